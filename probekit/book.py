@@ -1,0 +1,103 @@
+"""Executing chapters in bulk and building the HTML book from the executed notebooks.
+
+The book is a Jupyter Book 1 project (``_config.yml``, ``_toc.yml`` at the project root) that renders
+``book/chapters/*.ipynb`` with ``execute_notebooks: off``: executing and rendering are separate steps, so a
+chapter executed on a GPU machine renders anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from probekit import chapters as ch
+
+
+@contextmanager
+def environment(env: dict[str, str]):
+    """Set ``env`` (a profile's variables, inherited by the kernels) for the duration of the block."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def copy_project(root: Path, dest: Path, *, with_outputs: Path | None = None) -> Path:
+    """Copy the book project at ``root`` (config, toc, pages, sources, profiles; no executed chapters, no
+    build) to ``dest``, e.g. to execute and build elsewhere; ``with_outputs`` is a directory of executed
+    ``<chapter>.ipynb`` to put in place."""
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy2(Path(root) / name, dest / name)
+    shutil.copytree(Path(root) / "book", dest / "book", ignore=shutil.ignore_patterns("chapters", ".*"))
+    (dest / "book" / "chapters").mkdir()
+    for nb in Path(with_outputs).glob("*.ipynb") if with_outputs else ():
+        shutil.copy2(nb, dest / "book" / "chapters" / nb.name)
+    return dest
+
+
+def execute_all(root: Path, params: dict[str, dict[str, Any]], *, profile: str | None = None,
+                progress: bool = True, log=print) -> dict[str, str]:
+    """Execute each chapter in ``params`` (in reading order) with its validated parameters; returns
+    {chapter: error} for those that failed (their previous pages, and every other chapter's, stay)."""
+    failures = {}
+    for chapter in (c for c in ch.CHAPTERS if c in params):
+        try:
+            ch.execute(root, chapter, params[chapter], profile=profile, progress=progress, log=log)
+        except ch.ChapterFailed as err:
+            failures[chapter] = str(err)
+            log(f"probekit: {err}")
+    return failures
+
+
+def build(root: Path, *, log=print) -> Path:
+    """Build the HTML book into ``<root>/_build/html`` and return that directory. A chapter never executed
+    here gets a placeholder page saying how to execute it."""
+    root = Path(root)
+    for chapter in ch.CHAPTERS:
+        if not ch.output_path(root, chapter).exists():
+            ch.write_placeholder(root, chapter)
+    cmd = [sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
+           "build", str(root), "--builder", "html"]
+    log("probekit: building the book ...")
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
+        raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}):\n{tail}")
+    for line in [ln for ln in proc.stderr.splitlines() if "WARNING" in ln][:20]:
+        log("  " + re.sub(r"\x1b\[[0-9;]*m", "", line))
+    html = root / "_build" / "html"
+    log(f"probekit: book built -> {html / 'index.html'}")
+    return html
+
+
+def _unique_scripts(app, pagename, templatename, context, doctree) -> None:
+    """Drop repeated <script> entries: sphinx-thebe 0.3 registers its inline config twice under Sphinx 7.4
+    (once with filename None, once with ''), and the second ``const THEBE_JS_URL`` is a console error on
+    every page."""
+    seen, unique = set(), []
+    for js in context.get("script_files", []):
+        key = (getattr(js, "filename", js) or "", tuple(sorted(getattr(js, "attributes", {}).items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(js)
+    context["script_files"] = unique
+
+
+def setup(app):
+    """Sphinx extension (listed in ``_config.yml``): fixes to the rendered pages."""
+    app.connect("html-page-context", _unique_scripts)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,180 @@
+"""SVO-Probes (Hendricks & Nematzadeh 2021): the released ``svo_probes.csv`` and its web images.
+
+Layout under ``data_dir``::
+
+    svo-probes/svo_probes.csv          downloaded once from SVO_CSV_URL (or put there by hand)
+    svo-probes/images/<image_id>.<ext> fetched by ``fetch_images`` (or images a user already has)
+    svo-probes/images/manifest.csv     every image id, its URL, and why it is missing if it is
+
+Many of the image URLs are dead; such images get a path of None and the chapter counts the pairs it skips.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from probekit.data.download import OfflineError, fetch_file, fetch_images, find_local_images, image_filename
+
+SVO_CSV_URL = "https://storage.googleapis.com/dm-mmt-models/svo_probes.csv"
+CSV_COLUMNS = ["sentence", "pos_triplet", "neg_triplet", "pos_image_id", "neg_image_id", "pos_url", "neg_url",
+               "subj_neg", "verb_neg", "obj_neg"]
+FLAG_COLUMNS = ["subj_neg", "verb_neg", "obj_neg"]
+_BOOL = {"true": True, "false": False, "1": True, "0": False, "t": True, "f": False, "yes": True, "no": False}
+
+
+def svo_dir(data_dir: str | os.PathLike) -> Path:
+    return Path(data_dir).expanduser() / "svo-probes"
+
+
+def verb_lemma(triplet: str) -> str:
+    """Lemma of the verb of a ``"subject,verb,object"`` triplet (``"dogs,running,park"`` -> ``"run"``)."""
+    from lemminflect import getLemma
+
+    verb = split_triplet(triplet)[1].lower()
+    lemmas = getLemma(verb, upos="VERB")
+    return lemmas[0] if lemmas else verb
+
+
+def split_triplet(triplet: str) -> list[str]:
+    parts = [p.strip() for p in str(triplet).split(",")]
+    if len(parts) != 3 or not all(parts):
+        raise ValueError(f"triplet {triplet!r} is not of the form 'subject,verb,object'")
+    return parts
+
+
+def _as_bool(column: pd.Series, name: str, source: Path) -> pd.Series:
+    if column.dtype == bool:
+        return column
+    mapped = column.astype(str).str.strip().str.lower().map(_BOOL)
+    bad = column[mapped.isna()]
+    if len(bad):
+        raise ValueError(f"{source}: column {name!r} must hold booleans (True/False); found {bad.iloc[0]!r} "
+                         f"in {len(bad)} row(s)")
+    return mapped.astype(bool)
+
+
+def read_svo_csv(path: str | os.PathLike) -> pd.DataFrame:
+    """Read and validate ``svo_probes.csv``: required columns present, flags boolean, triplets well formed.
+
+    Returns the CSV's rows with ``item_id`` ("svo-<index>", from the CSV's ``index`` column when it has one,
+    else the row number), image ids as strings and the three flags as booleans.
+    """
+    path = Path(path)
+    table = pd.read_csv(path, dtype={"pos_image_id": str, "neg_image_id": str})
+    table = table.rename(columns={"Unnamed: 0": "index"}) if "Unnamed: 0" in table.columns else table
+    missing = [c for c in CSV_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"{path} lacks column(s) {missing}; an SVO-Probes CSV has {CSV_COLUMNS} "
+                         f"(found {list(table.columns)}). Delete it to download {SVO_CSV_URL} again.")
+    index = table["index"].astype(str) if "index" in table.columns else pd.Series(range(len(table))).astype(str)
+    table.insert(0, "item_id", "svo-" + index.values)
+    for name in FLAG_COLUMNS:
+        table[name] = _as_bool(table[name], name, path)
+    for name in ("pos_image_id", "neg_image_id"):
+        table[name] = table[name].astype(str).str.strip().str.replace(r"\.0$", "", regex=True)
+    for name in ("pos_triplet", "neg_triplet"):
+        for i, value in enumerate(table[name]):
+            try:
+                split_triplet(value)
+            except ValueError as err:
+                raise ValueError(f"{path}, row {i}, column {name!r}: {err}") from None
+    return table
+
+
+def image_urls(table: pd.DataFrame) -> dict[str, str]:
+    """``{image_id: url}`` over the positive and negative images of ``table`` (first URL seen for an id)."""
+    pairs = pd.concat([table[["pos_image_id", "pos_url"]].set_axis(["id", "url"], axis=1),
+                       table[["neg_image_id", "neg_url"]].set_axis(["id", "url"], axis=1)])
+    pairs = pairs.dropna().drop_duplicates("id")
+    return dict(zip(pairs["id"], pairs["url"]))
+
+
+def load_svo_probes(data_dir: str | os.PathLike, limit: int | None = None, seed: int = 0, split: str = "eval", *,
+                    download: bool = True, workers: int = 16, progress: bool = True) -> pd.DataFrame:
+    """Item table of SVO-Probes in the ``verbs`` schema, one row per sentence x negative image.
+
+    ``limit`` keeps that many rows drawn at random under ``seed`` (in CSV order), and only their images are
+    fetched.  With ``download=False`` nothing is fetched: only images already in ``svo-probes/images`` are used.
+    ``items.attrs`` holds ``n_images``, ``n_images_missing`` and ``image_manifest`` (the downloader's record).
+    """
+    if split != "eval":
+        raise ValueError(f"SVO-Probes has only an evaluation split; got split={split!r} (use split='eval')")
+    root = svo_dir(data_dir)
+    csv_path = root / "svo_probes.csv"
+    if not csv_path.exists():
+        if not download:
+            raise FileNotFoundError(f"{csv_path} is missing; download {SVO_CSV_URL} there")
+        fetch_file(SVO_CSV_URL, csv_path, what="the SVO-Probes annotations (svo_probes.csv)")
+    table = read_svo_csv(csv_path)
+    if limit is not None and limit < len(table):
+        keep = np.sort(np.random.default_rng(seed).choice(len(table), size=limit, replace=False))
+        table = table.iloc[keep].reset_index(drop=True)
+
+    images_dir = root / "images"
+    urls = image_urls(table)
+    if download:
+        try:
+            fetched = fetch_images(urls, images_dir, workers=workers, progress=progress, desc="SVO-Probes images")
+        except OfflineError as err:
+            raise OfflineError(f"{err} To use SVO-Probes images you already have, place them in {images_dir} "
+                               f"or pass data_dir=<folder> whose svo-probes/images holds them.") from None
+        paths = {i: (p if isinstance(p, str) else None) for i, p in zip(fetched["id"], fetched["path"])}
+    else:
+        local = find_local_images(images_dir)
+        paths = {i: (str(local[image_filename(i)]) if image_filename(i) in local else None) for i in urls}
+
+    items = table[["item_id", "sentence", "pos_triplet", "neg_triplet", "pos_image_id", "neg_image_id",
+                   "subj_neg", "verb_neg", "obj_neg"]].copy()
+    items["pos_image"] = pd.Series([paths.get(i) for i in items["pos_image_id"]], index=items.index, dtype=object)
+    items["neg_image"] = pd.Series([paths.get(i) for i in items["neg_image_id"]], index=items.index, dtype=object)
+    items["verb"] = [verb_lemma(t) for t in items["pos_triplet"]]
+    all_ids = set(items["pos_image_id"]) | set(items["neg_image_id"])
+    items.attrs.update(n_images=len(all_ids), n_images_missing=sum(paths.get(i) is None for i in all_ids),
+                       image_manifest=str(images_dir / "manifest.csv"))
+    return items.reset_index(drop=True)
+
+
+# The paper's results (Hendricks & Nematzadeh 2021) for its MMT models (CC-pretrained ViLBERT-like transformers),
+# in percent: Table 4 (accuracy at threshold 0.5), Table 5's MMT trained on COCO (only the cells it reports),
+# and Table 6 (hardest and easiest verbs of MMT among verbs with >= 30 negative images, in the paper's order).
+PAPER_MODELS = ["MMT", "Merged-MMT", "Lang-MMT", "Image-MMT", "SMT", "No-MRM-MMT", "No-MLM-MMT"]
+_PAPER_TABLE4_COLUMNS = {
+    ("all", "avg"): [64.3, 64.7, 68.1, 64.3, 52.4, 69.5, 60.8],
+    ("all", "pos"): [93.8, 94.4, 80.2, 91.6, 49.1, 85.4, 92.3],
+    ("all", "neg"): [34.8, 35.0, 56.0, 37.0, 55.6, 53.7, 29.3],
+    ("subject", "avg"): [67.0, 69.1, 71.5, 68.2, 52.6, 73.5, 64.8],
+    ("subject", "pos"): [94.4, 94.9, 82.1, 92.1, 47.7, 87.4, 93.9],
+    ("subject", "neg"): [39.5, 43.2, 60.9, 44.2, 57.5, 59.7, 35.8],
+    ("verb", "avg"): [60.8, 60.7, 64.5, 59.7, 51.8, 65.5, 57.4],
+    ("verb", "pos"): [93.8, 94.4, 80.2, 91.6, 49.1, 85.6, 92.5],
+    ("verb", "neg"): [27.8, 27.0, 48.9, 27.8, 54.6, 45.5, 22.4],
+    ("object", "avg"): [73.4, 74.1, 77.7, 75.6, 53.9, 80.1, 69.5],
+    ("object", "pos"): [94.4, 94.9, 81.4, 91.5, 50.7, 86.2, 93.6],
+    ("object", "neg"): [52.4, 53.3, 74.1, 59.6, 57.0, 74.1, 45.5],
+}
+_PAPER_MMT_COCO = {("all", "avg"): 68.0, ("all", "pos"): 75.2, ("all", "neg"): 60.9, ("subject", "neg"): 66.0,
+                   ("verb", "neg"): 55.5, ("object", "neg"): 73.4}
+PAPER_TABLE4_EXAMPLES = {("all", "avg"): "48k", ("all", "pos"): "12k", ("all", "neg"): "36k",
+                         ("subject", "avg"): "8k", ("subject", "pos"): "3k", ("subject", "neg"): "5k",
+                         ("verb", "avg"): "34k", ("verb", "pos"): "11k", ("verb", "neg"): "23k",
+                         ("object", "avg"): "11k", ("object", "pos"): "3k", ("object", "neg"): "8k"}
+PAPER_TABLE6 = {"easy": ["tackle", "reach", "arrive", "pitch", "accept", "congratulate", "lead", "present",
+                         "celebrate", "attend"],
+                "hard": ["argue", "beat", "break", "burn", "buy", "cast", "comb", "crash", "cut", "decorate"]}
+
+
+def paper_table4() -> pd.DataFrame:
+    """The paper's Tables 4 and 5 (MMT-COCO) as tidy rows: model, metric, subset, value (percent)."""
+    rows = [dict(model=m, metric=metric, subset=subset, value=values[i])
+            for (subset, metric), values in _PAPER_TABLE4_COLUMNS.items() for i, m in enumerate(PAPER_MODELS)]
+    rows += [dict(model="MMT-COCO", metric=metric, subset=subset, value=value)
+             for (subset, metric), value in _PAPER_MMT_COCO.items()]
+    return pd.DataFrame(rows, columns=["model", "metric", "subset", "value"])
+
+# How many verb-negative pairs of SVO-Probes the guided-masking paper (Table 1) could still score after image
+# links broke: all, positive and negative pairs, against the original paper's 34k / 11k / 23k.
+GUIDED_MASKING_VERB_PAIRS = {"all": 33893, "pos": 11571, "neg": 22322}

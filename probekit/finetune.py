@@ -1,0 +1,419 @@
+"""Fine-tune CLIP on swap negatives and patch it back towards the original (the paper's section 5).
+
+Training (Schiappa et al. 2023, "CLIP Patched"): a Hugging Face ``CLIPModel`` is trained on triplets
+(image x, its caption p, the same caption with the predicate or the attribute swapped p̄) with
+
+* an ITM-style triplet loss, the mean of two instances on cosine similarities with a margin: anchor x,
+  positive p, negative p̄; and anchor p (the caption), positive x, negative another image (the other image
+  of a Probe-C-style pair when there is one, else the next image in the batch);
+* a contrastive loss as in CLIP: symmetric cross-entropy over the batch, where the image-to-text side also
+  sees every swap negative p̄ as an extra wrong caption.
+
+Only the chosen encoders (``"text"``, ``"vision"`` or ``"both"``, the paper's T, V and VT) receive gradients;
+the optimiser is SGD with momentum and a cosine schedule (the authors: lr 1e-3, momentum 0.9, weight decay 1e-4).
+
+Patching (Ilharco et al. 2022): θ(α) = (1 − α)·θ_orig + α·θ_ft, written as a ``save_pretrained`` directory so
+the ordinary scorer loads it; α = 0 is the original model, α = 1 the fine-tuned one.  Fine-tuned and patched
+weights are cached on disk under a key of the base model, the settings and the training data, so a re-run
+trains nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+ENCODERS = ("text", "vision", "both")
+_PROCESSOR_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json",
+                    "merges.txt", "vocab.txt", "preprocessor_config.json", "processor_config.json")
+
+
+@dataclass(frozen=True)
+class FinetuneConfig:
+    encoders: str = "both"
+    steps: int = 60
+    batch_size: int = 32
+    lr: float = 1e-3
+    momentum: float = 0.9
+    weight_decay: float = 1e-4
+    margin: float = 0.2
+    itm_weight: float = 1.0
+    contrastive_weight: float = 1.0
+    optimizer: str = "sgd"      # "sgd" (the authors') or "adamw"
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.optimizer not in ("sgd", "adamw"):
+            raise ValueError(f"optimizer={self.optimizer!r}; valid: sgd, adamw")
+        if self.encoders not in ENCODERS:
+            raise ValueError(f"encoders={self.encoders!r}; valid: {', '.join(ENCODERS)}")
+        if self.steps < 1 or self.batch_size < 2:
+            raise ValueError("steps must be >= 1 and batch_size >= 2")
+
+
+# ------------------------------------------------------------------------------------------ training data
+def swap_triplets(probe_r: pd.DataFrame | None = None, probe_c: pd.DataFrame | None = None) -> pd.DataFrame:
+    """RelComp-style triplets from item tables in the Probe-R / Probe-C schemas (use ``split="train"``
+    tables, disjoint from the evaluation items): columns image, caption, negative_caption, negative_image.
+
+    Probe-R: the anchor image with its relation prompt vs the predicate swap (and the subject swap);
+    Probe-C: each image with its caption vs the other caption, the other image as the hard negative image."""
+    parts = []
+    if probe_r is not None and len(probe_r):
+        r = probe_r[probe_r["kind"].isin(["predicate_swap", "subject_swap"])]
+        parts.append(pd.DataFrame({"image": r["image"], "caption": r["correct_prompt"],
+                                   "negative_caption": r["wrong_prompt"], "negative_image": None}))
+    if probe_c is not None and len(probe_c):
+        for a, b in ((0, 1), (1, 0)):
+            parts.append(pd.DataFrame({"image": probe_c[f"image_{a}"], "caption": probe_c[f"caption_{a}"],
+                                       "negative_caption": probe_c[f"caption_{b}"],
+                                       "negative_image": probe_c[f"image_{b}"]}))
+    if not parts:
+        raise ValueError("no training items: pass a Probe-R and/or a Probe-C table")
+    out = pd.concat(parts, ignore_index=True)
+    out = out[out["image"].notna()].reset_index(drop=True)
+    out["image"] = out["image"].astype(str)
+    return out
+
+
+def load_triplets(path) -> pd.DataFrame:
+    """Triplets from a CSV/parquet file (e.g. the paper's RelComp rebuilt by the user) with columns image,
+    caption, negative_caption and optionally negative_image."""
+    path = Path(path)
+    table = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    missing = [c for c in ("image", "caption", "negative_caption") if c not in table.columns]
+    if missing:
+        raise ValueError(f"{path}: no column(s) {missing}; a triplet file needs image, caption, "
+                         "negative_caption (and optionally negative_image)")
+    if "negative_image" not in table.columns:
+        table["negative_image"] = None
+    return table
+
+
+# ------------------------------------------------------------------------------------------------ model
+def _load(path):
+    from transformers import AutoImageProcessor, AutoTokenizer, CLIPModel
+
+    model = CLIPModel.from_pretrained(str(path))
+    return model, AutoTokenizer.from_pretrained(str(path)), AutoImageProcessor.from_pretrained(str(path))
+
+
+def _trainable(model, encoders: str) -> list[torch.nn.Parameter]:
+    parts = {"text": [model.text_model, model.text_projection],
+             "vision": [model.vision_model, model.visual_projection]}
+    chosen = parts["text"] + parts["vision"] if encoders == "both" else parts[encoders]
+    for p in model.parameters():
+        p.requires_grad_(False)
+    params = [p for m in chosen for p in m.parameters()]
+    for p in params:
+        p.requires_grad_(True)
+    return params
+
+
+def _features(out) -> torch.Tensor:
+    """transformers 4 returns a tensor from get_*_features, 5 may return an output object."""
+    if isinstance(out, torch.Tensor):
+        return out
+    return out.pooler_output if getattr(out, "pooler_output", None) is not None else out[0]
+
+
+def swap_losses(img: torch.Tensor, txt: torch.Tensor, txt_neg: torch.Tensor, img_neg: torch.Tensor,
+                logit_scale: torch.Tensor, margin: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ITM triplet loss, contrastive loss) of one batch of L2-normalised embeddings (B, D) each."""
+    pos = (img * txt).sum(-1)
+    itm_text = torch.relu(margin - pos + (img * txt_neg).sum(-1)).mean()
+    itm_image = torch.relu(margin - pos + (txt * img_neg).sum(-1)).mean()
+    itm = (itm_text + itm_image) / 2
+    target = torch.arange(len(img), device=img.device)
+    i2t = logit_scale * img @ torch.cat([txt, txt_neg]).T
+    t2i = logit_scale * txt @ img.T
+    contrastive = (torch.nn.functional.cross_entropy(i2t, target)
+                   + torch.nn.functional.cross_entropy(t2i, target)) / 2
+    return itm, contrastive
+
+
+def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir, device: str = "cpu",
+                  progress: bool = True) -> Path:
+    """Fine-tune the CLIPModel at ``base`` (hub id or directory) on ``triplets``; save it (with the base's
+    tokenizer and image processor and a ``finetune.json`` of settings and losses) in ``out_dir``."""
+    from PIL import Image
+    from tqdm.auto import tqdm
+
+    torch.manual_seed(config.seed)
+    model, tokenizer, processor = _load(base)
+    model.to(device).train()
+    params = _trainable(model, config.encoders)
+    if config.optimizer == "sgd":
+        opt = torch.optim.SGD(params, lr=config.lr, momentum=config.momentum, weight_decay=config.weight_decay)
+    else:
+        opt = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=config.steps)
+    rng = np.random.default_rng(config.seed)
+    pixel_cache: dict[str, torch.Tensor] = {}
+
+    def pixels(paths):  # preprocessed images, kept in memory up to a bound (the toy world fits whole)
+        todo = [p for p in dict.fromkeys(paths) if p not in pixel_cache]
+        fresh = {}
+        if todo:
+            values = processor(images=[Image.open(p).convert("RGB") for p in todo], return_tensors="pt")["pixel_values"]
+            fresh = dict(zip(todo, values))
+            if len(pixel_cache) + len(fresh) <= 20000:
+                pixel_cache.update(fresh)
+        return torch.stack([fresh[p] if p in fresh else pixel_cache[p] for p in paths])
+
+    def embed_images(paths, grad):
+        with torch.set_grad_enabled(grad):
+            x = _features(model.get_image_features(pixel_values=pixels(paths).to(device)))
+        return torch.nn.functional.normalize(x, dim=-1)
+
+    def embed_texts(texts, grad):
+        tok = tokenizer(list(texts), padding=True, truncation=True, return_tensors="pt").to(device)
+        with torch.set_grad_enabled(grad):
+            x = _features(model.get_text_features(input_ids=tok["input_ids"], attention_mask=tok["attention_mask"]))
+        return torch.nn.functional.normalize(x, dim=-1)
+
+    grad_v, grad_t = config.encoders in ("vision", "both"), config.encoders in ("text", "both")
+    scale = model.logit_scale.exp().detach()
+    history = []
+    bar = tqdm(range(config.steps), desc=f"fine-tune CLIP ({config.encoders})", disable=not progress)
+    for _ in bar:
+        batch = triplets.iloc[rng.choice(len(triplets), size=min(config.batch_size, len(triplets)),
+                                         replace=False)]
+        img = embed_images(batch["image"].tolist(), grad_v)
+        neg_paths = batch["negative_image"].tolist()
+        has_neg = [isinstance(p, str) and p != "" for p in neg_paths]
+        img_neg = img.roll(1, dims=0)
+        if any(has_neg):
+            idx = [k for k, h in enumerate(has_neg) if h]
+            hard = embed_images([neg_paths[k] for k in idx], grad_v)
+            img_neg = img_neg.clone()
+            img_neg[idx] = hard
+        txt = embed_texts(batch["caption"], grad_t)
+        txt_neg = embed_texts(batch["negative_caption"], grad_t)
+        itm, con = swap_losses(img, txt, txt_neg, img_neg, scale, config.margin)
+        loss = config.itm_weight * itm + config.contrastive_weight * con
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        history.append({"itm": itm.item(), "contrastive": con.item(), "loss": loss.item()})
+        bar.set_postfix(loss=f"{loss.item():.3f}")
+    out_dir = Path(out_dir)
+    tmp = out_dir.with_name(out_dir.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.eval().to("cpu").save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    processor.save_pretrained(tmp)
+    (tmp / "finetune.json").write_text(json.dumps({"base": str(base), "config": dataclasses.asdict(config),
+                                                   "history": history}, indent=1))
+    shutil.rmtree(out_dir, ignore_errors=True)
+    tmp.rename(out_dir)
+    return out_dir
+
+
+# ------------------------------------------------------------------------------------------------ patching
+def interpolate(theta_orig: dict, theta_ft: dict, alpha: float) -> dict:
+    """θ(α) = (1 − α)·θ_orig + α·θ_ft for every floating tensor (others are taken from θ_orig)."""
+    if set(theta_orig) != set(theta_ft):
+        diff = sorted(set(theta_orig) ^ set(theta_ft))[:5]
+        raise ValueError(f"the two state dicts hold different tensors (e.g. {diff}); patch a model with its "
+                         "own fine-tuned copy")
+    out = {}
+    for k, a in theta_orig.items():
+        b = theta_ft[k]
+        out[k] = (1 - alpha) * a + alpha * b if torch.is_floating_point(a) else a.clone()
+    return out
+
+
+def patched_model(base, finetuned, alpha: float, out_dir) -> Path:
+    """Write the patched model θ(α) of ``base`` and ``finetuned`` (directories or hub ids) to ``out_dir``
+    (reused when present) and return it."""
+    from transformers import CLIPModel
+
+    out_dir = Path(out_dir)
+    if (out_dir / "config.json").exists():
+        return out_dir
+    orig = CLIPModel.from_pretrained(str(base))
+    ft = CLIPModel.from_pretrained(str(finetuned))
+    orig.load_state_dict(interpolate(orig.state_dict(), ft.state_dict(), alpha))
+    tmp = out_dir.with_name(out_dir.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    orig.save_pretrained(tmp)
+    for name in _PROCESSOR_FILES:
+        if (Path(finetuned) / name).exists():
+            shutil.copy(Path(finetuned) / name, tmp / name)
+    tmp.rename(out_dir)
+    return out_dir
+
+
+# -------------------------------------------------------------------------------------- cache and sweep
+def fingerprint(triplets: pd.DataFrame) -> str:
+    cols = ["image", "caption", "negative_caption", "negative_image"]
+    blob = pd.util.hash_pandas_object(triplets[cols].astype(str), index=False).to_numpy().tobytes()
+    return hashlib.sha256(blob).hexdigest()[:12]
+
+
+def run_key(base, config: FinetuneConfig, triplets: pd.DataFrame) -> str:
+    text = json.dumps({"base": str(base), "config": dataclasses.asdict(config), "data": fingerprint(triplets)},
+                      sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def finetuned_cached(base, triplets: pd.DataFrame, config: FinetuneConfig, cache_root, device: str = "cpu",
+                     progress: bool = True) -> Path:
+    """The fine-tuned model directory for these settings, training it only when not cached."""
+    out = Path(cache_root) / run_key(base, config, triplets) / "finetuned"
+    if (out / "finetune.json").exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return finetune_clip(base, triplets, config, out, device=device, progress=progress)
+
+
+def patch_path(finetuned: Path, alpha: float) -> Path:
+    return Path(finetuned).parent / f"alpha-{alpha:.3f}"
+
+
+def training_history(finetuned) -> pd.DataFrame:
+    return pd.DataFrame(json.loads((Path(finetuned) / "finetune.json").read_text())["history"])
+
+
+# ---------------------------------------------------------------------------------------- general task
+def zero_shot_accuracy(scorer, items: pd.DataFrame, prompts: dict[str, str], top: Sequence[int] = (1, 5),
+                       seed: int = 0) -> list[dict]:
+    """Zero-shot classification accuracy (top-k, %, with bootstrap intervals) of a scorer on ``items``
+    (image, label) against one prompt per class."""
+    from probekit.metrics.conceptual import class_logits, summarize
+
+    classes = list(prompts)
+    items = items[items["image"].notna()]
+    logits = class_logits(scorer, items["image"].tolist(), [prompts[c] for c in classes])
+    gold = np.array([classes.index(lbl) for lbl in items["label"]])
+    rank = (logits >= logits[np.arange(len(gold)), gold][:, None]).sum(1) - 1  # others scored at least as high
+    return [{"metric": f"top{k}", **summarize((rank < k).astype(float), seed=seed)}
+            for k in top if k <= len(classes)]
+
+
+def imagenet_items(root, limit: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """ImageNet validation images with readable class names, through ``torchvision.datasets.ImageNet``
+    (``root`` holds ILSVRC2012_devkit_t12.tar.gz and the val images, as torchvision expects).  Prompts are
+    "a photo of a {first class name}."."""
+    from torchvision.datasets import ImageNet
+
+    ds = ImageNet(str(root), split="val")
+    names = [c[0] for c in ds.classes]
+    keys, seen = [], {}
+    for name in names:  # a few ImageNet names repeat ("crane", "maillot"): keep the classes apart
+        seen[name] = seen.get(name, 0) + 1
+        keys.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
+    rows = pd.DataFrame({"item_id": [str(i) for i in range(len(ds.samples))],
+                         "image": [p for p, _ in ds.samples], "label": [keys[t] for _, t in ds.samples]})
+    if limit is not None:
+        rows = rows.iloc[np.sort(np.random.default_rng(seed).permutation(len(rows))[:limit])]
+    rows = rows.reset_index(drop=True)
+    rows.attrs["classes"] = keys
+    rows.attrs["prompts"] = {k: f"a photo of a {n}." for k, n in zip(keys, names)}
+    return rows
+
+
+# ------------------------------------------------------------------------------------------- the sweep
+def clip_source(model: str) -> str:
+    """The checkpoint (hub id or directory) behind a registered HF CLIP model, or ``model`` itself if it is a
+    CLIP checkpoint directory / hub id.  Only HF ``CLIPModel`` checkpoints can be fine-tuned here."""
+    from probekit.scorers.registry import REGISTRY, resolve_source
+
+    spec = REGISTRY.get(model)
+    if spec is None:
+        return model
+    if spec.family != "clip":
+        clip_models = [n for n, s in REGISTRY.items() if s.family == "clip"]
+        raise ValueError(f"{model!r} is a {spec.family} model; fine-tuning needs a Hugging Face CLIPModel: "
+                         f"{', '.join(clip_models)}")
+    return resolve_source(spec.source)
+
+
+def evaluate_clip(scorer, probes: dict[str, pd.DataFrame], general: pd.DataFrame | None, seed: int = 0
+                  ) -> pd.DataFrame:
+    """The numbers of the paper's Tables 2 and 10 for one model: Probe-R μ(c)/accuracy per kind, Probe-C
+    μ(c) and image/text/group scores per split, zero-shot accuracy on the general task."""
+    from probekit.metrics import conceptual as mc
+
+    parts = []
+    if probes.get("probe-r") is not None:
+        t = mc.probe_r_table(mc.score_probe_r(scorer, probes["probe-r"]), by=("kind",), seed=seed)
+        parts.append(t.assign(task="Probe-R " + t.pop("kind")))
+    if probes.get("probe-c") is not None:
+        t = mc.probe_c_table(mc.score_probe_c(scorer, probes["probe-c"]), by=("split",), seed=seed)
+        parts.append(t.assign(task="Probe-C " + t.pop("split")))
+    if general is not None:
+        prompts = general.attrs.get("prompts") or mc.class_prompts(general.attrs["classes"])
+        parts.append(pd.DataFrame(zero_shot_accuracy(scorer, general, prompts, seed=seed)).assign(task="general"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alphas: Sequence[float],
+                probes: dict[str, pd.DataFrame], general: pd.DataFrame | None, cache_root, *,
+                config: dict | None = None, device: str = "auto", batch_size: int = 32, cache_dir=None,
+                seed: int = 0, progress: bool = True) -> pd.DataFrame:
+    """Fine-tune ``model`` once per encoder setting (cached), patch it at every α and evaluate each patched
+    model; one row per encoders x α x task x metric (α = 0 is the original model, evaluated once), with the
+    fine-tuned checkpoint's directory in column ``finetuned`` (its ``finetune.json`` holds the losses)."""
+    from probekit.device import resolve_device
+    from probekit.scorers import load_scorer
+
+    base = clip_source(model)
+    train_device = str(resolve_device(device))
+    rows = []
+    original = None
+    for enc in encoders:
+        cfg = FinetuneConfig(**{**(config or {}), "encoders": enc, "seed": seed})
+        ft = finetuned_cached(base, triplets, cfg, Path(cache_root) / _safe(model), device=train_device,
+                              progress=progress)
+        for alpha in alphas:
+            if alpha == 0:
+                if original is None:
+                    scorer = load_scorer(model, family=None if _registered(model) else "clip", device=device,
+                                         batch_size=batch_size, cache_dir=cache_dir)
+                    original = evaluate_clip(scorer, probes, general, seed)
+                table = original
+            else:
+                path = patched_model(base, ft, alpha, patch_path(ft, alpha))
+                scorer = load_scorer(str(path), family="clip", device=device, batch_size=batch_size,
+                                     cache_dir=cache_dir)
+                table = evaluate_clip(scorer, probes, general, seed)
+            rows.append(table.assign(model=model, encoders=enc, alpha=float(alpha), finetuned=str(ft)))
+    return pd.concat(rows, ignore_index=True)
+
+
+def _registered(model: str) -> bool:
+    from probekit.scorers.registry import REGISTRY
+
+    return model in REGISTRY
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[-80:]
+
+
+def general_task_items(task: str, data_dir, imagenet_dir=None, limit: int | None = None, seed: int = 0
+                       ) -> pd.DataFrame:
+    """The held-out task of the patching sweep: ``"toy"`` (the toy world's single-object classification)
+    or ``"imagenet"`` (the validation set under ``imagenet_dir``)."""
+    if task == "imagenet":
+        if not imagenet_dir:
+            raise ValueError("general_task='imagenet' needs imagenet_dir: a folder with ILSVRC2012_devkit_t12.tar.gz "
+                             "and the validation images, as torchvision.datasets.ImageNet expects")
+        return imagenet_items(imagenet_dir, limit=limit, seed=seed)
+    if task == "toy":
+        from probekit.datasets import load_dataset
+
+        return load_dataset("classify", "toy", data_dir=data_dir, limit=limit, seed=seed)
+    raise ValueError(f"general_task={task!r}; valid: toy, imagenet")

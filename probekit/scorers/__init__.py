@@ -1,0 +1,75 @@
+"""Scorers: one interface over contrastive, ITM and masked-LM models.
+
+>>> from probekit.scorers import load_scorer, MASK
+>>> s = load_scorer("toy-vilt")                 # a registry name ...
+>>> s = load_scorer("/path/to/ckpt", family="vilt")   # ... or any hub id / local directory with its family
+>>> s.match(images, texts); s.similarity(images, texts); s.fill_mask([f"a dog {MASK} a ball"], images)
+
+``REGISTRY`` / ``list_models()`` is the table of named models (family, checkpoint, capabilities, head and
+normalisation, papers); ``FAMILIES`` maps each family to its adapter module, imported only when used.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+from pathlib import Path
+
+from probekit.scorers.base import MASK, CapabilityError, Scorer
+from probekit.scorers.registry import FAMILIES, FAMILY_CAPABILITIES, FAMILY_HEADS, REGISTRY, ModelSpec, \
+    list_models, resolve_source
+
+
+class UnknownModelError(ValueError):
+    """A model name that is neither in the registry nor a hub id / directory given with ``family=``."""
+
+
+def _adapter(family: str) -> type[Scorer]:
+    if family not in FAMILIES:
+        near = difflib.get_close_matches(family, FAMILIES, n=3, cutoff=0.5)
+        hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
+        raise UnknownModelError(f"unknown model family {family!r}{hint}; families: {', '.join(FAMILIES)}")
+    module, cls = FAMILIES[family].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def load_scorer(name_or_path: str | os.PathLike, family: str | None = None, device: str = "auto",
+                batch_size: int = 32, cache_dir=None, num_workers: int = 0, *, capabilities=None,
+                half: bool | None = None, revision: str | None = None, **options) -> Scorer:
+    """Load a model by registry name, or any hub id / local checkpoint with an explicit ``family``.
+
+    cache_dir: where scores persist (parquet); None -> ``$PROBEKIT_CACHE`` or ~/.cache/probekit/scores;
+      False -> no on-disk cache.
+    num_workers: DataLoader worker processes decoding and preprocessing images.
+    capabilities: restrict/declare what an unregistered checkpoint can do (default: what its heads allow).
+    half: fp16 autocast (default: on CUDA only).  revision: hub revision (part of the cache fingerprint).
+    options: family-specific, e.g. open_clip ``arch=``, ``pretrained=``, ``image_mean=``, ``image_std=``.
+    """
+    name = os.fspath(name_or_path)
+    spec = REGISTRY.get(name)
+    if spec is not None and family not in (None, spec.family):
+        raise ValueError(f"{name!r} is a registered {spec.family} model; drop family={family!r} or pass a path")
+    if spec is None:
+        if family is None:
+            near = difflib.get_close_matches(name, REGISTRY, n=3, cutoff=0.4)
+            hint = f"did you mean {', '.join(map(repr, near))}? " if near else ""
+            kind = "a local path" if Path(name).exists() else "a hub id or path"
+            raise UnknownModelError(
+                f"unknown model {name!r}: {hint}Registered: {', '.join(REGISTRY)}. For {kind}, pass its family, "
+                f"e.g. load_scorer({name!r}, family='vilt'); families: {', '.join(FAMILIES)}")
+        adapter = _adapter(family)
+        spec = ModelSpec(name, family, name, tuple(capabilities) if capabilities else (), (), "", {})
+    else:
+        adapter = _adapter(spec.family)
+        if capabilities:
+            spec = ModelSpec(spec.name, spec.family, spec.source, tuple(capabilities), spec.papers, spec.note,
+                             spec.options)
+    opts = {**spec.options, **options}
+    return adapter(spec.name, resolve_source(spec.source), spec.capabilities or None, device=device,
+                   batch_size=batch_size, cache_dir=cache_dir, num_workers=num_workers, half=half,
+                   revision=revision, head=FAMILY_HEADS[spec.family], options=opts)
+
+
+__all__ = ["load_scorer", "list_models", "MASK", "CapabilityError", "UnknownModelError", "REGISTRY", "FAMILIES",
+           "FAMILY_CAPABILITIES", "Scorer", "ModelSpec"]

@@ -1,0 +1,127 @@
+"""The one model registry: short name -> family, checkpoint, capabilities, head + normalisation, papers.
+
+``source`` is a hub id, ``toy:<name>`` (a checkpoint shipped in ``probekit/toymodels/checkpoints/<name>``), or for
+open_clip ``ARCH:TAG`` (an open_clip architecture and pretrained tag).  Adding a checkpoint of a known family is one
+``ModelSpec`` line; a new family is one adapter module plus one ``FAMILIES`` line (module paths, imported lazily).
+
+Papers: svo = Hendricks & Nematzadeh 2021 (SVO-Probes); prednoun = Nikolaus et al. 2022 (predicate-noun
+dependencies); masking = guided masking (verb understanding with masked-LM heads); conceptual = Schiappa et al.
+2023 (Probe-R/C/B).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: family -> "module:Class" of its adapter (imported only when a model of that family is loaded)
+FAMILIES = {
+    "clip": "probekit.scorers.hf_clip:ClipScorer",
+    "siglip": "probekit.scorers.hf_clip:SiglipScorer",
+    "open_clip": "probekit.scorers.openclip:OpenClipScorer",
+    "vilt": "probekit.scorers.vilt:ViltScorer",
+    "blip": "probekit.scorers.blip:BlipScorer",
+    "bridgetower": "probekit.scorers.bridgetower:BridgeTowerScorer",
+    "flava": "probekit.scorers.flava:FlavaScorer",
+    "bert": "probekit.scorers.bert:BertScorer",
+}
+
+#: what each family can do when loaded from an arbitrary hub id / directory (narrowed by the checkpoint's heads)
+FAMILY_CAPABILITIES = {
+    "clip": ("similarity",), "siglip": ("similarity", "match"), "open_clip": ("similarity",),
+    "vilt": ("match", "fill_mask"), "blip": ("match",), "bridgetower": ("match", "fill_mask"),
+    "flava": ("match", "similarity", "fill_mask"), "bert": ("fill_mask",),
+}
+
+#: how each family's scores are computed (shown by list_models and in the methods chapter)
+FAMILY_HEADS = {
+    "clip": "similarity: logit_scale x cosine of projected CLS/pooled embeddings; choices: softmax over candidates",
+    "siglip": "similarity: logit_scale x cosine + logit_bias; match: sigmoid of that logit; choices: softmax",
+    "open_clip": "similarity: logit_scale x cosine of open_clip encode_image/encode_text; choices: softmax",
+    "vilt": "match: sigmoid of ViltForImageAndTextRetrieval's single rank logit; fill_mask: ViltForMaskedLM softmax",
+    "blip": "match: softmax of BlipForImageTextRetrieval's ITM head (use_itm_head=True), index 1 (not ITC)",
+    "bridgetower": "match: softmax of BridgeTowerForImageAndTextRetrieval's 2-way ITM logits, index 1; "
+                   "fill_mask: BridgeTowerForMaskedLM softmax",
+    "flava": "match: softmax of FlavaForPreTraining.itm_head on the multimodal encoder, index 1; similarity: "
+             "logit_scale x cosine of projected unimodal CLS; fill_mask: mmm_text_head with an image, mlm_head without",
+    "bert": "fill_mask: BertForMaskedLM softmax over the vocabulary (text only)",
+}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    family: str
+    source: str
+    capabilities: tuple[str, ...]
+    papers: tuple[str, ...] = ()
+    note: str = ""
+    options: dict = field(default_factory=dict)
+
+    @property
+    def head(self) -> str:
+        return FAMILY_HEADS[self.family]
+
+
+def _s(name, family, source, caps=None, papers=(), note="", **options):
+    return ModelSpec(name, family, source, tuple(caps or FAMILY_CAPABILITIES[family]), tuple(papers), note, options)
+
+
+_SPECS = [
+    # toy models shipped in the repo (helper A's toy world), loaded by the same from_pretrained(dir) call
+    _s("toy-clip", "clip", "toy:toy-clip", note="HF CLIPModel trained contrastively on the toy world"),
+    _s("toy-vilt", "vilt", "toy:toy-vilt", ("match", "fill_mask"), note="HF ViLT with ITM + MLM heads, toy world"),
+    _s("toy-bert", "bert", "toy:toy-bert", note="text-only BertForMaskedLM: blind baseline and perplexity model"),
+    # HF CLIP / SigLIP
+    _s("clip-vit-b32", "clip", "openai/clip-vit-base-patch32", papers=("prednoun", "conceptual")),
+    _s("clip-vit-b16", "clip", "openai/clip-vit-base-patch16", papers=("conceptual",)),
+    _s("clip-vit-l14", "clip", "openai/clip-vit-large-patch14", papers=("conceptual",)),
+    _s("clip-vit-l14-336", "clip", "openai/clip-vit-large-patch14-336", papers=("prednoun", "conceptual")),
+    _s("siglip-b16", "siglip", "google/siglip-base-patch16-224", note="not in the papers; a sigmoid-loss contrast"),
+    # open_clip: predicate-noun paper Table 6 and the conceptual paper's CLIP backbones
+    _s("openclip-rn50-openai", "open_clip", "RN50:openai", papers=("prednoun", "conceptual")),
+    _s("openclip-rn101-openai", "open_clip", "RN101:openai", papers=("prednoun", "conceptual")),
+    _s("openclip-vit-b32-openai", "open_clip", "ViT-B-32:openai", papers=("prednoun", "conceptual")),
+    _s("openclip-vit-l14-openai", "open_clip", "ViT-L-14:openai", papers=("conceptual",)),
+    _s("openclip-rn50-yfcc15m", "open_clip", "RN50:yfcc15m", papers=("prednoun",)),
+    _s("openclip-rn101-yfcc15m", "open_clip", "RN101:yfcc15m", papers=("prednoun",)),
+    _s("openclip-rn50-cc12m", "open_clip", "RN50:cc12m", papers=("prednoun",)),
+    _s("openclip-vit-b32-laion400m", "open_clip", "ViT-B-32:laion400m_e32", papers=("prednoun",),
+       note="Table 6 also lists laion400m_e31"),
+    _s("openclip-vit-b32-laion2b", "open_clip", "ViT-B-32:laion2b_e16", papers=("prednoun",)),
+    _s("openclip-vit-l14-laion2b", "open_clip", "ViT-L-14:laion2b_s32b_b82k"),
+    _s("openclip-rn50x4-openai", "open_clip", "RN50x4:openai", papers=("conceptual",),
+       note="the conceptual paper's 'CLIP CNN'"),
+    # ITM / MLM cross-encoders
+    _s("vilt-coco", "vilt", "dandelin/vilt-b32-finetuned-coco", ("match",), papers=("prednoun", "conceptual")),
+    _s("vilt-mlm", "vilt", "dandelin/vilt-b32-mlm", ("fill_mask",), papers=("masking",)),
+    _s("blip-itm-base", "blip", "Salesforce/blip-itm-base-coco", papers=("masking",)),
+    _s("blip-itm-large", "blip", "Salesforce/blip-itm-large-coco", papers=("masking",)),
+    _s("bridgetower", "bridgetower", "BridgeTower/bridgetower-base-itm-mlm", papers=("conceptual",)),
+    _s("flava", "flava", "facebook/flava-full", papers=("conceptual", "masking")),
+    _s("bert-base", "bert", "bert-base-uncased", papers=("prednoun", "masking"),
+       note="prednoun: sentence perplexity; masking: text-only baseline"),
+]
+REGISTRY: dict[str, ModelSpec] = {s.name: s for s in _SPECS}
+
+TOY_CHECKPOINTS = Path(__file__).resolve().parent.parent / "toymodels" / "checkpoints"
+
+
+def resolve_source(source: str) -> str:
+    """``toy:<name>`` -> the shipped checkpoint directory; anything else unchanged."""
+    if source.startswith("toy:"):
+        path = TOY_CHECKPOINTS / source[4:]
+        if not path.is_dir():
+            raise FileNotFoundError(f"toy checkpoint {path} is missing; build it with `probekit train-toy` "
+                                    f"(or reinstall probekit, which ships it)")
+        return str(path)
+    return source
+
+
+def list_models():
+    """The registry as a DataFrame: name, family, source, capabilities, head + normalisation, papers, note."""
+    import pandas as pd
+
+    return pd.DataFrame([{"name": s.name, "family": s.family, "source": s.source,
+                          "capabilities": ", ".join(s.capabilities), "head": s.head,
+                          "papers": ", ".join(s.papers), "note": s.note} for s in _SPECS])

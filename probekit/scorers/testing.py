@@ -1,0 +1,133 @@
+"""Tiny random models of every scorer family, built from configs and saved like a hub checkpoint (for tests).
+
+``save_tiny(family, directory)`` writes a ``save_pretrained`` directory (model, word-level tokenizer, image
+processor) that ``load_scorer(directory, family=family)`` loads through the same code path as a hub id; for
+open_clip it writes a local-dir checkpoint (``open_clip_config.json`` + weights).  Offline, seconds on a CPU.
+Any test in the project may use it to get a real (if untrained) model of a family.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+WORDS = ("a an the dog cat man woman child horse bird ball car tree red blue green big small striped holding "
+         "riding wearing sitting jumping on in above under with park beach street kitchen and is are of .").split()
+IMAGE = 32
+PATCH = 16
+HIDDEN = 32
+
+
+def word_tokenizer(mask_token: str = "[MASK]", max_length: int = 24):
+    """A word-level PreTrainedTokenizerFast over WORDS with BERT-style special tokens."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", mask_token]
+    vocab = {w: i for i, w in enumerate(specials + list(WORDS))}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+                                                       special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]",
+                                   sep_token="[SEP]", mask_token=mask_token, model_max_length=max_length)
+
+
+def _small(**kw):
+    base = dict(hidden_size=HIDDEN, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
+    base.update(kw)
+    return base
+
+
+def save_tiny(family: str, directory: str | Path, seed: int = 0) -> Path:
+    """Build a tiny random model of ``family`` and save it (with tokenizer and image processor) to ``directory``."""
+    import transformers as T
+
+    torch.manual_seed(seed)
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    if family == "open_clip":
+        return _save_open_clip(out)
+    tok = word_tokenizer("<mask>" if family == "bridgetower" else "[MASK]")
+    vocab = len(tok)
+    text = _small(vocab_size=vocab, max_position_embeddings=32, pad_token_id=0)
+    vision = _small(image_size=IMAGE, patch_size=PATCH)
+    models, proc = [], None
+    if family in ("clip", "siglip"):
+        cls, tcfg, vcfg, ccls = ((T.CLIPModel, T.CLIPTextConfig, T.CLIPVisionConfig, T.CLIPConfig) if family == "clip"
+                                 else (T.SiglipModel, T.SiglipTextConfig, T.SiglipVisionConfig, T.SiglipConfig))
+        proj = {"projection_dim": HIDDEN} if family == "clip" else {}
+        tkw, vkw = dict(text, eos_token_id=3, bos_token_id=2, **proj), dict(vision, **proj)
+        cfg = ccls(text_config=tcfg(**tkw).to_dict(), vision_config=vcfg(**vkw).to_dict())
+        models = [cls(cfg)]
+        proc = (T.CLIPImageProcessor(size={"shortest_edge": IMAGE}, crop_size={"height": IMAGE, "width": IMAGE})
+                if family == "clip" else T.SiglipImageProcessor(size={"height": IMAGE, "width": IMAGE}))
+    elif family == "vilt":
+        cfg = T.ViltConfig(**_small(vocab_size=vocab, max_position_embeddings=32, image_size=IMAGE, patch_size=PATCH,
+                                    max_image_length=-1, num_images=-1, tie_word_embeddings=False))
+        itm = T.ViltForImageAndTextRetrieval(cfg)
+        mlm = T.ViltForMaskedLM(cfg)
+        mlm.vilt = itm.vilt  # one backbone with both heads, as the toy checkpoint has
+        models = [itm, mlm]
+        proc = T.ViltImageProcessor(size={"shortest_edge": IMAGE}, size_divisor=PATCH)
+    elif family == "blip":
+        cfg = T.BlipConfig(text_config=_small(vocab_size=vocab, max_position_embeddings=32, pad_token_id=0,
+                                              encoder_hidden_size=HIDDEN, bos_token_id=2, sep_token_id=3),
+                           vision_config=_small(image_size=IMAGE, patch_size=PATCH), projection_dim=HIDDEN,
+                           image_text_hidden_size=HIDDEN)
+        models = [T.BlipForImageTextRetrieval(cfg)]
+        proc = T.BlipImageProcessor(size={"height": IMAGE, "width": IMAGE})
+    elif family == "bridgetower":
+        cfg = T.BridgeTowerConfig(text_config=dict(text, max_position_embeddings=34),
+                                  vision_config=dict(hidden_size=64, num_hidden_layers=1, patch_size=PATCH,
+                                                     image_size=IMAGE),
+                                  hidden_size=HIDDEN, num_hidden_layers=1, num_attention_heads=2,
+                                  share_cross_modal_transformer_layers=True, tie_word_embeddings=False)
+        itm = T.BridgeTowerForImageAndTextRetrieval(cfg)
+        mlm = T.BridgeTowerForMaskedLM(cfg)
+        mlm.bridgetower = itm.bridgetower
+        models = [itm, mlm]
+        proc = T.BridgeTowerImageProcessor(size={"shortest_edge": IMAGE}, crop_size={"shortest_edge": IMAGE},
+                                           size_divisor=PATCH)
+    elif family == "flava":
+        cfg = T.FlavaConfig(image_config=_small(image_size=IMAGE, patch_size=PATCH, vocab_size=16),
+                            text_config=dict(text, max_position_embeddings=32),
+                            multimodal_config=_small(), image_codebook_config=dict(vocab_size=16, hidden_size=8),
+                            hidden_size=HIDDEN, projection_dim=HIDDEN, init_codebook=False)
+        models = [T.FlavaForPreTraining(cfg)]
+        proc = T.FlavaImageProcessor(size={"height": IMAGE, "width": IMAGE}, crop_size={"height": IMAGE, "width": IMAGE})
+    elif family == "bert":
+        models = [T.BertForMaskedLM(T.BertConfig(**text))]
+    else:
+        raise ValueError(f"no tiny builder for family {family!r}")
+    state = {}
+    for m in models:
+        m.eval()
+        state.update(m.state_dict())
+    models[0].save_pretrained(out, state_dict=state)
+    cfg_path = out / "config.json"
+    cfg_json = json.loads(cfg_path.read_text())
+    cfg_json["architectures"] = [type(m).__name__ for m in models]
+    cfg_path.write_text(json.dumps(cfg_json, indent=2))
+    tok.save_pretrained(out)
+    if proc is not None:
+        proc.save_pretrained(out)
+    return out
+
+
+def _save_open_clip(out: Path) -> Path:
+    import open_clip
+
+    model_cfg = {"embed_dim": HIDDEN,
+                 "vision_cfg": {"image_size": IMAGE, "layers": 1, "width": HIDDEN, "patch_size": PATCH,
+                                "head_width": 16},
+                 "text_cfg": {"context_length": 16, "vocab_size": 49408, "width": HIDDEN, "heads": 2, "layers": 1}}
+    preprocess_cfg = {"size": IMAGE, "mean": [0.5, 0.5, 0.5], "std": [0.25, 0.25, 0.25], "interpolation": "bicubic",
+                      "resize_mode": "shortest"}
+    (out / "open_clip_config.json").write_text(json.dumps({"model_cfg": model_cfg, "preprocess_cfg": preprocess_cfg}))
+    model = open_clip.CLIP(**model_cfg)
+    torch.save(model.state_dict(), out / "open_clip_pytorch_model.bin")
+    return out

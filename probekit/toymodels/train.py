@@ -1,0 +1,286 @@
+"""Train the toy models on the toy world: ``probekit train-toy`` (``main``) or ``train(...)`` from Python.
+
+All three models see the same training stream (``probekit.toyworld.stream``) for the same number of steps
+and batch size: ``toy-clip`` (HF CLIPModel, contrastive loss with each caption's hard negative added to the
+texts), ``toy-vilt`` (one ViLT encoder trained multi-task with an ITM head on positives and mostly hard
+negatives, and an MLM head; saved as one directory that loads as ViltForImageAndTextRetrieval and as
+ViltForMaskedLM) and ``toy-bert`` (text-only BertForMaskedLM on the captions).  Learning rates warm up
+linearly, then decay with a cosine.  Each model is written when it finishes, so an interrupted run keeps
+the models it completed; ``--models`` retrains a subset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ..toyworld import stream
+from . import build
+
+MODELS = ("toy-clip", "toy-vilt", "toy-bert")
+CHECKPOINTS = Path(__file__).parent / "checkpoints"
+
+
+@dataclass
+class Budget:
+    steps: int = 5000          # optimiser steps per model
+    batch: int = 64
+    pool: int = 16000          # training images rendered once and shared by all models
+    lr_vilt: float = 5e-4
+    lr_clip: float = 1e-3
+    lr_bert: float = 1e-3
+    warmup: float = 0.08       # share of steps
+    mlm_prob: float = 0.2
+    hard_negative_p: float = 0.85
+    eval_every: int = 500      # steps between held-out probes of the curve (0: never)
+
+
+QUICK = dict(steps=300, pool=3000, eval_every=100)
+
+
+# ----------------------------------------------------------------------------------------------- data
+class Batches:
+    """Random batches over a pool of training examples: normalised pixels, captions and hard negatives."""
+
+    def __init__(self, examples: list[stream.Example], seed: int, device: str = "cpu"):
+        self.device = torch.device(device)
+        self.pixels = torch.from_numpy(np.stack([e.image for e in examples])).permute(0, 3, 1, 2).contiguous()
+        self.captions = [e.caption for e in examples]
+        self.negatives = [e.negatives for e in examples]
+        self.rng = np.random.default_rng([seed, 31])
+
+    def images(self, idx) -> torch.Tensor:
+        x = self.pixels[idx].to(self.device).float() / 255.0
+        return (x - 0.5) / 0.5   # build.MEAN / build.STD
+
+    def tokens(self, tok, texts: list[str]) -> dict:
+        return {k: v.to(self.device) for k, v in tok(texts, padding=True, return_tensors="pt").items()}
+
+    def sample(self, n: int) -> np.ndarray:
+        return self.rng.integers(0, len(self.captions), n)
+
+    def negative(self, i: int, hard_p: float) -> str:
+        negs = self.negatives[i]
+        if negs and self.rng.random() < hard_p:
+            return negs[self.rng.integers(len(negs))][0]
+        while True:
+            j = int(self.rng.integers(len(self.captions)))
+            if self.captions[j] != self.captions[i]:
+                return self.captions[j]
+
+
+def mask_tokens(ids: torch.Tensor, tok, prob: float, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT-style masking of word tokens (at least one per caption); labels are -100 where nothing is masked."""
+    special = torch.tensor([[t in tok.all_special_ids for t in row] for row in ids.tolist()], device=ids.device)
+    draw = torch.from_numpy(rng.random(ids.shape)).to(ids.device) < prob
+    pick = torch.from_numpy(rng.random(ids.shape)).to(ids.device).masked_fill(special, -1).argmax(1)
+    chosen = (draw & ~special)
+    chosen[torch.arange(len(ids), device=ids.device), pick] = True
+    labels = ids.masked_fill(~chosen, -100)
+    masked = ids.clone()
+    masked[chosen] = tok.mask_token_id
+    return masked, labels
+
+
+def schedule(opt, steps: int, warmup: float):
+    w = max(1, int(steps * warmup))
+    f = lambda s: (s + 1) / w if s < w else 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (s - w) / max(1, steps - w)))
+    return torch.optim.lr_scheduler.LambdaLR(opt, f)
+
+
+# ----------------------------------------------------------------------------------------------- models
+def _train_loop(name, params, step_fn, budget: Budget, lr: float, log, probe=None) -> dict:
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
+    sched = schedule(opt, budget.steps, budget.warmup)
+    history = {"step": [], "loss": [], "probe_step": [], "probe": []}
+    t0, running = time.time(), []
+    for step in range(1, budget.steps + 1):
+        loss = step_fn()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        sched.step()
+        running.append(loss.item())
+        if step % 25 == 0 or step == budget.steps:
+            history["step"].append(step)
+            history["loss"].append(float(np.mean(running)))
+            running = []
+        if probe and budget.eval_every and (step % budget.eval_every == 0 or step == budget.steps):
+            scores = probe()
+            history["probe_step"].append(step)
+            history["probe"].append(scores)
+            log(f"[{name}] step {step}/{budget.steps} loss {history['loss'][-1]:.4f} held-out {scores} "
+                f"({time.time() - t0:.0f}s)")
+        elif step % 100 == 0:
+            log(f"[{name}] step {step}/{budget.steps} loss {history['loss'][-1]:.4f} ({time.time() - t0:.0f}s)")
+    history["wall_s"] = time.time() - t0
+    return history
+
+
+def train_clip(data: Batches, tok, budget: Budget, out: Path, log, probe=None) -> dict:
+    from transformers import CLIPModel
+    model = CLIPModel(build.clip_config(len(tok), tok)).to(data.device)
+    model.train()
+
+    def step():
+        idx = data.sample(budget.batch)
+        texts = [data.captions[i] for i in idx] + [data.negative(i, 1.0) for i in idx]
+        enc = data.tokens(tok, texts)
+        out_ = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], pixel_values=data.images(idx))
+        logits = out_.logits_per_image                      # (B, 2B): positives then hard negatives
+        target = torch.arange(len(idx), device=data.device)
+        return (F.cross_entropy(logits, target) + F.cross_entropy(logits[:, :len(idx)].t(), target)) / 2
+
+    hist = _train_loop("toy-clip", list(model.parameters()), step, budget, budget.lr_clip, log,
+                       probe and (lambda: probe(model)))
+    model.eval().cpu()
+    model.save_pretrained(out)
+    build.save_side_files(out, tok, build.clip_processor())
+    return hist
+
+
+class ViltMultiTask(torch.nn.Module):
+    """One ViLT encoder with the ITM (rank_output) and MLM heads of the two HF classes."""
+
+    def __init__(self, config):
+        super().__init__()
+        from transformers import ViltForImageAndTextRetrieval, ViltForMaskedLM
+        self.itm = ViltForImageAndTextRetrieval(config)
+        self.mlm = ViltForMaskedLM(config)
+        self.mlm.vilt = self.itm.vilt
+        self.mlm.mlm_score.decoder.weight = self.itm.vilt.embeddings.text_embeddings.word_embeddings.weight
+
+    def save(self, out: Path, config) -> None:
+        from safetensors.torch import save_file
+        self.itm.save_pretrained(out)
+        state = {k: v.detach().clone().contiguous() for k, v in self.itm.state_dict().items()}
+        for k, v in self.mlm.mlm_score.state_dict().items():
+            if k != "decoder.weight":    # tied to the word embeddings
+                state[f"mlm_score.{k}"] = v.detach().clone().contiguous()
+        save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
+        config.architectures = ["ViltForImageAndTextRetrieval", "ViltForMaskedLM"]
+        config.save_pretrained(out)
+
+
+def train_vilt(data: Batches, tok, budget: Budget, out: Path, log, probe=None) -> dict:
+    config = build.vilt_config(len(tok))
+    model = ViltMultiTask(config).to(data.device)
+    model.train()
+    half = budget.batch // 2
+
+    def step():
+        idx = data.sample(budget.batch)
+        pos = [data.captions[i] for i in idx[:half]]
+        neg = [data.negative(i, budget.hard_negative_p) for i in idx[half:]]
+        enc = data.tokens(tok, pos + neg)
+        pixels = data.images(idx)
+        pmask = torch.ones(len(idx), pixels.shape[2], pixels.shape[3], dtype=torch.long, device=data.device)
+        logit = model.itm(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], pixel_values=pixels,
+                          pixel_mask=pmask).logits[:, 0]
+        labels = torch.cat([torch.ones(half), torch.zeros(len(idx) - half)]).to(data.device)
+        itm_loss = F.binary_cross_entropy_with_logits(logit, labels)
+        mids = data.sample(half)
+        penc = data.tokens(tok, [data.captions[i] for i in mids])
+        masked, mlabels = mask_tokens(penc["input_ids"], tok, budget.mlm_prob, data.rng)
+        mlm_loss = model.mlm(input_ids=masked, attention_mask=penc["attention_mask"], pixel_values=data.images(mids),
+                             pixel_mask=pmask[:half], labels=mlabels).loss
+        return itm_loss + mlm_loss
+
+    hist = _train_loop("toy-vilt", list(model.parameters()), step, budget, budget.lr_vilt, log,
+                       probe and (lambda: probe(model.itm)))
+    model.eval().cpu()
+    model.save(out, config)
+    build.save_side_files(out, tok, build.vilt_processor())
+    return hist
+
+
+def train_bert(data: Batches, tok, budget: Budget, out: Path, log, probe=None) -> dict:
+    from transformers import BertForMaskedLM
+    model = BertForMaskedLM(build.bert_config(len(tok), tok)).to(data.device)
+    model.train()
+
+    def step():
+        idx = data.sample(budget.batch)
+        enc = data.tokens(tok, [data.captions[i] for i in idx])
+        masked, labels = mask_tokens(enc["input_ids"], tok, budget.mlm_prob, data.rng)
+        return model(input_ids=masked, attention_mask=enc["attention_mask"], labels=labels).loss
+
+    hist = _train_loop("toy-bert", list(model.parameters()), step, budget, budget.lr_bert, log)
+    model.eval().cpu()
+    model.save_pretrained(out)
+    build.save_side_files(out, tok)
+    return hist
+
+
+TRAINERS = {"toy-clip": train_clip, "toy-vilt": train_vilt, "toy-bert": train_bert}
+
+
+# ----------------------------------------------------------------------------------------------- entry points
+def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0, models=MODELS,
+          quick: bool = False, threads: int | None = None, evaluate: bool = True, device: str = "cpu", log=print,
+          **overrides) -> dict:
+    """Train ``models`` into ``out/<name>/`` (default: the shipped checkpoints dir); return the run record
+    (budget, histories, held-out scores, wall times), also written to ``out/training.json``."""
+    from . import evaluate as ev
+    unknown = [m for m in models if m not in TRAINERS]
+    if unknown:
+        raise ValueError(f"unknown toy model(s) {unknown}; choose from {list(TRAINERS)}")
+    out = Path(out) if out else CHECKPOINTS
+    budget = Budget(**{**(QUICK if quick else {}), **overrides, **({"steps": steps} if steps else {})})
+    if threads:
+        torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    t0 = time.time()
+    log(f"rendering {budget.pool} training images (seed {seed})")
+    data = Batches(stream.pool(budget.pool, seed), seed, device)
+    tok = build.tokenizer()
+    heldout = ev.HeldOut(seed=seed) if evaluate else None
+    record_path = out / "training.json"
+    record = json.loads(record_path.read_text()) if record_path.exists() else {}
+    record.update(seed=seed, budget=asdict(budget), quick=quick, device=device, threads=torch.get_num_threads())
+    record.setdefault("models", {})
+    for name in models:
+        (out / name).mkdir(parents=True, exist_ok=True)
+        torch.manual_seed(seed)
+        probe = heldout.probe_for(name) if heldout else None
+        hist = TRAINERS[name](data, tok, budget, out / name, log, probe)
+        entry = {"history": hist, "wall_s": hist["wall_s"]}
+        if heldout:
+            entry["heldout"] = heldout.evaluate_dir(name, out / name)
+            log(f"[{name}] held-out: {entry['heldout']}")
+        record["models"][name] = entry
+        record_path.write_text(json.dumps(record, indent=1))
+    record["total_wall_s"] = time.time() - t0
+    record_path.write_text(json.dumps(record, indent=1))
+    log(f"done in {record['total_wall_s']:.0f}s -> {out}")
+    return record
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="probekit train-toy", description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", default=None, help=f"output directory (default: the shipped {CHECKPOINTS})")
+    p.add_argument("--steps", type=int, default=None, help=f"optimiser steps per model (default {Budget.steps})")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    p.add_argument("--quick", action="store_true", help="a few minutes: small pool, few steps")
+    p.add_argument("--pool", type=int, default=None, help="number of training images")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--device", default="cpu", help="torch device to train on (cpu, cuda, mps)")
+    p.add_argument("--no-eval", action="store_true", help="skip the held-out evaluation")
+    a = p.parse_args(argv)
+    extra = {"pool": a.pool} if a.pool else {}
+    train(a.out, a.steps, a.seed, a.models, a.quick, a.threads, not a.no_eval, a.device, **extra)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,18 @@
+"""Small helpers the toy probe generators share: default sizes and the item table."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+DEFAULT_SIZE = {"verbs": 420, "prednoun": 400, "masking": 300, "probe-r": 400, "probe-c": 160, "probe-b": 200,
+                "classify": 300}
+
+
+def target_size(probe: str, limit: int | None) -> int:
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be a positive number of items or None, got {limit}")
+    return DEFAULT_SIZE[probe] if limit is None else int(limit)
+
+
+def frame(rows: list[dict], limit: int) -> pd.DataFrame:
+    return pd.DataFrame(rows[:limit]).reset_index(drop=True)

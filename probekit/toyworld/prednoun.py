@@ -1,0 +1,45 @@
+"""Toy predicate-noun dependencies: counter-balanced triplets (I1, S1, S2) / (I2, S2, S1).  Each image holds
+two agents, so both nouns and both predicates are present, bound the other way round in the distractor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .items import frame, target_size
+from .sample import agents_scene, choice, in_split, pose_caption, rng_for, toy_dir
+from .scene import image_path
+from .vocab import AGENTS, POSES
+
+
+def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.DataFrame:
+    n = target_size("prednoun", limit)
+    n += n % 2  # pairs stay whole
+    rng = rng_for("prednoun", seed, split)
+    folder = toy_dir(data_dir, "prednoun")
+    rows, pair = [], 0
+    while len(rows) < n:
+        n1, n2 = rng.choice(list(AGENTS), 2, replace=False)
+        p1, p2 = rng.choice(list(POSES), 2, replace=False)
+        pos = choice(rng, ["subject", "object"])
+        if pos == "subject":   # the noun differs: S1 = n1 p1, S2 = n2 p1
+            s1, s2 = (n1, p1), (n2, p1)
+            layouts = [[(n1, p1), (n2, p2)], [(n2, p1), (n1, p2)]]
+        else:                  # the predicate differs: S1 = n1 p1, S2 = n1 p2
+            s1, s2 = (n1, p1), (n1, p2)
+            layouts = [[(n1, p1), (n2, p2)], [(n1, p2), (n2, p1)]]
+        for j, (target, distractor) in enumerate([(s1, s2), (s2, s1)]):
+            scene = in_split(lambda r: agents_scene(r, layouts[j]), rng, split)
+            t, d = scene.entities
+            word_t, word_d = (target[0], distractor[0]) if pos == "subject" else (target[1], distractor[1])
+            rows.append(dict(
+                item_id=f"prednoun-{split}-{seed}-{pair:05d}-{j}", pair_id=f"prednoun-{split}-{seed}-{pair:05d}",
+                image_id=scene.digest(), image=str(image_path(scene, folder)),
+                sentence_target=pose_caption(*target), sentence_distractor=pose_caption(*distractor),
+                sentence_target_alt=pose_caption(*target, alt=True),
+                sentence_distractor_alt=pose_caption(*distractor, alt=True),
+                target_box=t.box(), distractor_box=d.box(), subject=target[0], predicate="is", object=target[1],
+                word_target=word_t, word_distractor=word_d, pos=pos))
+        pair += 1
+    return frame(rows, n)

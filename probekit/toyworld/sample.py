@@ -1,0 +1,129 @@
+"""Random scenes and their captions, drawn with the world's statistics; shared by the probe generators and the
+toy models' training stream."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from .scene import Entity, Scene
+from .vocab import (AGENT_SCENE, AGENTS, COLOURS, GRID, OBJECTS, PATTERNS, PLAUSIBLE_OBJECTS, PLAUSIBLE_SUBJECTS,
+                    POSES, SCENES, SIZES, TYPICAL_SCENE, TYPICAL_SCENE_P, VERBS, article)
+
+SPLITS = ("train", "eval")
+CELLS = [(r, c) for r in range(GRID) for c in range(GRID)]
+# cells a distractor must avoid around an agent, so that it never looks like the object of some verb
+_RELATION_OFFSETS = {v.offset for v in VERBS.values()} | {(0, -1), (1, 1), (0, 0)}
+
+
+def rng_for(probe: str, seed: int, split: str) -> np.random.Generator:
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    tag = int(hashlib.sha1(f"{probe}/{split}".encode()).hexdigest()[:8], 16)
+    return np.random.default_rng([int(seed), tag])
+
+
+def toy_dir(data_dir: Path, probe: str) -> Path:
+    return Path(data_dir) / "toy" / probe
+
+
+def choice(rng: np.random.Generator, seq, weights=None):
+    seq = list(seq)
+    p = None if weights is None else np.asarray(weights, float) / np.sum(weights)
+    return seq[int(rng.choice(len(seq), p=p))]
+
+
+def in_split(make, rng: np.random.Generator, split: str, tries: int = 500) -> Scene:
+    """Call ``make(rng)`` until the scene it returns belongs to ``split`` (content-hashed, so splits never meet)."""
+    for _ in range(tries):
+        scene = make(rng)
+        if scene.split() == split:
+            return scene
+    raise RuntimeError(f"could not draw a {split} scene in {tries} tries")
+
+
+def scene_for(rng: np.random.Generator, anchor: str) -> str:
+    """The background: the anchor's typical scene with probability TYPICAL_SCENE_P, otherwise any scene."""
+    typical = TYPICAL_SCENE.get(anchor) or AGENT_SCENE.get(anchor)
+    return typical if rng.random() < TYPICAL_SCENE_P else choice(rng, SCENES)
+
+
+def random_object(rng, name: str | None = None, cell=None, colour=None, size=None, pattern=None) -> Entity:
+    return Entity(name or choice(rng, OBJECTS), cell or choice(rng, CELLS), colour=colour or choice(rng, COLOURS),
+                  size=size or choice(rng, SIZES, [3, 1]), pattern=pattern or choice(rng, PATTERNS, [3, 1]))
+
+
+def free_cell(rng, taken: set, avoid_around: list[tuple[int, int]] = ()):
+    bad = set(taken)
+    for (r, c) in avoid_around:
+        bad |= {(r + dr, c + dc) for dr, dc in _RELATION_OFFSETS} | {(r - dr, c - dc) for dr, dc in _RELATION_OFFSETS}
+    options = [x for x in CELLS if x not in bad]
+    return choice(rng, options) if options else None
+
+
+# ----------------------------------------------------------------------------------------------- scene makers
+def svo_scene(rng, subject: str, verb: str, obj: str, colour=None, distractor: bool = False) -> Scene:
+    dr, dc = VERBS[verb].offset
+    cells = [(r, c) for (r, c) in CELLS if 0 <= r + dr < GRID and 0 <= c + dc < GRID]
+    r, c = choice(rng, cells)
+    agent = Entity(subject, (r, c), pose=VERBS[verb].pose)
+    thing = random_object(rng, obj, (r + dr, c + dc), colour=colour)
+    ents = [agent, thing]
+    if distractor:
+        cell = free_cell(rng, {agent.cell, thing.cell}, [agent.cell])
+        if cell:
+            ents.append(random_object(rng, choice(rng, [o for o in OBJECTS if o != obj]), cell))
+    return Scene(scene_for(rng, obj), tuple(ents))
+
+
+def agents_scene(rng, agents: list[tuple[str, str]], background=None) -> Scene:
+    """Agents (kind, pose name from POSES) in distinct, non-adjacent cells."""
+    ents, taken = [], set()
+    for kind, pose in agents:
+        cell = free_cell(rng, taken, [e.cell for e in ents]) or free_cell(rng, taken)
+        taken.add(cell)
+        ents.append(Entity(kind, cell, pose=POSES[pose].pose))
+    return Scene(background or scene_for(rng, agents[0][0]), tuple(ents))
+
+
+def objects_scene(rng, objects: list[Entity | str], background=None) -> Scene:
+    ents, taken = [], set()
+    for o in objects:
+        cell = free_cell(rng, taken)
+        taken.add(cell)
+        ents.append(Entity(o.name, cell, colour=o.colour, size=o.size, pattern=o.pattern) if isinstance(o, Entity)
+                    else random_object(rng, o, cell))
+    first = ents[0].name
+    return Scene(background or scene_for(rng, first), tuple(ents))
+
+
+# ----------------------------------------------------------------------------------------------- sampling
+def sample_svo(rng) -> tuple[str, str, str]:
+    verb = choice(rng, VERBS)
+    subject = choice(rng, PLAUSIBLE_SUBJECTS[verb])
+    objs = PLAUSIBLE_OBJECTS[verb]
+    return subject, verb, choice(rng, objs, list(objs.values()))
+
+
+# ----------------------------------------------------------------------------------------------- captions
+def np_(word: str, *adjectives: str) -> str:
+    words = [a for a in adjectives if a] + [word]
+    return f"{article(words[0])} {' '.join(words)}"
+
+
+def svo_caption(subject: str, verb: str, obj: str, progressive: bool = False, adjective: str | None = None) -> str:
+    v = VERBS[verb]
+    middle = f"is {v.ing}" if progressive else v.third
+    return f"{np_(subject)} {middle} {np_(obj, adjective)}"
+
+
+def pose_caption(subject: str, pose: str, alt: bool = False) -> str:
+    v = POSES[pose]
+    return f"the {subject} {v.third}" if alt else f"{np_(subject)} is {v.ing}"
+
+
+def object_caption(e: Entity, which: tuple[str, ...] = ("colour",)) -> str:
+    adj = {"colour": e.colour, "size": e.size, "pattern": e.pattern}
+    return np_(e.name, *[adj[w] for w in ("size", "colour", "pattern") if w in which])

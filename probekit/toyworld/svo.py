@@ -1,0 +1,46 @@
+"""Toy verb understanding (SVO-Probes' schema): a sentence, its positive image, and subject-, verb- and
+object-negative images, each an image of a plausible triplet that differs from the sentence in one slot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .items import frame, target_size
+from .sample import choice, in_split, rng_for, sample_svo, svo_caption, svo_scene, toy_dir
+from .scene import image_path
+from .vocab import AGENTS, OBJECTS, VERBS, plausible
+
+
+def negatives(subject: str, verb: str, obj: str) -> dict[str, list[tuple[str, str, str]]]:
+    """Plausible triplets that differ from (subject, verb, obj) in exactly one slot, by slot."""
+    return {
+        "subj": [(s, verb, obj) for s in AGENTS if s != subject and plausible(s, verb, obj)],
+        "verb": [(subject, v, obj) for v in VERBS if v != verb and plausible(subject, v, obj)],
+        "obj": [(subject, verb, o) for o in OBJECTS if o != obj and plausible(subject, verb, o)],
+    }
+
+
+def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.DataFrame:
+    n = target_size("verbs", limit)
+    rng = rng_for("verbs", seed, split)
+    folder = toy_dir(data_dir, "verbs")
+    rows, k = [], 0
+    while len(rows) < n:
+        s, v, o = sample_svo(rng)
+        progressive = bool(rng.random() < 0.5)
+        pos = in_split(lambda r: svo_scene(r, s, v, o, distractor=bool(r.random() < 0.3)), rng, split)
+        pos_path = image_path(pos, folder)
+        for kind, options in negatives(s, v, o).items():
+            if not options:
+                continue
+            ns, nv, no = choice(rng, options)
+            neg = in_split(lambda r: svo_scene(r, ns, nv, no, distractor=bool(r.random() < 0.3)), rng, split)
+            rows.append(dict(
+                item_id=f"verbs-{split}-{seed}-{k:05d}-{kind}", sentence=svo_caption(s, v, o, progressive),
+                pos_triplet=f"{s},{v},{o}", neg_triplet=f"{ns},{nv},{no}", pos_image_id=pos.digest(),
+                neg_image_id=neg.digest(), pos_image=str(pos_path), neg_image=str(image_path(neg, folder)),
+                subj_neg=kind == "subj", verb_neg=kind == "verb", obj_neg=kind == "obj", verb=v))
+        k += 1
+    return frame(rows, n)

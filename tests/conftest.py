@@ -1,0 +1,94 @@
+"""Shared fixtures: the whole book executed once per test session on the toy world.
+
+Environment knobs (for developers; CI sets none of them):
+- ``PROBEKIT_TEST_CHAPTERS=verbs,masking``: execute only these chapters (the others get placeholder pages).
+- ``PROBEKIT_TEST_LIMIT=40``: the ``limit`` given to every chapter (default 60; ``none`` = chapter defaults).
+- ``PROBEKIT_TEST_CACHE=/some/dir``: keep toy data and the score cache there between sessions (default:
+  fresh, under the session's tmp dir).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from probekit import book as bk
+from probekit import chapters as ch
+
+REPO = Path(__file__).resolve().parents[1]
+TEST_LIMIT = os.environ.get("PROBEKIT_TEST_LIMIT", "60")
+
+
+def _selected_chapters() -> list[str]:
+    wanted = os.environ.get("PROBEKIT_TEST_CHAPTERS")
+    return [c for c in ch.CHAPTERS if not wanted or c in wanted.split(",")]
+
+
+def copy_project(dest: Path, *, with_outputs: Path | None = None) -> Path:
+    """A copy of this repository's book project in ``dest`` (see ``probekit.book.copy_project``)."""
+    return bk.copy_project(REPO, dest, with_outputs=with_outputs)
+
+
+def toy_params(project: Path, data_root: Path) -> tuple[dict[str, dict], ch.Profile]:
+    """The toy profile and its parameters for every chapter, with data and score cache under
+    ``data_root`` and the session's small ``limit``."""
+    profile = ch.load_profile(project, "toy")
+    extra = {"data_dir": str(data_root / "data"), "cache_dir": str(data_root / "scores")}
+    if TEST_LIMIT.lower() != "none":
+        extra["limit"] = int(TEST_LIMIT)
+    return {c: ch.resolve(project, c, {**profile.params[c], **extra}) for c in ch.CHAPTERS}, profile
+
+
+@pytest.fixture(scope="session")
+def executed_book(tmp_path_factory) -> Path:
+    """Every chapter executed once on the toy world (toy profile, small ``limit``), and the book built.
+
+    Returns a directory ``B`` laid out as:
+    - ``B/<chapter>.ipynb``: the executed notebook of each chapter that ran (verbs, prednoun, masking,
+      conceptual); a chapter that failed has none and ``B/<chapter>.error.txt`` holds the one-line error
+      (chapter, cell, exception) instead;
+    - ``B/html/``: the built HTML book (``html/index.html``; chapter pages ``html/book/chapters/<chapter>.html``,
+      with figures as ``<img>`` files under ``html/_images/``);
+    - ``B/project/``: the project copy the book was built in (``_config.yml``, ``_toc.yml``, ``book/``);
+    - ``B/data/``: the data root given to ``toy_params``: toy data in ``B/data/data`` (``data_dir``) and the
+      score cache in ``B/data/scores`` (``cache_dir``), warm for later runs with the same parameters.
+    Treat it as read-only: copy ``B/project`` (``copy_project(dest, with_outputs=B)``) before re-executing.
+    Use the ``executed_chapter`` fixture to get a chapter's notebook or fail with its error.
+    """
+    out = tmp_path_factory.mktemp("executed_book")
+    project = copy_project(out / "project")
+    data_root = Path(os.environ["PROBEKIT_TEST_CACHE"]) if os.environ.get("PROBEKIT_TEST_CACHE") else out / "data"
+    params, profile = toy_params(project, data_root)
+    selected = _selected_chapters()
+    with bk.environment(profile.env):
+        failures = bk.execute_all(project, {c: params[c] for c in selected}, profile=profile.name,
+                                  progress=False, log=lambda msg: None)
+    for chapter in selected:
+        if chapter in failures:
+            (out / f"{chapter}.error.txt").write_text(failures[chapter] + "\n")
+        else:
+            shutil.copy2(ch.output_path(project, chapter), out / f"{chapter}.ipynb")
+    html = bk.build(project, log=lambda msg: None)
+    shutil.copytree(html, out / "html")
+    if data_root != out / "data":
+        (out / "data").symlink_to(data_root)
+    return out
+
+
+@pytest.fixture(scope="session")
+def executed_chapter(executed_book):
+    """``executed_chapter(name)`` -> the executed notebook (nbformat) of chapter ``name``, or a test failure
+    naming the chapter's error (or a skip when PROBEKIT_TEST_CHAPTERS left it out)."""
+    def get(chapter: str):
+        path = executed_book / f"{chapter}.ipynb"
+        error = executed_book / f"{chapter}.error.txt"
+        if error.exists():
+            pytest.fail(error.read_text().strip())
+        if not path.exists():
+            pytest.skip(f"chapter {chapter!r} not executed (PROBEKIT_TEST_CHAPTERS)")
+        return nbformat.read(path, as_version=4)
+    return get

@@ -1,0 +1,182 @@
+"""The built book: every chapter executes on the toy world, a re-run with a new parameter shows up in the
+HTML, and the pages load in a real (headless Chromium) browser with their figures and no console errors."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import http.server
+import json
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from conftest import copy_project
+from probekit import chapters as ch
+
+
+def _text(html: str) -> str:
+    """Visible text of an HTML page, whitespace collapsed."""
+    html = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S)
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", "", html)))
+
+
+def test_every_chapter_executes_and_renders(executed_book, executed_chapter):
+    for chapter in ch.CHAPTERS:
+        nb = executed_chapter(chapter)
+        assert nb.metadata["probekit"]["chapter"] == chapter
+        page = executed_book / "html" / "book" / "chapters" / f"{chapter}.html"
+        assert ch.title(executed_book / "project", chapter) in _text(page.read_text())
+    assert "How this page was made" in _text((executed_book / "html" / "book" / "chapters" / "verbs.html").read_text())
+
+
+def test_rerun_with_new_parameter_value_appears_in_html(executed_book, executed_chapter, tmp_path):
+    executed_chapter("verbs")  # fails with the chapter's error if the session's run failed
+    project = copy_project(tmp_path / "project", with_outputs=executed_book)
+    data = executed_book / "data"
+    page = project / "_build" / "html" / "book" / "chapters" / "verbs.html"
+    cmd = [sys.executable, "-m", "probekit.cli", "--root", str(project), "run", "verbs",
+           "-p", "limit", "37", "-p", "data_dir", str(data / "data"), "-p", "cache_dir", str(data / "scores"),
+           "--profile", "toy"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = _text(page.read_text())
+    assert "limit = 37" in text                      # the injected-parameters cell
+    assert "Parameters given:" in text
+    assert "-p limit 37" in text                     # the re-run command of the run card
+    assert "limit = 37" not in _text((executed_book / "html" / "book" / "chapters" / "verbs.html").read_text())
+    # the other chapters' pages were kept, not re-executed
+    for chapter in ("prednoun", "masking", "conceptual"):
+        src = executed_book / f"{chapter}.ipynb"
+        if src.exists():
+            assert (project / "book" / "chapters" / f"{chapter}.ipynb").read_bytes() == src.read_bytes()
+
+
+# ------------------------------------------------------------------------------------ headless Chromium
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
+                  "--window-size=1280,900"]
+
+
+class Browser:
+    """Just enough of the Chrome DevTools protocol: navigate, collect console errors, evaluate, screenshot."""
+
+    def __init__(self, exe: str, profile_dir: Path):
+        self.proc = subprocess.Popen([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile_dir}", "about:blank"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port_file = profile_dir / "DevToolsActivePort"
+        for _ in range(300):
+            if port_file.exists() and port_file.read_text().strip():
+                break
+            time.sleep(0.1)
+        port = int(port_file.read_text().split()[0])
+        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10))
+        ws_url = next(t["webSocketDebuggerUrl"] for t in targets if t["type"] == "page")
+        import websocket
+        self.ws = websocket.create_connection(ws_url, timeout=30, suppress_origin=True)
+        self.next_id = 0
+        self.events: list[dict] = []
+        for domain in ("Page", "Runtime", "Log"):
+            self.call(f"{domain}.enable")
+
+    def call(self, method: str, **params) -> dict:
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv())
+            if msg.get("id") == self.next_id:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+            self.events.append(msg)
+
+    def open(self, url: str, timeout: float = 30) -> None:
+        self.events.clear()
+        self.call("Page.navigate", url=url)
+        deadline = time.time() + timeout
+        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
+            assert time.time() < deadline, f"{url} did not load in {timeout} s"
+            self.events.append(json.loads(self.ws.recv()))
+        self.evaluate("new Promise(r => setTimeout(r, 500))")  # let late scripts report
+
+    def evaluate(self, expression: str):
+        result = self.call("Runtime.evaluate", expression=expression, awaitPromise=True, returnByValue=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(result["exceptionDetails"])
+        return result["result"].get("value")
+
+    def console_errors(self) -> list[str]:
+        errors = []
+        for e in self.events:
+            m, p = e.get("method"), e.get("params", {})
+            if m == "Runtime.consoleAPICalled" and p["type"] in ("error", "assert"):
+                errors.append(" ".join(str(a.get("value", a.get("description"))) for a in p["args"]))
+            elif m == "Runtime.exceptionThrown":
+                errors.append(p["exceptionDetails"].get("exception", {}).get("description", str(p)))
+            elif m == "Log.entryAdded" and p["entry"]["level"] == "error":
+                errors.append(f"{p['entry'].get('url', '')}: {p['entry']['text']}")
+        return errors
+
+    def screenshot(self, path: Path) -> None:
+        path.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", format="png",
+                                                    captureBeyondViewport=True)["data"]))
+
+    def close(self) -> None:
+        self.ws.close()
+        self.proc.terminate()
+        self.proc.wait(timeout=20)
+
+
+@pytest.fixture
+def served_book(executed_book):
+    """The built HTML served over http on 127.0.0.1 (as GitHub Pages would serve it)."""
+    handler = functools.partial(_QuietHandler, directory=str(executed_book / "html"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+IMAGES = ("Promise.all(Array.from(document.images).map(i => i.decode().catch(() => null)))"
+          ".then(() => Array.from(document.images).map(i => ({src: i.src, w: i.naturalWidth})))")
+
+
+def test_pages_load_in_chromium_with_figures(served_book, executed_chapter, tmp_path):
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        pytest.fail("Debian's chromium is not installed (the README's test command installs it)")
+    executed_chapter("verbs")
+    profile = tmp_path / "chromium-profile"
+    profile.mkdir()
+    browser = Browser(exe, profile)
+    try:
+        for page, needs_figure in (("book/intro.html", False), ("book/chapters/verbs.html", True)):
+            browser.open(f"{served_book}/{page}")
+            shot = tmp_path / (page.replace("/", "_") + ".png")
+            browser.screenshot(shot)
+            assert shot.stat().st_size > 10_000, f"blank screenshot of {page}"
+            assert browser.console_errors() == [], page
+            assert browser.evaluate("document.querySelector('main h1, article h1') !== null"), page
+            images = browser.evaluate(IMAGES)
+            broken = [i["src"] for i in images if i["w"] == 0]
+            assert broken == [], f"{page}: images not loaded: {broken}"
+            if needs_figure:
+                figures = [i for i in images if "/_images/" in i["src"]]
+                assert figures, f"{page} shows no figure"
+    finally:
+        browser.close()

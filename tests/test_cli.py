@@ -1,0 +1,172 @@
+"""The probekit command: parameter parsing and validation, bad input, failing chapters."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, copy_project
+from probekit import chapters as ch
+from probekit.cli import main
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    return copy_project(tmp_path / "project")
+
+
+def _error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+@pytest.mark.parametrize("argv, must_name", [
+    (["run", "nosuch"], ["'nosuch'", "verbs", "prednoun", "masking", "conceptual"]),
+    (["run", "verbs", "-p", "nosuch", "1"], ["'nosuch'", "verbs", "limit", "seed"]),
+    (["run", "verbs", "-p", "limit", "banana"], ["'limit'", "'banana'", "integer"]),
+    (["run", "verbs", "-p", "dataset", "svo-probs"], ["'svo-probs'", "svo-probes", "toy"]),
+    (["run", "verbs", "-p", "models", "toy-vilt,nosuch-model"], ["'nosuch-model'", "toy-clip", "directory"]),
+    (["run", "verbs", "-p", "device", "gpu"], ["'gpu'", "cuda"]),
+    (["run", "verbs", "-p", "limit", "0"], ["'limit'", "at least 1"]),
+    (["run", "conceptual", "-p", "alphas", "0.1,high"], ["'alphas'", "'high'"]),
+    (["book", "--profile", "nosuch"], ["'nosuch'", "paper", "toy"]),
+])
+def test_bad_input_is_one_line_and_exit_2_before_any_work(project, capsys, argv, must_name):
+    code = main(["--root", str(project), *argv])
+    line = _error_line(capsys)
+    assert code == 2
+    for word in must_name:
+        assert word in line, line
+    assert not list((project / "book" / "chapters").iterdir())  # nothing executed
+
+
+def test_bad_params_file(project, tmp_path, capsys):
+    bad = tmp_path / "p.yaml"
+    bad.write_text("threshold: [1, 2]\n")
+    assert main(["--root", str(project), "run", "verbs", "--params", str(bad)]) == 2
+    assert "'threshold'" in _error_line(capsys)
+    assert main(["--root", str(project), "run", "verbs", "--params", str(tmp_path / "none.yaml")]) == 2
+    assert "none.yaml" in _error_line(capsys)
+
+
+def test_console_script_exits_2_on_unknown_chapter(project):
+    exe = Path(sys.executable).with_name("probekit")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "probekit.cli"]
+    proc = subprocess.run([*cmd, "--root", str(project), "run", "nosuch"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
+    assert "unknown chapter 'nosuch'" in proc.stderr
+
+
+def test_train_toy_delegates_to_the_toy_trainer(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["train-toy", "--help"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.startswith("usage: probekit train-toy")
+
+
+def test_list_shows_parameters_with_help_and_datasets(capsys):
+    assert main(["--root", str(REPO), "list"]) == 0
+    out = capsys.readouterr().out
+    assert "verbs: Verb understanding" in out and "datasets: toy, svo-probes" in out
+    assert "limit = None    # " in out and "toy-vilt" in out
+
+
+def test_parameters_come_from_the_sources_cell():
+    for chapter in ch.CHAPTERS:
+        params = ch.parameters(REPO, chapter)
+        # the contract's common parameters, in every chapter
+        for name in ("models", "dataset", "data_dir", "limit", "seed", "device", "batch_size", "cache_dir"):
+            assert name in params, (chapter, name)
+        assert params["limit"].kind is int and params["data_dir"].kind is str
+
+
+def test_parse_parameters_defaults_types_and_help():
+    code = ('models = ["a", "b"]   # registry names\n'
+            'limit = None  # max items\n'
+            '              # (None = all)\n'
+            'alpha = 0.5\n'
+            'flag = True\n')
+    params = ch.parse_parameters(code)
+    assert list(params) == ["models", "limit", "alpha", "flag"]
+    assert params["models"].default == ["a", "b"] and params["models"].help == "registry names"
+    assert params["limit"].help == "max items (None = all)" and params["limit"].kind is int
+    assert ch.coerce("x", params["alpha"], "1") == 1.0
+    assert ch.coerce("x", params["models"], "c, d") == ["c", "d"]
+    assert ch.coerce("x", params["models"], "[c, d]") == ["c", "d"]
+    assert ch.coerce("x", params["limit"], "None") is None
+    assert ch.coerce("x", params["flag"], "false") is False
+    with pytest.raises(ch.ParameterError, match="'flag'"):
+        ch.coerce("x", params["flag"], "maybe")
+    with pytest.raises(ch.ParameterError, match="not a literal"):
+        ch.parse_parameters("x = compute()\n")
+
+
+def test_dataset_choices_come_from_the_registry():
+    assert ch.dataset_choices("verbs") == ["toy", "svo-probes"]
+    assert ch.dataset_choices("conceptual") == ["toy", "paper"]
+
+
+def test_profiles_are_valid():
+    toy = ch.load_profile(REPO, "toy")
+    paper = ch.load_profile(REPO, "paper")
+    assert all(toy.params[c]["device"] == "cpu" for c in ch.CHAPTERS)
+    assert toy.env["HF_HUB_OFFLINE"] == "1"
+    assert paper.params["verbs"]["dataset"] == "svo-probes" and paper.params["prednoun"]["dataset"] == "eval-set"
+    assert paper.params["conceptual"]["dataset"] == "paper"
+    assert all(paper.params[c]["device"] == "cuda" for c in ch.CHAPTERS)
+
+
+FAILING_SOURCE = """---
+jupytext:
+  text_representation:
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A chapter that fails
+
+```{code-cell} ipython3
+:tags: [parameters]
+
+models = ["toy-vilt"]
+dataset = "toy"
+data_dir = None
+limit = None
+seed = 0
+device = "auto"
+batch_size = 32
+cache_dir = None
+```
+
+```{code-cell} ipython3
+print("fine")
+```
+
+```{code-cell} ipython3
+raise RuntimeError(f"boom at seed {seed}")
+```
+"""
+
+
+def test_failing_chapter_names_cell_and_error_and_keeps_other_outputs(project, capsys):
+    other = project / "book" / "chapters" / "prednoun.ipynb"
+    ch.write_placeholder(project, "prednoun")
+    before = other.read_bytes()
+    (project / "book" / "src" / "verbs.md").write_text(FAILING_SOURCE)
+    code = main(["--root", str(project), "run", "verbs", "-p", "seed", "4", "--no-build"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 1
+    assert "chapter 'verbs' failed in cell" in err and "RuntimeError: boom at seed 4" in err, err
+    assert "raise RuntimeError" in err
+    assert not (project / "book" / "chapters" / "verbs.ipynb").exists()
+    assert (project / "_build" / "failed" / "verbs.ipynb").exists()
+    assert other.read_bytes() == before
+

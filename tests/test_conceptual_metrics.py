@@ -1,0 +1,113 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from probekit.metrics.conceptual import (average_precision, log_odds, probe_b_table, probe_c_table,
+                                         probe_r_item_metrics, probe_r_table, relative_robustness, winoground)
+
+
+def test_winoground_scores_on_hand_made_groups():
+    # s_ij = f(image_i, caption_j); caption_i describes image_i
+    groups = {  # name: (s00, s01, s10, s11), expected (text, image, group)
+        "all right": ((5, 1, 2, 6), (1, 1, 1)),
+        "texts right, images wrong": ((5, 4, 6, 7), (1, 0, 0)),   # caption 0 prefers image 1: 6 > 5
+        "images right, texts wrong": ((3, 4, 1, 5), (0, 1, 0)),   # image 0 prefers caption 1: 4 > 3
+        "one image prefers the wrong caption": ((5, 1, 6, 2), (0, 0, 0)),
+        "tie counts as wrong": ((1, 1, 0, 2), (0, 1, 0)),
+    }
+    s = np.array([v[0] for v in groups.values()], dtype=float)
+    got = winoground(*s.T)
+    expected = {name: v[1] for name, v in groups.items()}
+    for k, name in enumerate(groups):
+        assert (got["text"][k], got["image"][k], got["group"][k]) == expected[name], name
+    # confidence: mean over the two images of the softmax of the right caption
+    assert got["confidence"][0] == pytest.approx((1 / (1 + np.exp(-4)) + 1 / (1 + np.exp(-4))) / 2)
+    assert got["confidence"][4] == pytest.approx((0.5 + 1 / (1 + np.exp(-2))) / 2)
+
+
+def test_winoground_image_score_counts_both_captions():
+    got = winoground([3.0], [0.0], [1.0], [2.0])      # texts: 3>0, 2>1; images: 3>1, 2>0
+    assert (got["text"][0], got["image"][0], got["group"][0]) == (1, 1, 1)
+    got = winoground([3.0], [2.5], [1.0], [2.0])      # images: caption 1 prefers image 0 (2.5 > 2)
+    assert (got["text"][0], got["image"][0], got["group"][0]) == (1, 0, 0)
+
+
+def test_probe_r_confidence_is_a_two_way_softmax_and_itm_probabilities_normalise():
+    m = probe_r_item_metrics([2.0, 0.0, np.nan], [0.0, 1.0, 0.0])
+    assert m["confidence"][0] == pytest.approx(np.exp(2) / (np.exp(2) + 1))
+    assert list(m["correct"][:2]) == [1.0, 0.0] and np.isnan(m["correct"][2])
+    p1, p2 = 0.9, 0.6  # match probabilities of an ITM model
+    c = probe_r_item_metrics(log_odds([p1]), log_odds([p2]))["confidence"][0]
+    assert c == pytest.approx(p1 * (1 - p2) / (p1 * (1 - p2) + p2 * (1 - p1)))
+
+
+def test_probe_r_and_c_tables_per_model_and_kind():
+    scored = pd.DataFrame({"model": ["m"] * 4, "kind": ["predicate_swap"] * 2 + ["subject_swap"] * 2,
+                           "confidence": [0.8, 0.4, 0.9, 0.7], "correct": [1.0, 0.0, 1.0, 1.0]})
+    t = probe_r_table(scored).set_index(["kind", "metric"])
+    assert t.loc[("predicate_swap", "mu_c"), "value"] == pytest.approx(60.0)
+    assert t.loc[("predicate_swap", "acc"), "value"] == pytest.approx(50.0)
+    assert t.loc[("subject_swap", "acc"), ["value", "lo", "hi"]].tolist() == [100.0, 100.0, 100.0]
+    c = pd.DataFrame({"model": "m", "split": "object", **winoground([5, 5], [1, 6], [2, 1], [6, 2])})
+    tc = probe_c_table(c).set_index("metric")["value"]
+    assert tc["text"] == 50.0 and tc["group"] == 50.0
+
+
+def test_average_precision_hand_computed():
+    # ranking: pos, neg, pos, neg -> precision at the positives 1/1 and 2/3
+    assert average_precision([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1]) == pytest.approx((1 + 2 / 3) / 2)
+    assert average_precision([0, 0, 1], [0.9, 0.8, 0.7]) == pytest.approx(1 / 3)
+    assert average_precision([1, 1, 0], [0.2, 0.9, 0.1]) == 1.0
+    # ties are broken against the positives
+    assert average_precision([1, 0], [0.5, 0.5]) == pytest.approx(0.5)
+    assert np.isnan(average_precision([0, 0], [1, 2]))
+
+
+def test_relative_robustness_hand_computed():
+    h, h_tilde = np.array([0.5, 1.0]), np.array([0.25, 1.0])
+    assert relative_robustness(h, h_tilde) == pytest.approx((0.5 + 1.0) / 2)          # mean of ratios
+    assert relative_robustness(h, h_tilde, per_item=False) == pytest.approx(1.25 / 1.5)  # ratio of means
+    assert relative_robustness([1.0, 0.0], [1.0, 1.0], per_item=False) == pytest.approx(2.0)  # improvement > 1
+
+
+def test_probe_b_table_computes_map_gamma_and_confidence_change():
+    scored = pd.DataFrame({"model": "m", "filler": "black", "single_object": False,
+                           "h_x0": [1.0, 0.5], "h_x0_patch": [1.0, 0.5], "h_x1_fill": [0.5, 0.5],
+                           "conf_x0": [0.6, 0.4], "conf_x0_patch": [0.5, 0.4], "conf_x1_fill": [0.2, 0.2]})
+    t = probe_b_table(scored).set_index("metric")["value"]
+    assert t["mAP x0"] == pytest.approx(75.0) and t["mAP x̃1"] == pytest.approx(50.0)
+    assert t["γ (x0,x̃1)"] == pytest.approx((0.5 + 1.0) / 2)
+    assert t["Δc (c0−c̃0)"] == pytest.approx(5.0) and t["Δc (c0−c̃1)"] == pytest.approx(30.0)
+    single = scored.assign(single_object=True, h_x0=[1.0, 0.0], h_x1_fill=[1.0, 1.0])
+    ts = probe_b_table(single).set_index("metric")["value"]
+    assert ts["acc x0"] == 50.0 and ts["γ (x0,x̃1)"] == pytest.approx(2.0)
+
+
+class _Dual:
+    """A dual encoder over 1-D 'embeddings': similarity = image value x text length (records its calls)."""
+    name, capabilities = "dual", {"similarity"}
+
+    def __init__(self):
+        self.calls = []
+
+    def similarity(self, images, texts):
+        self.calls.append((list(images), list(texts)))
+        return np.array([[float(i[-1]) * len(t) for t in texts] for i in images])
+
+
+class _Itm:
+    name, capabilities = "itm", {"match"}
+
+    def match(self, images, texts):
+        return np.array([0.8 if t == "right" else 0.2 for t in texts])
+
+
+def test_pair_logits_dedups_images_and_texts_and_skips_missing_images():
+    from probekit.metrics.conceptual import pair_logits
+
+    s = _Dual()
+    got = pair_logits(s, ["a1", "a1", None, "b2"], ["xx", "xxx", "xx", "xx"])
+    assert got[0] == 2 and got[1] == 3 and np.isnan(got[2]) and got[3] == 4
+    assert s.calls == [(["a1", "b2"], ["xx", "xxx"])]        # each unique image and text encoded once
+    itm = pair_logits(_Itm(), ["p", "p"], ["right", "wrong"])
+    assert itm[0] == pytest.approx(np.log(4)) and itm[1] == pytest.approx(-np.log(4))

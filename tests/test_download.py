@@ -1,0 +1,157 @@
+"""The shared downloader against a local HTTP server on 127.0.0.1 (never the internet)."""
+
+from __future__ import annotations
+
+import io
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pandas as pd
+import pytest
+from PIL import Image
+
+from probekit.data.download import (DownloadError, OfflineError, check_image, fetch_file, fetch_images,
+                                    image_filename)
+
+
+def encoded(fmt: str, colour=(200, 30, 30), size=(24, 16)) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", size, colour).save(buf, format=fmt)
+    return buf.getvalue()
+
+
+class Server:
+    """Serves ``routes`` ({path: bytes or list of status codes/bytes served in turn}); records every request."""
+
+    def __init__(self, routes: dict):
+        self.routes, self.requests = routes, []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                owner.requests.append(self.path)
+                body = owner.routes.get(self.path)
+                if isinstance(body, list):
+                    body = body.pop(0) if len(body) > 1 else body[0]
+                if body is None or isinstance(body, int):
+                    self.send_response(body or 404)
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server():
+    jpeg, png = encoded("JPEG"), encoded("PNG", (10, 200, 10))
+    srv = Server({"/a.jpg": jpeg, "/b.png": png, "/garbage.jpg": b"<html>moved</html>",
+                  "/truncated.jpg": jpeg[: len(jpeg) // 2], "/flaky.jpg": [503, jpeg], "/data.csv": b"x,y\n1,2\n"})
+    yield srv
+    srv.close()
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_fetch_images_keeps_only_decodable_images_and_records_failures(server, tmp_path):
+    urls = {"1": f"{server.url}/a.jpg", "2": f"{server.url}/b.png", "dead": f"{server.url}/missing.jpg",
+            "bad": f"{server.url}/garbage.jpg", "cut": f"{server.url}/truncated.jpg"}
+    table = fetch_images(urls, tmp_path, workers=4, retries=0, progress=False)
+    assert list(table["id"]) == list(urls)
+    ok = table.set_index("id")
+    assert ok.loc["1", "ok"] and ok.loc["1", "path"].endswith("1.jpg")
+    assert ok.loc["2", "ok"] and ok.loc["2", "path"].endswith("2.png")
+    assert Image.open(ok.loc["2", "path"]).size == (24, 16)
+    assert not ok.loc["dead", "ok"] and ok.loc["dead", "path"] is None and "HTTP 404" in ok.loc["dead", "error"]
+    assert "not a decodable image" in ok.loc["bad", "error"]
+    assert "not a decodable image" in ok.loc["cut", "error"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["1.jpg", "2.png", "manifest.csv"]
+    manifest = pd.read_csv(tmp_path / "manifest.csv", dtype={"id": str})
+    assert set(manifest["id"]) == set(urls) and manifest.set_index("id").loc["dead", "ok"] == False  # noqa: E712
+
+
+def test_rerun_uses_cache_and_skips_permanent_failures(server, tmp_path):
+    urls = {"1": f"{server.url}/a.jpg", "dead": f"{server.url}/missing.jpg"}
+    fetch_images(urls, tmp_path, retries=0, progress=False)
+    server.requests.clear()
+    again = fetch_images(urls, tmp_path, retries=0, progress=False).set_index("id")
+    assert server.requests == []
+    assert again.loc["1", "ok"] and again.loc["1", "cached"]
+    assert not again.loc["dead", "ok"] and "HTTP 404" in again.loc["dead", "error"]
+    fetch_images(urls, tmp_path, retries=0, progress=False, retry_failed=True)
+    assert server.requests == ["/missing.jpg"]
+
+
+def test_transient_errors_are_retried(server, tmp_path):
+    table = fetch_images({"f": f"{server.url}/flaky.jpg"}, tmp_path, retries=2, backoff=0, progress=False)
+    assert table["ok"].all()
+    assert server.requests == ["/flaky.jpg", "/flaky.jpg"]
+    server.routes["/flaky.jpg"] = [503]
+    (tmp_path / "f.jpg").unlink()
+    failed = fetch_images({"f": f"{server.url}/flaky.jpg"}, tmp_path, retries=1, backoff=0, progress=False)
+    assert not failed["ok"].any() and "HTTP 503" in failed["error"].iloc[0]
+
+
+def test_images_a_user_already_has_are_used(tmp_path):
+    Image.new("RGB", (8, 8)).save(tmp_path / "42.png")
+    url = f"http://127.0.0.1:{closed_port()}/42.png"
+    table = fetch_images({"42": url}, tmp_path, progress=False)
+    assert table["ok"].all() and table["cached"].all() and table["path"].iloc[0] == str(tmp_path / "42.png")
+
+
+def test_offline_names_the_folder_and_how_to_fill_it(tmp_path):
+    base = f"http://127.0.0.1:{closed_port()}"
+    urls = {str(i): f"{base}/{i}.jpg" for i in range(6)}
+    with pytest.raises(OfflineError, match=str(tmp_path)) as err:
+        fetch_images(urls, tmp_path, workers=2, retries=0, progress=False, offline_after=3)
+    assert "<image id>.<ext>" in str(err.value)
+    Image.new("RGB", (8, 8)).save(tmp_path / "0.jpg")
+    with pytest.warns(UserWarning, match="5 of 6 images are missing"):
+        table = fetch_images(urls, tmp_path, workers=2, retries=0, progress=False, offline_after=3)
+    assert table.set_index("id").loc["0", "ok"] and table["ok"].sum() == 1
+
+
+def test_fetch_file_downloads_once_and_explains_failures(server, tmp_path):
+    dest = fetch_file(f"{server.url}/data.csv", tmp_path / "sub" / "data.csv", retries=0)
+    assert dest.read_bytes() == b"x,y\n1,2\n"
+    server.requests.clear()
+    fetch_file(f"{server.url}/data.csv", dest, retries=0)
+    assert server.requests == []
+    with pytest.raises(DownloadError, match=r"HTTP 404.*place it at .*nope\.csv"):
+        fetch_file(f"{server.url}/nope.csv", tmp_path / "nope.csv", retries=0)
+    with pytest.raises(OfflineError, match="curl -L -o"):
+        fetch_file(f"http://127.0.0.1:{closed_port()}/x.csv", tmp_path / "x.csv", retries=0)
+    assert not (tmp_path / "nope.csv").exists()
+
+
+def test_image_filename_is_safe_and_distinct():
+    assert image_filename("12345") == "12345"
+    odd = image_filename("a/b?c")
+    assert "/" not in odd and odd != image_filename("a_b_c") and odd.startswith("a_b_c_")
+    assert check_image(encoded("PNG")) == ".png"
+    with pytest.raises(ValueError, match="not a decodable image"):
+        check_image(b"GIF89a-nope")
+
+
+def test_an_interrupted_download_leaves_no_half_file_behind(server, tmp_path):
+    (tmp_path / "1.jpg.1a2b3c4d.part").write_bytes(b"\xff\xd8 half a jpeg")  # what a killed run can leave
+    table = fetch_images({"1": f"{server.url}/a.jpg"}, tmp_path, retries=0, progress=False)
+    assert table["ok"].all() and not table["cached"].any()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["1.jpg", "manifest.csv"]

@@ -1,0 +1,81 @@
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from PIL import Image
+
+from probekit.finetune import (FinetuneConfig, finetuned_cached, interpolate, patch_path, patched_model,
+                               swap_losses, swap_triplets, training_history)
+from probekit.scorers.testing import save_tiny
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ft")
+    base = save_tiny("clip", d / "base")
+    colours = {"red": (220, 30, 30), "blue": (40, 80, 230), "green": (30, 150, 40)}
+    rows = []
+    for name, rgb in colours.items():
+        for shape in ("ball", "car"):
+            img = np.zeros((32, 32, 3), np.uint8)
+            img[8:24, 8:24] = rgb if shape == "car" else [v // 2 for v in rgb]
+            Image.fromarray(img).save(d / f"{name}_{shape}.png")
+            other = next(c for c in colours if c != name)
+            rows.append({"image": str(d / f"{name}_{shape}.png"), "caption": f"a {name} {shape}",
+                         "negative_caption": f"a {other} {shape}", "negative_image": None})
+    return base, pd.DataFrame(rows), d
+
+
+def _state(path):
+    from transformers import CLIPModel
+    return CLIPModel.from_pretrained(str(path)).state_dict()
+
+
+def test_finetuning_lowers_the_loss_caches_and_patches_exactly(world):
+    base, triplets, d = world
+    cfg = FinetuneConfig(encoders="both", steps=40, batch_size=6, lr=1e-3, optimizer="adamw")
+    ft = finetuned_cached(base, triplets, cfg, d / "cache", progress=False)
+    loss = training_history(ft)["loss"]
+    assert loss.tail(5).mean() < loss.iloc[0] - 0.3
+    stamp = (ft / "finetune.json").stat().st_mtime_ns
+    assert finetuned_cached(base, triplets, cfg, d / "cache", progress=False) == ft
+    assert (ft / "finetune.json").stat().st_mtime_ns == stamp          # cached: not trained again
+    theta0, theta1 = _state(base), _state(ft)
+    assert any(not torch.equal(theta0[k], theta1[k]) for k in theta0)
+    for alpha, expected in ((0.0, theta0), (1.0, theta1)):
+        got = interpolate(theta0, theta1, alpha)
+        assert all(torch.equal(got[k], expected[k]) for k in theta0), alpha
+    half = _state(patched_model(base, ft, 0.5, patch_path(ft, 0.5)))
+    k = "text_projection.weight"
+    assert torch.allclose(half[k], (theta0[k] + theta1[k]) / 2)
+    assert (patch_path(ft, 0.5) / "tokenizer.json").exists() and (patch_path(ft, 0.5) / "preprocessor_config.json").exists()
+
+
+def test_only_the_chosen_encoder_moves(world):
+    base, triplets, d = world
+    ft = finetuned_cached(base, triplets, FinetuneConfig(encoders="text", steps=3, batch_size=4, lr=0.5),
+                          d / "cache", progress=False)
+    theta0, theta1 = _state(base), _state(ft)
+    vision = [k for k in theta0 if k.startswith(("vision_model", "visual_projection"))]
+    text = [k for k in theta0 if k.startswith(("text_model", "text_projection"))]
+    assert all(torch.equal(theta0[k], theta1[k]) for k in vision)
+    assert any(not torch.equal(theta0[k], theta1[k]) for k in text)
+
+
+def test_swap_losses_reward_the_right_caption():
+    e = torch.eye(4)
+    img, txt = e[:2], e[:2]
+    good_itm, _ = swap_losses(img, txt, e[2:4], e[2:4], torch.tensor(10.0), margin=0.2)
+    bad_itm, _ = swap_losses(img, e[2:4], txt, e[2:4], torch.tensor(10.0), margin=0.2)
+    assert good_itm.item() == 0.0 and bad_itm.item() == pytest.approx(1.2)  # both triplets: 0.2 - 0 + 1
+
+
+def test_triplets_from_probe_tables():
+    r = pd.DataFrame({"image": ["a.png", "a.png", "b.png"], "correct_prompt": ["x", "x", "a man"],
+                      "wrong_prompt": ["y", "z", "x"], "kind": ["predicate_swap", "subject_swap", "subject_only"]})
+    c = pd.DataFrame({"image_0": ["p.png"], "image_1": ["q.png"], "caption_0": ["a red cup"], "caption_1": ["a green cup"]})
+    t = swap_triplets(r, c)
+    assert len(t) == 4 and "a man" not in set(t["caption"])
+    assert t.iloc[3].tolist() == ["q.png", "a green cup", "a red cup", "p.png"]
+    with pytest.raises(ValueError):
+        FinetuneConfig(encoders="audio")

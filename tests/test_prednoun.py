@@ -1,0 +1,369 @@
+"""Predicate–noun probe: loader of the authors' eval_set.json, cropping, pair metrics and confounds."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image
+
+from probekit.data.prednoun import (EvalSetError, box_to_pixels, crop_image, crop_to_targets, load_eval_set,
+                                    score_triplets, select_pairs)
+from probekit.metrics import confounds, pairs
+
+
+# ----------------------------------------------------------------------------------------- fixtures
+
+
+def _entry(i, image, target, distractor, pos, subject, obj, word_t, word_d, box_t, box_d, split="train"):
+    alt = {s: s.replace("a ", "the ", 1).replace(" is wearing", " wears").replace(" is holding", " holds")
+           for s in (target, distractor)}
+    return {"id": i, "img_filename": f"{image}.jpg", "sentence_target": target, "sentence_distractor": distractor,
+            "relationship_target": {"id": f"r{i}t", "Label1": subject, "label": "wears", "Label2": obj,
+                                    "bounding_box": box_t},
+            "relationship_distractor": {"id": f"r{i}d", "Label1": "Woman", "label": "holds", "Label2": word_d,
+                                        "bounding_box": box_d},
+            "subject": subject, "predicate": "wears", "object": obj, "word_target": word_t,
+            "word_distractor": word_d, "pos": pos, "open_images_split": split,
+            "sentence_target_alt": alt[target], "sentence_distractor_alt": alt[distractor]}
+
+
+def eval_entries():
+    """Two pairs in the release's schema: a predicate swap and a noun swap."""
+    return [
+        _entry(0, "5678fff45ea9d768", "a man is wearing glasses", "a man is holding a bottle", "object", "Man",
+               "Glasses", "Glasses", "Bottle", [0.08, 0.0158, 0.4937, 0.9516], [0.4918, 0.1776, 0.2868, 0.8223]),
+        _entry(1, "81736a9c6116e838", "a man is holding a bottle", "a man is wearing glasses", "object", "Man",
+               "Bottle", "Bottle", "Glasses", [0.4624, 0.2181, 0.5365, 0.7812], [0.0, 0.1512, 0.3508, 0.5487]),
+        _entry(2, "1c02a264734ef552", "a man is wearing glasses", "a woman is wearing glasses", "subject", "Man",
+               "Glasses", "Man", "Woman", [0.2787, 0.445, 0.4256, 0.5541], [0.6856, 0.3875, 0.1818, 0.6033],
+               split="test"),
+        _entry(3, "19225fa3327bd16c", "a woman is wearing glasses", "a man is wearing glasses", "subject",
+               "Woman", "Glasses", "Woman", "Man", [0.3793, 0.4033, 0.2281, 0.5958], [0.0775, 0.4691, 0.4543, 0.53],
+               split="test"),
+    ]
+
+
+@pytest.fixture
+def eval_dir(tmp_path):
+    """A data dir holding eval_set.json and its four photos (so nothing is downloaded)."""
+    entries = eval_entries()
+    (tmp_path / "eval_set.json").write_text(json.dumps(entries))
+    for e in entries:
+        folder = tmp_path / "openimages" / e["open_images_split"]
+        folder.mkdir(parents=True, exist_ok=True)
+        Image.new("RGB", (64, 48), (e["id"] * 40, 90, 160)).save(folder / e["img_filename"])
+    return tmp_path
+
+
+def write_entries(tmp_path, entries):
+    (tmp_path / "eval_set.json").write_text(json.dumps(entries))
+    return tmp_path
+
+
+# ----------------------------------------------------------------------------------------- loader
+
+
+def test_loader_reads_the_release_schema(eval_dir):
+    from probekit.datasets import SCHEMAS, load_dataset
+
+    items = load_dataset("prednoun", "eval-set", data_dir=eval_dir)
+    assert list(items.columns[: len(SCHEMAS["prednoun"])]) == SCHEMAS["prednoun"]
+    assert len(items) == 4 and items["pair_id"].nunique() == 2
+    first = items.iloc[0]
+    assert first["item_id"] == "0" and first["image_id"] == "5678fff45ea9d768"
+    assert first["target_box"] == [0.08, 0.0158, 0.4937, 0.9516]
+    assert first["pos"] == "object" and first["word_distractor"] == "Bottle"
+    assert first["sentence_target_alt"] == "the man wears glasses"
+    assert items.iloc[2]["image"].endswith("openimages/test/1c02a264734ef552.jpg")
+    assert all(Image.open(p).size == (64, 48) for p in items["image"])
+    # the pair's sentences are swapped and its images differ
+    assert items.iloc[1]["sentence_target"] == first["sentence_distractor"]
+    assert items.iloc[1]["image"] != first["image"]
+
+
+def test_limit_keeps_whole_pairs(eval_dir):
+    items = load_eval_set(eval_dir, limit=3, seed=1, split="eval")
+    assert len(items) == 2 and items["pair_id"].nunique() == 1
+    assert items["pair_id"].iloc[0] in ("pair-00000", "pair-00001")  # the release's pair number, not renumbered
+    assert items["item_id"].astype(int).diff().iloc[1] == 1
+    assert list(select_pairs(10, 5, 0) % 2) == [0, 1, 0, 1]
+    assert list(select_pairs(10, None, 0)) == list(range(10))
+    with pytest.raises(ValueError, match="whole pairs"):
+        load_eval_set(eval_dir, limit=1, seed=0, split="eval")
+    with pytest.raises(ValueError, match="only the split 'eval'"):
+        load_eval_set(eval_dir, limit=None, seed=0, split="train")
+
+
+@pytest.mark.parametrize("mutate, index, field, problem", [
+    (lambda e: e[2].pop("word_target"), 2, "word_target", "non-empty string"),
+    (lambda e: e[1]["relationship_target"].update(bounding_box=[0.1, 0.2, 0.3]), 1,
+     "relationship_target.bounding_box", "4 fractions"),
+    (lambda e: e[3]["relationship_distractor"].update(bounding_box=[0.5, 0.2, 0.7, 0.3]), 3,
+     "relationship_distractor.bounding_box", "not inside the image"),
+    (lambda e: e[0]["relationship_target"].update(bounding_box=[0.1, 0.2, 0.0, 0.3]), 0,
+     "relationship_target.bounding_box", "positive"),
+    (lambda e: e[0]["relationship_target"].pop("Label1"), 0, "relationship_target.Label1", "non-empty string"),
+    (lambda e: e[2].update(pos="verb"), 2, "pos", "'subject', 'object'"),
+    (lambda e: e[1].update(open_images_split="val"), 1, "open_images_split", "'train', 'validation'"),
+    (lambda e: e[0].update(img_filename="5678fff45ea9d768.png"), 0, "img_filename", "Open Images id"),
+    (lambda e: e[1].update(sentence_target="a man is sitting"), 1, "sentence_target", "must swap its sentences"),
+])
+def test_loader_refuses_malformed_entries_naming_entry_and_field(tmp_path, mutate, index, field, problem):
+    entries = copy.deepcopy(eval_entries())
+    mutate(entries)
+    write_entries(tmp_path, entries)
+    with pytest.raises(EvalSetError) as err:
+        load_eval_set(tmp_path, limit=None, seed=0, split="eval")
+    message = str(err.value)
+    assert f"entry {index}, field {field!r}" in message and problem in message
+    assert "eval_set.json" in message
+
+
+def test_loader_refuses_files_that_are_not_lists_of_pairs(tmp_path):
+    write_entries(tmp_path, eval_entries()[:3])
+    with pytest.raises(EvalSetError, match="3 entries: entries 2k and 2k\\+1 must form pairs"):
+        load_eval_set(tmp_path, limit=None, seed=0, split="eval")
+    write_entries(tmp_path, {"entries": []})
+    with pytest.raises(EvalSetError, match="expected a JSON list"):
+        load_eval_set(tmp_path, limit=None, seed=0, split="eval")
+    (tmp_path / "eval_set.json").write_text("[{")
+    with pytest.raises(EvalSetError, match="not valid JSON"):
+        load_eval_set(tmp_path, limit=None, seed=0, split="eval")
+
+
+# ----------------------------------------------------------------------------------------- cropping
+
+
+def test_box_to_pixels_converts_fractions():
+    assert box_to_pixels([0.25, 0.5, 0.5, 0.25], 200, 100) == (50, 50, 150, 75)
+    # fractions that are not whole pixels widen to the enclosing pixels
+    assert box_to_pixels([0.101, 0.0, 0.2, 1.0], 100, 10) == (10, 0, 31, 10)
+    # a box touching (or, by rounding, running past) the border is cut at the border
+    assert box_to_pixels([0.6, 0.7, 0.4, 0.3], 640, 480) == (384, 336, 640, 480)
+    assert box_to_pixels([0.9, -0.001, 0.2, 0.5], 100, 100) == (90, 0, 100, 50)
+    # a tiny box keeps at least one pixel, also at the right/bottom edge
+    assert box_to_pixels([0.5, 0.5, 0.0001, 0.0], 100, 100) == (50, 50, 51, 51)
+    assert box_to_pixels([1.0, 1.0, 0.0, 0.0], 100, 80) == (99, 79, 100, 80)
+    with pytest.raises(ValueError, match="4 finite"):
+        box_to_pixels([0.1, float("nan"), 0.2, 0.2], 10, 10)
+
+
+def test_crops_are_the_target_region_and_cached_by_image_and_box(tmp_path):
+    img = np.zeros((40, 80, 3), dtype=np.uint8)
+    img[10:30, 60:80] = (255, 0, 0)  # a red block touching the right border
+    src = tmp_path / "photo.png"
+    Image.fromarray(img).save(src)
+    out = crop_image(src, [0.75, 0.25, 0.25, 0.5], tmp_path)
+    assert out.parent == tmp_path / "derived" / "crop"
+    crop = np.asarray(Image.open(out))
+    assert crop.shape == (20, 20, 3) and (crop == (255, 0, 0)).all()
+    mtime = out.stat().st_mtime_ns
+    assert crop_image(src, [0.75, 0.25, 0.25, 0.5], tmp_path) == out and out.stat().st_mtime_ns == mtime
+    other = crop_image(src, [0.0, 0.0, 0.001, 0.001], tmp_path)
+    assert other != out and Image.open(other).size == (1, 1)
+    items = pd.DataFrame({"image": [str(src), None, str(tmp_path / "missing.png")],
+                          "target_box": [[0.75, 0.25, 0.25, 0.5]] * 3})
+    paths = crop_to_targets(items, tmp_path)
+    assert paths.iloc[0] == str(out) and paths.iloc[1] is None and paths.iloc[2] is None
+
+
+# ----------------------------------------------------------------------------------------- pair metrics
+
+
+def hand_made():
+    """Three pairs. p0: both right; p1: only the first right (a model blind to the image); p2: the second
+    triplet is a tie, which counts as wrong.  p0 is a noun swap, p1 and p2 predicate swaps."""
+    rows = [("p0", "subject", "Man", "Woman", "Glasses", 0.9, 0.2), ("p0", "subject", "Woman", "Man", "Glasses", 0.7, 0.6),
+            ("p1", "object", "Sit", "Stand", "Sit", 0.8, 0.3), ("p1", "object", "Stand", "Sit", "Stand", 0.3, 0.8),
+            ("p2", "object", "Stand", "Sit", "Stand", 0.6, 0.1), ("p2", "object", "Sit", "Stand", "Sit", 0.5, 0.5)]
+    items = pd.DataFrame(rows, columns=["pair_id", "pos", "word_target", "word_distractor", "object", "s_target",
+                                        "s_distractor"])
+    items["item_id"] = [str(i) for i in range(len(items))]
+    items["subject"] = ["Man", "Woman", "Man", "Man", "Girl", "Girl"]
+    sentences = {"Sit": "a man is sitting", "Stand": "a man is standing", "Man": "a man is wearing glasses",
+                 "Woman": "a woman is wearing glasses"}
+    items["sentence_target"] = items["word_target"].map(sentences)
+    return items
+
+
+def test_pair_accuracy_on_hand_made_pairs():
+    items = hand_made()
+    overall = pairs.accuracy(items).iloc[0]
+    assert overall["pair_accuracy"] == pytest.approx(1 / 3)
+    assert overall["triplet_accuracy"] == pytest.approx(4 / 6)
+    assert (overall["n_pairs"], overall["n_triplets"], overall["n_unscored"]) == (3, 6, 0)
+    by_swap = pairs.accuracy(items, by="swap").set_index("swap")
+    assert by_swap.loc["noun", "pair_accuracy"] == 1.0
+    assert by_swap.loc["predicate", "pair_accuracy"] == 0.0
+    assert by_swap.loc["predicate", "triplet_accuracy"] == pytest.approx(2 / 4)
+    per_pair = pairs.pair_results(items).set_index("pair_id")
+    assert per_pair.loc["p0", "nouns"] == ["Man", "Woman"] and per_pair.loc["p0", "predicates"] == ["Glasses"]
+    assert per_pair.loc["p1", "nouns"] == ["Man"] and per_pair.loc["p1", "predicates"] == ["Sit", "Stand"]
+
+
+def test_unscored_triplets_drop_their_pair_and_are_counted():
+    items = hand_made()
+    items.loc[2, "s_target"] = np.nan
+    overall = pairs.accuracy(items).iloc[0]
+    assert (overall["n_pairs"], overall["n_triplets"], overall["n_unscored"]) == (2, 5, 1)
+    assert overall["pair_accuracy"] == pytest.approx(1 / 2)
+    with pytest.raises(ValueError, match="exactly two"):
+        pairs.accuracy(items.iloc[:5])
+
+
+def test_concepts_and_tuples():
+    items = hand_made()
+    concepts = pairs.concept_accuracy(items, min_count=4, n_resamples=50).set_index("concept")
+    # Sit and Stand are in p1 and p2 (4 triplets, 0 of 2 pairs right); Man in p0 and p1 (1 of 2)
+    assert concepts.loc["Sit", "accuracy"] == 0.0 and concepts.loc["Sit", "n_triplets"] == 4
+    assert concepts.loc["Sit", "label"] == "sitting" and concepts.loc["Sit", "kind"] == "predicate"
+    assert concepts.loc["Man", "accuracy"] == 0.5 and concepts.loc["Man", "kind"] == "noun"
+    assert concepts.loc["Man", "std"] > 0 and concepts.loc["Sit", "std"] == 0
+    assert "Woman" not in concepts.index and "Girl" not in concepts.index  # only 2 triplets each
+    tuples = pairs.tuple_accuracy(items, min_count=2).set_index(["target", "distractor"])
+    assert tuples.loc[("Stand", "Sit"), "accuracy"] == 0.5 and tuples.loc[("Sit", "Stand"), "accuracy"] == 0.5
+    assert len(tuples) == 2  # Man/Woman tuples have 1 triplet each
+    matrix = pairs.tuple_matrix(tuples.reset_index())
+    assert matrix.loc["Sit", "Stand"] == 0.5 and math.isnan(matrix.loc["Sit", "Sit"])
+
+
+class RandomScorer:
+    """Scores each candidate sentence with an independent uniform draw (an image-blind coin)."""
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+
+    def choose_text(self, images, candidates):
+        assert len(images) == len(candidates)
+        return self.rng.random((len(images), len(candidates[0])))
+
+
+def test_random_scorer_is_at_chance():
+    n_pairs = 4000
+    items = pd.DataFrame({"item_id": [str(i) for i in range(2 * n_pairs)],
+                          "pair_id": np.repeat(np.arange(n_pairs), 2), "image": "x.png",
+                          "sentence_target": "a", "sentence_distractor": "b", "pos": "object",
+                          "subject": "Man", "object": "Sit", "word_target": "Sit", "word_distractor": "Stand"})
+    items = items.join(score_triplets(RandomScorer(0), items).drop(columns="item_id"))
+    overall = pairs.accuracy(items).iloc[0]
+    assert overall["pair_accuracy"] == pytest.approx(pairs.PAIR_CHANCE, abs=0.025)
+    assert overall["triplet_accuracy"] == pytest.approx(pairs.TRIPLET_CHANCE, abs=0.025)
+
+
+def test_score_triplets_uses_choose_text_and_skips_missing_images():
+    seen = {}
+
+    class Recorder:
+        def choose_text(self, images, candidates):
+            seen["images"], seen["candidates"] = images, candidates
+            return np.array([[0.7, 0.3]] * len(images))
+
+    items = pd.DataFrame({"item_id": ["a", "b"], "image": ["i.png", None],
+                          "sentence_target": ["t1", "t2"], "sentence_distractor": ["d1", "d2"],
+                          "sentence_target_alt": ["T1", "T2"], "sentence_distractor_alt": ["D1", "D2"]})
+    scores = score_triplets(Recorder(), items, template="alt")
+    assert seen == {"images": ["i.png"], "candidates": [["T1", "D1"]]}
+    assert scores["s_target"].iloc[0] == 0.7 and np.isnan(scores["s_target"].iloc[1])
+    score_triplets(Recorder(), items, images=["crop.png", "crop2.png"])
+    assert seen["images"] == ["crop.png", "crop2.png"] and seen["candidates"][1] == ["t2", "d2"]
+
+
+# ----------------------------------------------------------------------------------------- confounds
+
+
+def test_box_geometry():
+    assert confounds.box_size([0.0, 0.0, 0.5, 0.4]) == pytest.approx(0.2)
+    assert confounds.centre_distance([0.25, 0.25, 0.5, 0.5]) == 0.0
+    assert confounds.centre_distance([0.0, 0.0, 0.2, 0.2]) == pytest.approx(math.hypot(0.4, 0.4))
+    assert confounds.pseudo_perplexity([math.log(0.5), math.log(0.5)]) == pytest.approx(2.0)
+
+
+def test_confound_table_recovers_a_built_in_size_preference():
+    rng = np.random.default_rng(0)
+    n = 300
+    w_t, w_d = rng.uniform(0.2, 0.5, n), rng.uniform(0.2, 0.5, n)
+    items = pd.DataFrame({"item_id": [str(i) for i in range(n)],
+                          "target_box": [[0.1, 0.1, w, 0.5] for w in w_t],
+                          "distractor_box": [[0.4, 0.3, w, 0.5] for w in w_d],
+                          "sentence_target": [f"t{i}" for i in range(n)],
+                          "sentence_distractor": [f"d{i}" for i in range(n)]})
+    # the model's preference follows the difference in box area, and nothing else
+    items["s_target"] = 0.5 + (w_t - w_d) * 0.5 + rng.normal(0, 0.01, n)
+    items["s_distractor"] = 0.5
+    perplexity = {**{f"t{i}": v for i, v in enumerate(rng.uniform(5, 50, n))},
+                  **{f"d{i}": v for i, v in enumerate(rng.uniform(5, 50, n))}}
+    table = confounds.confound_table(items, perplexity).set_index("factor")
+    assert table.loc["bounding box size", "r"] > 0.9 and table.loc["bounding box size", "p"] < 1e-6
+    assert abs(table.loc["perplexity", "r"]) < 0.2 and table.loc["perplexity", "n"] == n
+    assert list(table.index) == ["bounding box size", "distance from centre", "perplexity"]
+    assert math.isnan(confounds.pearson([1, 1, 1, 1], [1, 2, 3, 4])[0])
+
+
+class UnigramMLM:
+    """A masked LM that ignores context: every position predicts the same distribution; "glasses" is two pieces."""
+
+    probs = {"a": 0.4, "man": 0.2, "is": 0.2, "glass": 0.1, "##es": 0.05, "sitting": 0.03, "dog": 0.02}
+
+    def __init__(self):
+        self.texts = []
+
+    def word_pieces(self, word):
+        return ["glass", "##es"] if word == "glasses" else [word]
+
+    def fill_mask(self, texts, images=None, k=5):
+        self.texts.extend(texts)
+        ranked = sorted(self.probs.items(), key=lambda kv: -kv[1])[:k]
+        return [[ranked] * t.count("[MASK]") for t in texts]
+
+
+def test_sentence_perplexities_follow_the_true_pieces():
+    from probekit.data.prednoun import sentence_perplexities
+
+    lm = UnigramMLM()
+    ppl = sentence_perplexities(lm, ["a man is glasses", "a dog"], k=10)
+    assert "a man is [MASK] [MASK]" in lm.texts and "[MASK] dog" in lm.texts
+    assert ppl[0] == pytest.approx(math.exp(-np.mean(np.log([0.4, 0.2, 0.2, 0.1, 0.05]))))
+    assert ppl[1] == pytest.approx(math.exp(-np.mean(np.log([0.4, 0.02]))))
+    # a true piece outside the top k gets the k-th probability (an upper bound)
+    clipped = sentence_perplexities(UnigramMLM(), ["a dog"], k=3)
+    assert clipped[0] == pytest.approx(math.exp(-np.mean(np.log([0.4, 0.2]))))
+
+
+def test_accuracy_groups_by_run_with_bootstrap_interval():
+    items = pd.concat([hand_made().assign(model="a"), hand_made().assign(model="b", s_distractor=0.0)])
+    table = pairs.accuracy(items, by="model", n_resamples=200).set_index("model")
+    assert table.loc["a", "pair_accuracy"] == pytest.approx(1 / 3) and table.loc["b", "pair_accuracy"] == 1.0
+    assert table.loc["a", "ci_low"] <= 1 / 3 <= table.loc["a", "ci_high"] and table.loc["a", "ci_low"] < 0.34
+    assert table.loc["b", "ci_low"] == table.loc["b", "ci_high"] == 1.0
+
+
+def test_paper_tables_are_labelled_as_the_papers():
+    from probekit.data.prednoun import paper_table
+
+    t1 = paper_table(1).set_index("model")
+    assert t1.loc["CLIP (paper)", "full"] == 0.20 and t1.loc["ViLT (paper)", "cropped"] == 0.75
+    assert paper_table(8).set_index("model").loc["LXMERT (paper)", "full noun"] == 0.60
+    assert paper_table(7).set_index("model").loc["VinVL (paper)", "cropped"] == 0.74
+    assert len(paper_table(6)) == 10 and paper_table(6)["full"].max() == 0.21
+    t9 = paper_table(9).set_index(["model", "factor"])
+    assert t9.loc[("CLIP (paper)", "distance from centre"), "r"] == -0.24
+    with pytest.raises(ValueError, match="valid: 1, 6, 7, 8, 9"):
+        paper_table(2)
+
+
+def test_an_image_blind_scorer_gets_no_pair_right(eval_dir):
+    """Counter-balancing: a model that scores sentences without looking wins one triplet of a pair, never both."""
+
+    class Blind:
+        def choose_text(self, images, candidates):
+            return np.array([[len(t) + 0.01 * sum(map(ord, t)) for t in c] for c in candidates])
+
+    items = load_eval_set(eval_dir, limit=None, seed=0, split="eval")
+    scored = items.join(score_triplets(Blind(), items).drop(columns="item_id"))
+    result = pairs.accuracy(scored).iloc[0]
+    assert result["pair_accuracy"] == 0.0 and result["triplet_accuracy"] == 0.5

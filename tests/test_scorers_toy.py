@@ -1,0 +1,55 @@
+"""The shipped toy models, loaded through the registry, rank a matching caption above a wrong one on toy items."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from probekit.datasets import load_dataset
+from probekit.scorers import MASK, load_scorer
+from probekit.scorers.registry import TOY_CHECKPOINTS
+
+torch.set_num_threads(1)
+
+pytestmark = pytest.mark.skipif(not (TOY_CHECKPOINTS / "toy-vilt").is_dir() or not (TOY_CHECKPOINTS / "toy-clip").is_dir(),
+                                reason="toy checkpoints not built yet (probekit train-toy)")
+
+
+@pytest.fixture(scope="module")
+def noun_negatives(tmp_path_factory):
+    items = load_dataset("verbs", data_dir=tmp_path_factory.mktemp("data"), limit=90)
+    rows = items[items.subj_neg | items.obj_neg].reset_index(drop=True)
+    wrong = []
+    for r in rows.itertuples():
+        (s, _, o), (ns, _, no) = r.pos_triplet.split(","), r.neg_triplet.split(",")
+        old, new = (s, ns) if r.subj_neg else (o, no)
+        words = r.sentence.split()
+        at = len(words) - 1 - words[::-1].index(old) if r.obj_neg else words.index(old)
+        wrong.append(" ".join(words[:at] + [new] + words[at + 1:]))
+    rows["wrong_sentence"] = wrong
+    assert (rows.wrong_sentence != rows.sentence).all()
+    return rows
+
+
+@pytest.mark.parametrize("name", ["toy-clip", "toy-vilt"])
+def test_toy_model_prefers_the_matching_caption_and_image(name, noun_negatives, tmp_path):
+    s = load_scorer(name, device="cpu", cache_dir=tmp_path)
+    rows = noun_negatives
+    texts = s.choose_text(list(rows.pos_image), [[a, b] for a, b in zip(rows.sentence, rows.wrong_sentence)])
+    imgs = s.choose_image([[a, b] for a, b in zip(rows.pos_image, rows.neg_image)], list(rows.sentence))
+    text_acc, image_acc = (texts[:, 0] > texts[:, 1]).mean(), (imgs[:, 0] > imgs[:, 1]).mean()
+    assert text_acc >= 0.85 and image_acc >= 0.85, (name, len(rows), text_acc, image_acc)
+
+
+def test_toy_vilt_and_toy_bert_fill_masks_with_toy_words(noun_negatives, tmp_path):
+    r = noun_negatives.iloc[0]
+    subject = r.pos_triplet.split(",")[0]
+    masked = r.sentence.replace(subject, MASK, 1)
+    vilt = load_scorer("toy-vilt", device="cpu", cache_dir=tmp_path)
+    bert = load_scorer("toy-bert", device="cpu", cache_dir=tmp_path)
+    with_image = vilt.fill_mask([masked], [r.pos_image], k=5)[0][0]
+    blind = bert.fill_mask([masked], k=5)[0][0]
+    for top in (with_image, blind):
+        assert len(top) == 5 and all(w and not w.startswith("[") for w, _ in top[:1])
+    assert vilt.word_pieces(subject) == [subject]

@@ -1,0 +1,108 @@
+"""The toy world's generators: deterministic, schema-valid, split-disjoint, and their annotations are exact."""
+
+import os
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from probekit.datasets import SCHEMAS, load_dataset
+from probekit.toyworld.vocab import ANTONYMS, OBJECTS
+
+PROBES = list(SCHEMAS)
+IMAGE_COLS = {"verbs": ["pos_image", "neg_image"], "prednoun": ["image"], "masking": ["image"],
+              "probe-r": ["image"], "probe-c": ["image_0", "image_1"], "probe-b": ["image", "mask"],
+              "classify": ["image"]}
+
+
+def _files(df, probe):
+    return sorted({p for c in IMAGE_COLS[probe] for p in df[c]})
+
+
+@pytest.mark.parametrize("probe", PROBES)
+def test_schema_and_files(tmp_path, probe):
+    df = load_dataset(probe, "toy", data_dir=tmp_path, limit=12, seed=1)
+    assert len(df) == 12 and set(SCHEMAS[probe]) <= set(df.columns)
+    for path in _files(df, probe):
+        assert path.startswith(str(tmp_path.resolve() / "toy" / probe))
+        assert Image.open(path).size == (64, 64)
+
+
+@pytest.mark.parametrize("probe", PROBES)
+def test_deterministic_and_reused(tmp_path, probe):
+    a = load_dataset(probe, data_dir=tmp_path / "a", limit=10, seed=3)
+    b = load_dataset(probe, data_dir=tmp_path / "b", limit=10, seed=3)
+    roots = [str((tmp_path / d).resolve()) for d in "ab"]
+    strip = lambda df: df.map(lambda v: str(v).replace(roots[0], "").replace(roots[1], ""))
+    assert strip(a).equals(strip(b))
+    fa, fb = _files(a, probe), _files(b, probe)
+    assert all(open(x, "rb").read() == open(y, "rb").read() for x, y in zip(fa, fb))
+    mtimes = [os.stat(p).st_mtime_ns for p in fa]
+    load_dataset(probe, data_dir=tmp_path / "a", limit=10, seed=3)
+    assert mtimes == [os.stat(p).st_mtime_ns for p in fa]
+    other = load_dataset(probe, data_dir=tmp_path / "a", limit=10, seed=4)
+    assert not strip(other).equals(strip(a))
+
+
+@pytest.mark.parametrize("probe", PROBES)
+def test_train_and_eval_disjoint(tmp_path, probe):
+    ev = load_dataset(probe, data_dir=tmp_path, limit=30, split="eval")
+    tr = load_dataset(probe, data_dir=tmp_path, limit=30, split="train")
+    assert not set(_files(ev, probe)) & set(_files(tr, probe))
+
+
+def test_bad_split(tmp_path):
+    with pytest.raises(ValueError, match="split"):
+        load_dataset("verbs", data_dir=tmp_path, limit=2, split="test")
+
+
+def test_verbs_negatives_differ_in_one_slot(tmp_path):
+    df = load_dataset("verbs", data_dir=tmp_path, limit=40)
+    assert (df[["subj_neg", "verb_neg", "obj_neg"]].sum(axis=1) == 1).all()
+    for _, r in df.iterrows():
+        pos, neg = r.pos_triplet.split(","), r.neg_triplet.split(",")
+        diff = [i for i in range(3) if pos[i] != neg[i]]
+        assert diff == [[r.subj_neg, r.verb_neg, r.obj_neg].index(True)]
+        assert r.verb == pos[1]
+
+
+def test_prednoun_counterbalanced(tmp_path):
+    df = load_dataset("prednoun", data_dir=tmp_path, limit=20)
+    for k in range(0, len(df), 2):
+        a, b = df.iloc[k], df.iloc[k + 1]
+        assert a.pair_id == b.pair_id and a.image != b.image
+        assert (a.sentence_target, a.sentence_distractor) == (b.sentence_distractor, b.sentence_target)
+        assert a.word_target in a.sentence_target and a.word_distractor in a.sentence_distractor
+        assert a.target_box != a.distractor_box
+
+
+def test_masking_span_and_box(tmp_path):
+    df = load_dataset("masking", data_dir=tmp_path, limit=30)
+    from probekit.toymodels.evaluate import LEMMA
+    for _, r in df.iterrows():
+        assert LEMMA[r.sentence[r.verb_start:r.verb_end]] == r.verb
+        x, y, w, h = r.subject_box
+        assert 0 <= x < 1 and 0 <= y < 1 and w > 0 and h > 0
+
+
+def test_probe_c_swaps(tmp_path):
+    df = load_dataset("probe-c", data_dir=tmp_path, limit=20)
+    for _, r in df.iterrows():
+        w0, w1 = r.caption_0.split(), r.caption_1.split()
+        changed = [(a, b) for a, b in zip(w0, w1) if a != b]
+        assert len(changed) == 1
+        if r.split == "composition":
+            assert ANTONYMS[changed[0][0]] == changed[0][1]
+        else:
+            assert set(changed[0]) <= set(OBJECTS)
+
+
+def test_probe_b_masks_cover_objects_only(tmp_path):
+    df = load_dataset("probe-b", data_dir=tmp_path, limit=10)
+    assert df.attrs["classes"] == OBJECTS
+    scenes = list((tmp_path / "toy" / "probe-b" / "scenes").glob("*.png"))
+    assert len(scenes) >= 4 and str(scenes[0].parent.resolve()) == df.attrs["scene_dir"]
+    for _, r in df.iterrows():
+        m = np.asarray(Image.open(r["mask"])) > 0
+        assert 0 < m.sum() < m.size * len(r.labels) / 16 + 1   # each object lies within its 16x16 cell
+        assert r.single_object == (len(r.labels) == 1) and (r.target in r.labels or r.target is None)
