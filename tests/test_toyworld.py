@@ -66,6 +66,19 @@ def test_verbs_negatives_differ_in_one_slot(tmp_path):
         assert r.verb == pos[1]
 
 
+def test_verbs_subject_boxes_cover_a_drawn_subject(tmp_path):
+    import numpy as np
+    from PIL import Image
+    df = load_dataset("verbs", data_dir=tmp_path, limit=12)
+    for _, r in df.iterrows():
+        for side in ("pos", "neg"):
+            img = np.asarray(Image.open(r[f"{side}_image"]).convert("RGB"))
+            x, y, w, h = r[f"{side}_subject_box"]
+            H, W = img.shape[:2]
+            cell = img[round(y * H):round((y + h) * H), round(x * W):round((x + w) * W)]
+            assert cell.size and len(np.unique(cell.reshape(-1, 3), axis=0)) > 1  # not a flat background
+
+
 def test_prednoun_counterbalanced(tmp_path):
     df = load_dataset("prednoun", data_dir=tmp_path, limit=20)
     for k in range(0, len(df), 2):

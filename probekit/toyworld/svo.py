@@ -1,5 +1,7 @@
 """Toy verb understanding (SVO-Probes' schema): a sentence, its positive image, and subject-, verb- and
-object-negative images, each an image of a plausible triplet that differs from the sentence in one slot."""
+object-negative images, each an image of a plausible triplet that differs from the sentence in one slot.
+Beyond the schema, ``pos_subject_box``/``neg_subject_box`` give each image's exact subject box (the guided
+masking chapter ablates it); real data gets these boxes from a detector."""
 
 from __future__ import annotations
 
@@ -41,6 +43,7 @@ def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.D
                 item_id=f"verbs-{split}-{seed}-{k:05d}-{kind}", sentence=svo_caption(s, v, o, progressive),
                 pos_triplet=f"{s},{v},{o}", neg_triplet=f"{ns},{nv},{no}", pos_image_id=pos.digest(),
                 neg_image_id=neg.digest(), pos_image=str(pos_path), neg_image=str(image_path(neg, folder)),
-                subj_neg=kind == "subj", verb_neg=kind == "verb", obj_neg=kind == "obj", verb=v))
+                subj_neg=kind == "subj", verb_neg=kind == "verb", obj_neg=kind == "obj", verb=v,
+                pos_subject_box=pos.entities[0].box(), neg_subject_box=neg.entities[0].box()))
         k += 1
     return frame(rows, n)
