@@ -21,6 +21,7 @@ import shutil
 import tempfile
 import time
 import tokenize
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -356,6 +357,20 @@ def _shell(value: Any) -> str:
     return text if re.fullmatch(r"[\w.,:/+-]+", text) else "'" + text.replace("'", "'\\''") + "'"
 
 
+@contextmanager
+def _no_progress_bars_in_page():
+    """The kernel inherits PROBEKIT_PROGRESS=0: a bar's every refresh would be an output of the rendered page."""
+    saved = os.environ.get("PROBEKIT_PROGRESS")
+    os.environ["PROBEKIT_PROGRESS"] = "0"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("PROBEKIT_PROGRESS", None)
+        else:
+            os.environ["PROBEKIT_PROGRESS"] = saved
+
+
 def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | None = None,
             progress: bool = True, log=print) -> Path:
     """Execute ``chapter`` with validated ``params`` (see ``resolve``) into ``book/chapters/<chapter>.ipynb``.
@@ -380,8 +395,9 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
         inp, done = Path(tmp) / "source.ipynb", Path(tmp) / f"{chapter}.ipynb"
         nbformat.write(nb, inp)
         try:
-            papermill.execute_notebook(str(inp), str(done), parameters=params, kernel_name="python3",
-                                       progress_bar=progress, cwd=str(root), request_save_on_cell_execute=False)
+            with _no_progress_bars_in_page():
+                papermill.execute_notebook(str(inp), str(done), parameters=params, kernel_name="python3",
+                                           progress_bar=progress, cwd=str(root), request_save_on_cell_execute=False)
         except PapermillExecutionError as err:
             failed = root / "_build" / "failed" / f"{chapter}.ipynb"
             failed.parent.mkdir(parents=True, exist_ok=True)

@@ -129,7 +129,7 @@ def derive_probe_b(items: pd.DataFrame, fillers: Sequence[str], data_dir, seed: 
     rows = []
     records = items.to_dict("records")
     try:
-        from tqdm.auto import tqdm
+        from .progress import bar as tqdm
         bar = tqdm(total=len(records) * len(fillers), desc="Probe-B fillers", disable=not progress)
     except ImportError:  # pragma: no cover
         bar = None

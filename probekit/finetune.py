@@ -146,7 +146,7 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
     """Fine-tune the CLIPModel at ``base`` (hub id or directory) on ``triplets``; save it (with the base's
     tokenizer and image processor and a ``finetune.json`` of settings and losses) in ``out_dir``."""
     from PIL import Image
-    from tqdm.auto import tqdm
+    from .progress import bar as tqdm
 
     torch.manual_seed(config.seed)
     model, tokenizer, processor = _load(base)

@@ -28,6 +28,22 @@ def _selected_chapters() -> list[str]:
     return [c for c in ch.CHAPTERS if not wanted or c in wanted.split(",")]
 
 
+
+def notebook_text(nb) -> str:
+    """Everything an executed notebook shows as text: markdown, HTML and plain outputs and streams."""
+    texts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            texts.append(str(data.get("text/markdown", "")) + str(data.get("text/html", ""))
+                         + str(data.get("text/plain", "")) + str(out.get("text", "")))
+    return "\n".join(texts)
+
+
+def notebook_images(nb) -> int:
+    """How many PNG figures an executed notebook shows."""
+    return sum("image/png" in out.get("data", {}) for cell in nb.cells for out in cell.get("outputs", []))
+
 def copy_project(dest: Path, *, with_outputs: Path | None = None) -> Path:
     """A copy of this repository's book project in ``dest`` (see ``probekit.book.copy_project``)."""
     return bk.copy_project(REPO, dest, with_outputs=with_outputs)

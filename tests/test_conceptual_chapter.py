@@ -4,29 +4,14 @@ with other parameters."""
 import re
 
 import nbformat
-from nbformat import NotebookNode
 
 from probekit import chapters as ch
-from conftest import copy_project, toy_params
-
-
-def _outputs(nb: NotebookNode) -> str:
-    text = []
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            data = out.get("data", {})
-            text.append(data.get("text/markdown", "") + data.get("text/html", "") + data.get("text/plain", "")
-                        + out.get("text", ""))
-    return "\n".join(text)
-
-
-def _images(nb: NotebookNode) -> int:
-    return sum("image/png" in out.get("data", {}) for cell in nb.cells for out in cell.get("outputs", []))
+from conftest import notebook_text, notebook_images, copy_project, toy_params
 
 
 def test_conceptual_chapter_shows_every_probe_the_paper_and_the_patching_sweep(executed_chapter, executed_book):
     nb = executed_chapter("conceptual")
-    text = _outputs(nb)
+    text = notebook_text(nb)
     # Probe-R: every comparison kind for both toy models, with bootstrap intervals, and the paper's Table 3
     for kind in ("predicate_swap", "subject_swap", "subject_only"):
         assert kind in text
@@ -46,7 +31,7 @@ def test_conceptual_chapter_shows_every_probe_the_paper_and_the_patching_sweep(e
     assert "general top1" in text and "Probe-R predicate_swap mu_c" in text
     assert "The paper's Table 2" in text and "74.63" in text
     assert re.search(r"Fine-tuning \*\*both encoders \(VT\)\*\*: predicate-swap μ\(c\) goes from \d+\.\d%", text)
-    assert _images(nb) >= 6
+    assert notebook_images(nb) >= 6
     html = (executed_book / "html" / "book" / "chapters" / "conceptual.html").read_text()
     assert "Probe-R" in html and "toy-clip" in html and "<img" in html
 
@@ -57,7 +42,7 @@ def test_conceptual_chapter_reruns_with_other_fillers_and_no_finetuning(tmp_path
     params = {**params["conceptual"], **ch.resolve(project, "conceptual", {"fillers": "gray", "finetune_model": "",
                                                                             "limit": 24})}
     out = ch.execute(project, "conceptual", params, progress=False, log=lambda m: None)
-    text = _outputs(nbformat.read(out, as_version=4))
+    text = notebook_text(nbformat.read(out, as_version=4))
     assert "Fine-tuning skipped" in text
     table = text[text.index("background removed (multi-object images)"):text.index("The paper's Table 8")]
     assert "gray" in table and "black" not in table and "noise" not in table

@@ -4,7 +4,6 @@ every image is already where the loader looks)."""
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
 from PIL import Image
 

@@ -2,26 +2,13 @@
 
 import re
 
-from nbformat import NotebookNode
 
-
-def _outputs(nb: NotebookNode) -> str:
-    text = []
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            data = out.get("data", {})
-            text.append(data.get("text/markdown", "") + data.get("text/html", "") + data.get("text/plain", "")
-                        + out.get("text", ""))
-    return "\n".join(text)
-
-
-def _images(nb: NotebookNode) -> int:
-    return sum("image/png" in out.get("data", {}) for cell in nb.cells for out in cell.get("outputs", []))
+from conftest import notebook_text, notebook_images
 
 
 def test_masking_chapter_reports_accuracy_drops_examples_and_itm(executed_chapter, executed_book):
     nb = executed_chapter("masking")
-    text = _outputs(nb)
+    text = notebook_text(nb)
     # our accuracy table: every condition, with a bootstrap interval and n, for the toy ViLT
     assert "Top-5 verb accuracy, ours" in text
     for label in ("Guided masking", "Vision ablation", "Masking whole image", "BERT (text only)"):
@@ -34,6 +21,6 @@ def test_masking_chapter_reports_accuracy_drops_examples_and_itm(executed_chapte
     assert "ITM accuracy, ours" in text
     # discussion computed from the numbers names the model and its full-image accuracy
     assert re.search(r"\*\*toy-vilt\*\* finds the verb among its top 5 in \d+\.\d% of captions", text)
-    assert _images(nb) >= 2   # the accuracy figure and the examples
+    assert notebook_images(nb) >= 2   # the accuracy figure and the examples
     html = (executed_book / "html" / "book" / "chapters" / "masking.html").read_text()
     assert "Guided masking" in html and "toy-vilt" in html and "<img" in html

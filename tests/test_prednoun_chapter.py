@@ -4,20 +4,12 @@ from __future__ import annotations
 
 import re
 
-
-def _outputs(nb) -> str:
-    texts = []
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            data = out.get("data", {})
-            texts.append(str(data.get("text/markdown", "")) + str(data.get("text/html", ""))
-                         + str(data.get("text/plain", "")) + str(out.get("text", "")))
-    return "\n".join(texts)
+from conftest import notebook_text
 
 
 def test_chapter_reports_every_model_beside_the_paper(executed_chapter):
     nb = executed_chapter("prednoun")
-    text = _outputs(nb)
+    text = notebook_text(nb)
     params = next(c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", []))
     assert "min_concept_count" in params.source and "perplexity_model" in params.source
     for model in ("toy-vilt", "toy-clip"):

@@ -28,7 +28,7 @@ from typing import Mapping
 
 import pandas as pd
 from PIL import Image
-from tqdm import tqdm
+from ..progress import bar as tqdm
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp", ".tif", ".tiff")
 MANIFEST = "manifest.csv"

@@ -112,7 +112,7 @@ def detect_subject_boxes(images, queries, cache_file, *, model_id: str = OWLVIT,
     or the image is missing.  Boxes are read from / appended to ``cache_file``; the detector (``detector`` =
     (model, processor), else loaded from ``model_id``) is loaded only when some pair is not cached yet."""
     from PIL import Image
-    from tqdm.auto import tqdm
+    from ..progress import bar as tqdm
 
     cache = DetectionCache(cache_file)
     keys = [(None if im is None or im != im else str(im), q) for im, q in zip(images, queries)]

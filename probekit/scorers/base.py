@@ -15,13 +15,12 @@ unreadable images, progress bars, choice softmaxes) lives here, once.
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any, Sequence
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from ..progress import bar
 
 from probekit import images as imgs
 from probekit.cache import NullCache, ScoreCache, item_key, model_fingerprint
@@ -38,8 +37,7 @@ class CapabilityError(Exception):
 
 
 def _progress(total: int, batch_size: int, desc: str):
-    disable = total <= max(2 * batch_size, 100) or os.environ.get("PROBEKIT_PROGRESS", "1") == "0"
-    return tqdm(total=total, desc=desc, unit="it", disable=disable, leave=False)
+    return bar(total=total, desc=desc, disable=total <= max(2 * batch_size, 100), leave=False)
 
 
 class Scorer:

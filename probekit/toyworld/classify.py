@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from .items import frame, target_size
-from .sample import choice, in_split, objects_scene, random_object, rng_for, toy_dir
+from .sample import in_split, objects_scene, random_object, rng_for, toy_dir
 from .scene import image_path
 from .vocab import OBJECTS
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from .scene import Entity, Scene
-from .vocab import (AGENT_SCENE, AGENTS, COLOURS, GRID, OBJECTS, PATTERNS, PLAUSIBLE_OBJECTS, PLAUSIBLE_SUBJECTS,
+from .vocab import (AGENT_SCENE, COLOURS, GRID, OBJECTS, PATTERNS, PLAUSIBLE_OBJECTS, PLAUSIBLE_SUBJECTS,
                     POSES, SCENES, SIZES, TYPICAL_SCENE, TYPICAL_SCENE_P, VERBS, article)
 
 SPLITS = ("train", "eval")

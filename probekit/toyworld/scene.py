@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from .vocab import AGENTS, CELL, COLOURS, GRID, IMAGE_SIZE
+from .vocab import AGENTS, COLOURS, GRID, IMAGE_SIZE
 
 EVAL_SHARE = 5  # one scene in EVAL_SHARE (by content hash) belongs to the evaluation split
 

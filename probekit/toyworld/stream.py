@@ -18,7 +18,7 @@ from PIL import Image
 from .sample import (agents_scene, choice, in_split, np_, object_caption, objects_scene, pose_caption, random_object,
                      sample_svo, svo_caption, svo_scene)
 from .scene import render
-from .vocab import AGENTS, ANTONYMS, COLOURS, IMAGE_SIZE, OBJECTS, POSES, SCENES, VERBS
+from .vocab import AGENTS, ANTONYMS, IMAGE_SIZE, OBJECTS, POSES, SCENES, VERBS
 
 KINDS = {"svo": 0.32, "pose_pair": 0.22, "object": 0.14, "agent": 0.08, "objects": 0.1, "crop": 0.14}
 
@@ -138,6 +138,6 @@ def pool(n: int, seed: int = 0, progress: bool = False) -> list[Example]:
     rng = np.random.default_rng([int(seed), 7919])
     it = range(n)
     if progress:
-        from tqdm.auto import tqdm
+        from ..progress import bar as tqdm
         it = tqdm(it, desc="toy training images", unit="img")
     return [example(rng) for _ in it]
