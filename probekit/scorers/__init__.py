@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from probekit.scorers.base import MASK, CapabilityError, Scorer
+from probekit.scorers.heads import can_answer, head_for
 from probekit.scorers.registry import FAMILIES, FAMILY_CAPABILITIES, FAMILY_HEADS, REGISTRY, ModelSpec, \
     list_models, resolve_source
 
@@ -72,4 +73,4 @@ def load_scorer(name_or_path: str | os.PathLike, family: str | None = None, devi
 
 
 __all__ = ["load_scorer", "list_models", "MASK", "CapabilityError", "UnknownModelError", "REGISTRY", "FAMILIES",
-           "FAMILY_CAPABILITIES", "Scorer", "ModelSpec"]
+           "FAMILY_CAPABILITIES", "Scorer", "ModelSpec", "head_for", "can_answer"]

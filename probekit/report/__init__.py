@@ -1,0 +1,13 @@
+"""The report layer: result rows -> what a reader sees (tables, figures, discussion sentences).
+
+Nothing below this layer formats numbers for people or draws; nothing here computes a metric.
+"""
+
+from probekit.report.figures import bar_ci, heatmap, paper_vs_ours, theme
+from probekit.report.format import cell, counts, number, pct, render_claim, render_claims, table
+from probekit.report.show import show_claims, show_figure, show_table, show_text
+
+theme()
+
+__all__ = ["bar_ci", "heatmap", "paper_vs_ours", "theme", "cell", "counts", "number", "pct", "render_claim",
+           "render_claims", "table", "show_claims", "show_figure", "show_table", "show_text"]

@@ -1,0 +1,36 @@
+"""Putting tables, figures, text and discussions on a chapter's page (IPython display), one style for all."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import Markdown, display
+
+from probekit.report.format import render_claims
+
+TABLE_CLASS = "probekit-table"
+
+
+def show_table(table: pd.DataFrame, caption: str | None = None) -> None:
+    """A table in the book's one table style (caption above, index bold, no row striping by pandas)."""
+    styler = table.style.set_table_attributes(f'class="{TABLE_CLASS}"')
+    if caption:
+        styler = styler.set_caption(caption)
+    styler = styler.set_table_styles([{"selector": "caption", "props": "caption-side: top; text-align: left;"},
+                                      {"selector": "th.row_heading", "props": "font-weight: bold;"}], overwrite=False)
+    display(styler)
+
+
+def show_figure(fig) -> None:
+    """Show a figure once and release it (a returned figure is not drawn a second time)."""
+    display(fig)
+    plt.close(fig)
+
+
+def show_text(text: str) -> None:
+    display(Markdown(text))
+
+
+def show_claims(claims) -> None:
+    """The discussion: each claim's sentence as a bullet."""
+    display(Markdown(render_claims(claims) if claims else "*Nothing to state: no model was scored.*"))

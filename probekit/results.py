@@ -1,0 +1,156 @@
+"""The one shape of every result in probekit: tidy rows of :data:`COLUMNS`, and what a study returns.
+
+Every metric returns rows of this schema, the papers' reported numbers are rows of it (``source`` names the
+paper), and every chapter saves its rows beside its notebook for the summary page.
+
+=========  =====================================================================================================
+column     meaning
+=========  =====================================================================================================
+study      the chapter: ``verbs``, ``prednoun``, ``masking``, ``conceptual``
+probe      the probe or table inside the study (e.g. ``svo``, ``probe-r``, ``table1``)
+model      registry name (ours) or the paper's model name (``source`` != ``ours``)
+condition  how the input was changed (e.g. ``full``, ``cropped``, ``subject ablated``, a filler); ``""`` if none
+subset     which items (e.g. a negative type, a verb, a concept, ``all``)
+metric     what was computed (e.g. ``pos``, ``neg``, ``avg``, ``pairwise``, ``pair_accuracy``, ``group``, ``r``)
+value      the number, as a fraction for accuracies and probabilities (percent only in the report layer)
+ci_low     lower end of its 95% interval (NaN when there is none, e.g. a paper's number)
+ci_high    upper end of its 95% interval
+n          how many units the value is computed over (NaN/-1 unknown: a paper's number without its count)
+chance     what a model answering at random gets (NaN where the metric has no chance level)
+source     ``ours``, or the paper the row is copied from (e.g. ``Hendricks & Nematzadeh 2021, Table 4``)
+=========  =====================================================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+COLUMNS = ["study", "probe", "model", "condition", "subset", "metric", "value", "ci_low", "ci_high", "n",
+           "chance", "source"]
+KEYS = ["study", "probe", "model", "condition", "subset", "metric", "source"]
+OURS = "ours"
+_TEXT = ["study", "probe", "model", "condition", "subset", "metric", "source"]
+_FLOAT = ["value", "ci_low", "ci_high", "chance"]
+
+
+class SchemaError(ValueError):
+    """Rows that do not fit the result schema; the message names the column and the fix."""
+
+
+def row(*, study: str, probe: str, model: str, metric: str, value: float, condition: str = "", subset: str = "all",
+        ci: tuple[float, float] = (np.nan, np.nan), n: int | float = np.nan, chance: float = np.nan,
+        source: str = OURS) -> dict:
+    """One result row as a dict (keyword-only, so a call names every field it sets)."""
+    return dict(study=study, probe=probe, model=model, condition=condition, subset=subset, metric=metric,
+                value=float(value), ci_low=float(ci[0]), ci_high=float(ci[1]), n=n, chance=float(chance),
+                source=source)
+
+
+def frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, **defaults: Any) -> pd.DataFrame:
+    """Rows -> a validated DataFrame with exactly :data:`COLUMNS` in order.
+
+    ``defaults`` fill columns the rows do not set (e.g. ``study="verbs"``); a column still missing, an unknown
+    column, a non-numeric value or an interval that does not hold its value raises :class:`SchemaError`.
+    """
+    df = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+    for key, value in defaults.items():
+        if key not in df.columns:
+            df[key] = value
+        else:
+            df[key] = df[key].fillna(value) if value is not None else df[key]
+    for key, value in (("condition", ""), ("subset", "all"), ("ci_low", np.nan), ("ci_high", np.nan),
+                       ("n", np.nan), ("chance", np.nan), ("source", OURS)):
+        if key not in df.columns:
+            df[key] = value
+    missing = [c for c in COLUMNS if c not in df.columns]
+    extra = [c for c in df.columns if c not in COLUMNS]
+    if missing:
+        raise SchemaError(f"result rows lack column(s) {missing}; every metric row needs {COLUMNS}")
+    if extra:
+        raise SchemaError(f"result rows have column(s) {extra} outside the schema {COLUMNS}; keep per-item "
+                          "details in StudyResult.data, not in the rows")
+    df = df[COLUMNS].reset_index(drop=True)
+    for c in _TEXT:
+        df[c] = df[c].fillna("").astype(str)
+    for c in _FLOAT + ["n"]:
+        try:
+            df[c] = pd.to_numeric(df[c]).astype(float)
+        except (TypeError, ValueError) as err:
+            raise SchemaError(f"result column {c!r} must be numeric ({err})") from None
+    bad = df[(df["ci_low"] > df["value"] + 1e-9) | (df["ci_high"] < df["value"] - 1e-9)]
+    if len(bad):
+        r = bad.iloc[0]
+        raise SchemaError(f"interval [{r.ci_low}, {r.ci_high}] does not hold value {r.value} "
+                          f"({r.study}/{r.probe}/{r.model}/{r.condition}/{r.subset}/{r.metric})")
+    return df
+
+
+def empty() -> pd.DataFrame:
+    return frame([])
+
+
+def concat(parts: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """Several row frames -> one validated frame."""
+    parts = [p for p in parts if p is not None and len(p)]
+    return frame(pd.concat(parts, ignore_index=True)) if parts else empty()
+
+
+def select(rows: pd.DataFrame, **where: Any) -> pd.DataFrame:
+    """Rows whose columns equal the given values (a list/tuple/set value means "one of")."""
+    mask = pd.Series(True, index=rows.index)
+    for key, value in where.items():
+        if key not in rows.columns:
+            raise SchemaError(f"select: no column {key!r}; columns are {list(rows.columns)}")
+        mask &= rows[key].isin(list(value)) if isinstance(value, (list, tuple, set, frozenset)) else rows[key] == value
+    return rows[mask]
+
+
+def one(rows: pd.DataFrame, **where: Any) -> pd.Series:
+    """The single row matching ``where``; a clear error when none or several match."""
+    found = select(rows, **where)
+    if len(found) != 1:
+        raise KeyError(f"{len(found)} result rows match {where}; expected exactly one")
+    return found.iloc[0]
+
+
+def save(rows: pd.DataFrame, path: str | Path) -> Path:
+    """Write rows as parquet (atomically: a reader never sees half a file)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.partial")
+    frame(rows).to_parquet(tmp, index=False)
+    tmp.replace(path)
+    return path
+
+
+def load(path: str | Path) -> pd.DataFrame:
+    return frame(pd.read_parquet(path))
+
+
+@dataclass
+class StudyResult:
+    """What ``probekit.studies.<study>.run`` returns.
+
+    ``rows``: every number of the study in the result schema, ours and the papers'.
+    ``data``: what figures and example panels need beyond the rows (per-item tables, image paths, matrices).
+    ``facts``: counts and settings the page states (dataset sizes, skipped items, which head scored what).
+    ``claims``: the discussion's sentences, each a :class:`probekit.claims.Claim` computed from ``rows``.
+    """
+
+    study: str
+    params: dict[str, Any]
+    rows: pd.DataFrame
+    data: dict[str, Any] = field(default_factory=dict)
+    facts: dict[str, Any] = field(default_factory=dict)
+    claims: list = field(default_factory=list)
+
+    def ours(self) -> pd.DataFrame:
+        return self.rows[self.rows["source"] == OURS]
+
+    def reported(self) -> pd.DataFrame:
+        return self.rows[self.rows["source"] != OURS]

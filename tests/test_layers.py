@@ -1,0 +1,95 @@
+"""The package's layering, scorers -> data -> metrics -> papers -> studies -> report -> book, holds for every
+import (module-level or inside a function): no module imports one above it.  And no module is over ~300 lines."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "probekit"
+
+# lowest first; a module may import its own layer and the ones below it
+LAYERS = [
+    {"probekit", "probekit.progress", "probekit.stats", "probekit.results", "probekit.claims", "probekit.device",
+     "probekit.cache", "probekit.images"},
+    {"probekit.scorers"},
+    {"probekit.toyworld", "probekit.data", "probekit.datasets", "probekit.ablation", "probekit.fillers"},
+    {"probekit.metrics"},
+    {"probekit.papers"},
+    {"probekit.studies", "probekit.finetune", "probekit.toymodels"},
+    {"probekit.report"},
+    {"probekit.book", "probekit.chapters", "probekit.cli"},
+]
+MAX_LINES = 300
+
+
+def _layer(module: str) -> int:
+    best = None
+    for i, names in enumerate(LAYERS):
+        for name in names:
+            if module == name or (name != "probekit" and module.startswith(name + ".")):
+                if best is None or len(name) > len(best[1]):
+                    best = (i, name)
+    if best is None:
+        raise AssertionError(f"module {module} is in no layer of tests/test_layers.py: add it where it belongs")
+    return best[0]
+
+
+def _modules():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        yield ".".join(parts), path
+
+
+def _imports(module: str, path: Path):
+    is_pkg = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("probekit"):
+                    yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                base = base if is_pkg else base[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("probekit"):
+                if node.module is None or target == "probekit":  # "from probekit import x": x may be a module
+                    for alias in node.names:
+                        yield node.lineno, f"{target}.{alias.name}"
+                else:
+                    yield node.lineno, target
+
+
+def test_no_module_imports_a_layer_above_it():
+    bad = []
+    for module, path in _modules():
+        own = _layer(module)
+        for line, target in _imports(module, path):
+            try:
+                other = _layer(target)
+            except AssertionError:
+                other = _layer(target.rsplit(".", 1)[0])
+            if other > own:
+                bad.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target} (layer {other} > {own})")
+    assert not bad, "imports against the layering:\n" + "\n".join(bad)
+
+
+def test_modules_are_small():
+    big = [f"{path.relative_to(PACKAGE.parent)}: {n} lines" for _, path in _modules()
+           if (n := len(path.read_text().splitlines())) > MAX_LINES]
+    assert not big, f"modules over {MAX_LINES} lines (split them by what they hold):\n" + "\n".join(big)
+
+
+@pytest.mark.parametrize("module,layer", [("probekit.scorers.base", 1), ("probekit.metrics.itm", 3),
+                                          ("probekit.studies.verbs", 5), ("probekit.cli", 7)])
+def test_layer_lookup(module, layer):
+    assert _layer(module) == layer
