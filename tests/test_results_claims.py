@@ -1,0 +1,130 @@
+"""The result schema, the claim verdicts and their rendering, on hand-made rows."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from probekit import claims as C
+from probekit import papers, results as R
+from probekit.report import format as F
+
+
+def _r(value, low, high, metric="acc", chance=0.5, n=100, **kw):
+    return R.row(study="s", probe="p", model=kw.pop("model", "m"), metric=metric, value=value, ci=(low, high),
+                 n=n, chance=chance, **kw)
+
+
+def test_frame_fills_defaults_orders_columns_and_types():
+    df = R.frame([{"study": "s", "probe": "p", "model": "m", "metric": "acc", "value": 0.5, "n": 3}])
+    assert list(df.columns) == R.COLUMNS
+    row = df.iloc[0]
+    assert (row.condition, row.subset, row.source) == ("", "all", "ours")
+    assert math.isnan(row.ci_low) and math.isnan(row.chance) and row.n == 3.0
+
+
+@pytest.mark.parametrize("bad,word", [
+    ({"study": "s", "probe": "p", "model": "m", "value": 0.5}, "metric"),                       # missing column
+    ({"study": "s", "probe": "p", "model": "m", "metric": "a", "value": 0.5, "lo": 0.1}, "lo"),  # unknown column
+    ({"study": "s", "probe": "p", "model": "m", "metric": "a", "value": "high"}, "value"),       # not numeric
+    ({"study": "s", "probe": "p", "model": "m", "metric": "a", "value": 0.9, "ci_low": 0.1, "ci_high": 0.5},
+     "does not hold"),                                                                         # interval misses value
+])
+def test_frame_rejects_rows_outside_the_schema(bad, word):
+    with pytest.raises(R.SchemaError, match=word):
+        R.frame([bad])
+
+
+def test_select_one_save_load_roundtrip(tmp_path):
+    rows = R.frame([_r(0.6, 0.5, 0.7, model="a"), _r(0.4, 0.3, 0.5, model="b")])
+    assert list(R.select(rows, model=["b"])["value"]) == [0.4]
+    assert R.one(rows, model="a").value == 0.6
+    with pytest.raises(KeyError, match="2 result rows"):
+        R.one(rows, study="s")
+    path = R.save(rows, tmp_path / "x" / "rows.parquet")
+    pd.testing.assert_frame_equal(R.load(path), rows)
+    assert not list(path.parent.glob(".*partial"))
+
+
+@pytest.mark.parametrize("value,low,high,verdict", [
+    (0.62, 0.55, 0.70, C.ABOVE),          # interval wholly above 0.5
+    (0.40, 0.31, 0.49, C.BELOW),
+    (0.55, 0.45, 0.65, C.UNRESOLVED),     # straddles chance
+    (0.60, 0.50, 0.70, C.UNRESOLVED),     # touching chance is not excluding it
+    (0.60, math.nan, math.nan, C.UNRESOLVED),  # a paper's number: no interval
+])
+def test_versus_chance(value, low, high, verdict):
+    assert C.versus_chance(_r(value, low, high)) == verdict
+
+
+def test_versus_chance_without_chance_level():
+    assert C.versus_chance(_r(0.3, 0.2, 0.4, chance=math.nan)) == C.NO_CHANCE
+
+
+def test_compare_needs_separate_intervals():
+    # the predicate-noun chapter used to print "nouns easier" from 1.00 vs 0.99 on 100 pairs
+    nouns, predicates = _r(1.00, 1.00, 1.00), _r(0.99, 0.97, 1.00)
+    assert C.compare(nouns, predicates) == C.UNRESOLVED
+    assert C.compare(_r(0.9, 0.85, 0.95), _r(0.6, 0.5, 0.7)) == C.HIGHER
+    assert C.compare(_r(0.6, 0.5, 0.7), _r(0.9, 0.85, 0.95)) == C.LOWER
+    assert C.compare(_r(0.9, 0.85, 0.95), _r(0.6, math.nan, math.nan)) == C.UNRESOLVED
+
+
+def test_difference_sign_from_paired_interval():
+    assert C.difference(_r(0.05, 0.01, 0.09, metric="acc_diff", chance=0)) == C.HIGHER
+    assert C.difference(_r(-0.05, -0.09, -0.01, metric="acc_diff", chance=0)) == C.LOWER
+    assert C.difference(_r(0.05, -0.01, 0.11, metric="acc_diff", chance=0)) == C.UNRESOLVED
+
+
+def test_claim_picks_template_by_verdict_and_renders_rows():
+    a, b = _r(0.62, 0.55, 0.70, model="toy-vilt"), _r(0.40, 0.31, 0.49, model="toy-vilt")
+    templates = {C.HIGHER: "**{model}** accepts {a} and rejects {b}: positives higher",
+                 C.LOWER: "{model}: negatives higher", C.UNRESOLVED: "{model}: {a.value} vs {b.value} not resolved"}
+    c = C.claim("toy-vilt: pos vs neg", C.compare(a, b), templates, {"a": a, "b": b}, model="toy-vilt")
+    assert c.verdict == C.HIGHER
+    assert F.render_claim(c) == ("**toy-vilt** accepts 62.0% [55.0, 70.0] (n = 100) and rejects 40.0% [31.0, 49.0] "
+                                 "(n = 100): positives higher")
+    same = C.claim("t", C.compare(a, a), templates, {"a": a, "b": a}, model="m")
+    assert F.render_claim(same) == "m: 62.0% vs 62.0% not resolved"
+    assert C.by_topic([c, same], "t") is same
+    with pytest.raises(KeyError, match="unknown"):
+        F.render_claim(C.claim("x", C.HIGHER, "{unknown}"))
+
+
+def test_numbers_percent_points_and_plain():
+    assert F.number(0.6234, "acc") == "62.3%"
+    assert F.number(-0.051, "acc_diff") == "-5.1 pts"
+    assert F.number(0.3456, "r") == "0.35"
+    assert F.number(float("nan"), "acc") == "n/a"
+    assert F.cell(_r(0.5, 0.25, 0.75), with_n=True) == "50.0 [25.0, 75.0] (n = 100)"
+
+
+def test_table_is_wide_with_cells_in_given_order():
+    rows = R.frame([_r(v, v - 0.1, v + 0.1, model=m, subset=s, metric=k)
+                    for m in ("a", "b") for s in ("all", "verb") for k, v in (("pos", 0.8), ("neg", 0.3))])
+    wide = F.table(rows, "model", ["subset", "metric"], order={"metric": ["neg", "pos"]})
+    assert list(wide.index) == ["a", "b"]
+    assert list(wide.columns) == [("all", "neg"), ("verb", "neg"), ("all", "pos"), ("verb", "pos")]
+    assert wide.loc["a", ("all", "pos")] == "80.0 [70.0, 90.0]"
+    assert F.counts(rows, "model", ["subset", "metric"]).loc["b", ("verb", "neg")] == 100
+
+
+def test_reported_rejects_unknown_study_and_table():
+    with pytest.raises(KeyError, match="no paper registered"):
+        papers.reported("nope")
+    for study in papers.PAPERS:
+        rows = papers.reported(study)
+        assert len(rows) and (rows["source"] != R.OURS).all()
+        assert (rows["study"] == study).all()
+        fractions = rows[~rows["metric"].map(F.is_plain)]["value"].dropna()
+        assert fractions.between(-1, 1).all(), f"{study}: paper percentages must be stored as fractions"
+        with pytest.raises(KeyError, match="no 'Table 99'"):
+            papers.reported(study, "Table 99")
+
+
+def test_bootstrap_free_rows_keep_nan_interval():
+    df = R.frame([_r(0.5, np.nan, np.nan)])
+    assert df["ci_low"].isna().all()
