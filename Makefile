@@ -8,7 +8,7 @@ PROFILE ?= toy
 
 .PHONY: book html test chromium venv bench clean
 
-book: $(STAMP)                     ## execute every chapter (toy profile) and build _build/html
+book: $(STAMP)                     ## execute every chapter and the summary (toy profile), build _build/html
 	$(BIN)/probekit book --profile $(PROFILE)
 	@echo "Open $(CURDIR)/_build/html/index.html in a browser."
 
@@ -32,4 +32,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/book_build.py
 
 clean:
-	rm -rf _build book/chapters/*.ipynb
+	rm -rf _build book/chapters/*.ipynb book/chapters/*.results.parquet

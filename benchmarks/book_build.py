@@ -4,7 +4,8 @@
 
 Works on a copy of the book project in a temporary directory with fresh data and score caches (so the
 first build is cold), executes every chapter with the toy profile, builds the HTML, then re-runs one
-chapter with the same parameters (every score now cached) and rebuilds. Prints one line per figure.
+chapter with the same parameters (every score now cached) and the summary page, and rebuilds. Prints one
+line per figure.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ def run(repo: Path, work: Path, args) -> None:
             print(f"  failed: {error}")
         if args.chapter in failures:
             return
-        _, t_rerun = _timed(lambda: ch.execute(project, args.chapter, params[args.chapter], **quiet))
+        _, t_rerun = _timed(lambda: (ch.execute(project, args.chapter, params[args.chapter], **quiet),
+                                     ch.execute_summary(project, **quiet)))
         _, t_html2 = _timed(lambda: bk.build(project, log=quiet["log"]))
         print(f"re-run {args.chapter!r}, scores cached: {t_rerun + t_html2:7.1f} s  "
               f"(execute {t_rerun:.1f} s, HTML {t_html2:.1f} s)")

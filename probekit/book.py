@@ -37,22 +37,24 @@ def environment(env: dict[str, str]):
 def copy_project(root: Path, dest: Path, *, with_outputs: Path | None = None) -> Path:
     """Copy the book project at ``root`` (config, toc, pages, sources, profiles; no executed chapters, no
     build) to ``dest``, e.g. to execute and build elsewhere; ``with_outputs`` is a directory of executed
-    ``<chapter>.ipynb`` to put in place."""
+    ``<chapter>.ipynb`` (and their ``<chapter>.results.parquet``) to put in place."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy2(Path(root) / name, dest / name)
     shutil.copytree(Path(root) / "book", dest / "book", ignore=shutil.ignore_patterns("chapters", ".*"))
     (dest / "book" / "chapters").mkdir()
-    for nb in Path(with_outputs).glob("*.ipynb") if with_outputs else ():
-        shutil.copy2(nb, dest / "book" / "chapters" / nb.name)
+    for pattern in ("*.ipynb", "*.results.parquet") if with_outputs else ():
+        for path in Path(with_outputs).glob(pattern):
+            shutil.copy2(path, dest / "book" / "chapters" / path.name)
     return dest
 
 
 def execute_all(root: Path, params: dict[str, dict[str, Any]], *, profile: str | None = None,
                 progress: bool = True, log=print) -> dict[str, str]:
-    """Execute each chapter in ``params`` (in reading order) with its validated parameters; returns
-    {chapter: error} for those that failed (their previous pages, and every other chapter's, stay)."""
+    """Execute each chapter in ``params`` (in reading order) with its validated parameters, then the summary
+    page; returns {chapter: error} for those that failed (their previous pages, and every other chapter's,
+    stay; the summary shows the results of the last successful run of each chapter)."""
     failures = {}
     for chapter in (c for c in ch.CHAPTERS if c in params):
         try:
@@ -60,14 +62,19 @@ def execute_all(root: Path, params: dict[str, dict[str, Any]], *, profile: str |
         except ch.ChapterFailed as err:
             failures[chapter] = str(err)
             log(f"probekit: {err}")
+    try:
+        ch.execute_summary(root, progress=progress, log=log)
+    except ch.ChapterFailed as err:
+        failures[ch.SUMMARY] = str(err)
+        log(f"probekit: {err}")
     return failures
 
 
 def build(root: Path, *, log=print) -> Path:
     """Build the HTML book into ``<root>/_build/html`` and return that directory. A chapter never executed
-    here gets a placeholder page saying how to execute it."""
+    here (or the summary page) gets a placeholder page saying how to execute it."""
     root = Path(root)
-    for chapter in ch.CHAPTERS:
+    for chapter in [ch.SUMMARY, *ch.CHAPTERS]:
         if not ch.output_path(root, chapter).exists():
             ch.write_placeholder(root, chapter)
     cmd = [sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())",

@@ -27,7 +27,8 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="chapters with their parameters and defaults, models, datasets, profiles")
 
-    run = sub.add_parser("run", help="re-execute one chapter with new parameters, then rebuild the book")
+    run = sub.add_parser("run", help="re-execute one chapter with new parameters and the summary page, then "
+                         "rebuild the book")
     run.add_argument("chapter")
     run.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                      help="set a parameter (repeatable); lists as a,b,c; None for None")
@@ -35,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--profile", help="start from a profile's values for this chapter (toy, paper or a file)")
     run.add_argument("--no-build", action="store_true", help="execute only; do not rebuild the HTML")
 
-    bookp = sub.add_parser("book", help="execute every chapter, then build the HTML book")
+    bookp = sub.add_parser("book", help="execute every chapter and the summary page, then build the HTML book")
     bookp.add_argument("--profile", default="toy", help="toy (default), paper, or a profile YAML file")
     bookp.add_argument("--no-execute", action="store_true",
                        help="only build the HTML from the notebooks already in book/chapters/")
@@ -91,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             params = ch.resolve(root, chapter, given)
             with bk.environment(profile.env if profile else {}):
                 ch.execute(root, chapter, params, profile=profile.name if profile else None)
+                ch.execute_summary(root)  # the summary page shows this run's numbers
             if not args.no_build:
                 bk.build(root)
             return 0

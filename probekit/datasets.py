@@ -49,7 +49,7 @@ _SPECS = [
                 "Schiappa et al. 2023 Probe-C on COCO val2014"),
     DatasetSpec("probe-b", "toy", "probekit.toyworld.conceptual", "make_probe_b",
                 "toy world: scenes with exact object masks for background removal"),
-    DatasetSpec("probe-b", "probe-b", "probekit.data.conceptual", "load_probe_b",
+    DatasetSpec("probe-b", "probe-b", "probekit.data.background", "load_probe_b",
                 "Schiappa et al. 2023 Probe-B on COCO with segmentation masks"),
     DatasetSpec("classify", "toy", "probekit.toyworld.classify", "make_items",
                 "toy world: single-object classification (the held-out general task)"),

@@ -65,8 +65,9 @@ def executed_book(tmp_path_factory) -> Path:
 
     Returns a directory ``B`` laid out as:
     - ``B/<chapter>.ipynb``: the executed notebook of each chapter that ran (verbs, prednoun, masking,
-      conceptual); a chapter that failed has none and ``B/<chapter>.error.txt`` holds the one-line error
-      (chapter, cell, exception) instead;
+      conceptual), and ``B/<chapter>.results.parquet`` the result rows it exported; a chapter that failed has
+      neither and ``B/<chapter>.error.txt`` holds the one-line error (chapter, cell, exception) instead;
+    - ``B/summary.ipynb``: the summary page executed after the chapters (or ``B/summary.error.txt``);
     - ``B/html/``: the built HTML book (``html/index.html``; chapter pages ``html/book/chapters/<chapter>.html``,
       with figures as ``<img>`` files under ``html/_images/``);
     - ``B/project/``: the project copy the book was built in (``_config.yml``, ``_toc.yml``, ``book/``);
@@ -83,11 +84,13 @@ def executed_book(tmp_path_factory) -> Path:
     with bk.environment(profile.env):
         failures = bk.execute_all(project, {c: params[c] for c in selected}, profile=profile.name,
                                   progress=False, log=lambda msg: None)
-    for chapter in selected:
+    for chapter in [*selected, ch.SUMMARY]:
         if chapter in failures:
             (out / f"{chapter}.error.txt").write_text(failures[chapter] + "\n")
-        else:
-            shutil.copy2(ch.output_path(project, chapter), out / f"{chapter}.ipynb")
+            continue
+        shutil.copy2(ch.output_path(project, chapter), out / f"{chapter}.ipynb")
+        if chapter != ch.SUMMARY:
+            shutil.copy2(ch.results_path(project, chapter), out / f"{chapter}.results.parquet")
     html = bk.build(project, log=lambda msg: None)
     shutil.copytree(html, out / "html")
     if data_root != out / "data":
@@ -97,8 +100,9 @@ def executed_book(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def executed_chapter(executed_book):
-    """``executed_chapter(name)`` -> the executed notebook (nbformat) of chapter ``name``, or a test failure
-    naming the chapter's error (or a skip when PROBEKIT_TEST_CHAPTERS left it out)."""
+    """``executed_chapter(name)`` -> the executed notebook (nbformat) of chapter ``name`` (or of the summary
+    page, ``"summary"``), or a test failure naming its error (or a skip when PROBEKIT_TEST_CHAPTERS left it
+    out)."""
     def get(chapter: str):
         path = executed_book / f"{chapter}.ipynb"
         error = executed_book / f"{chapter}.error.txt"

@@ -18,9 +18,11 @@ from html import unescape
 from pathlib import Path
 
 import pytest
+from bs4 import BeautifulSoup
 
 from conftest import copy_project
 from probekit import chapters as ch
+from probekit.report import cell, summary
 
 
 def _text(html: str) -> str:
@@ -38,6 +40,79 @@ def test_every_chapter_executes_and_renders(executed_book, executed_chapter):
     assert "How this page was made" in _text((executed_book / "html" / "book" / "chapters" / "verbs.html").read_text())
 
 
+def _article(page: Path) -> BeautifulSoup:
+    return BeautifulSoup(page.read_text(), "html.parser").find("article")
+
+
+def _chapter_pages(executed_book: Path) -> list[Path]:
+    """The rendered page of every chapter executed in the session, and the summary page."""
+    pages = executed_book / "html" / "book" / "chapters"
+    return [pages / f"{c}.html" for c in [ch.SUMMARY, *ch.CHAPTERS] if (executed_book / f"{c}.ipynb").exists()]
+
+
+def test_code_is_folded_except_the_parameters(executed_book, executed_chapter):
+    executed_chapter("summary")
+    for page in _chapter_pages(executed_book):
+        cells = _article(page).select("div.cell")
+        assert cells, page.name
+        for div in cells:
+            source = div.select_one("div.cell_input")
+            if source is None:               # input removed (remove-input)
+                continue
+            shown = {"tag_parameters", "tag_injected-parameters"} & set(div["class"])
+            folded = source.find_parent("details") is not None
+            assert folded != bool(shown), f"{page.name}: {source.get_text()[:80]!r} folded={folded}"
+        if page.stem != ch.SUMMARY:
+            assert len([d for d in cells if "tag_parameters" in d["class"]]) == 1, page.name
+
+
+def test_no_warnings_tracebacks_or_stderr_on_any_page(executed_book, executed_chapter):
+    executed_chapter("summary")
+    for page in _chapter_pages(executed_book):
+        article = _article(page)
+        assert not article.select("div.output.stderr"), page.name
+        text = article.get_text(" ")
+        for word in ("Warning", "Traceback"):
+            assert word not in text, f"{page.name}: ...{text[max(0, text.find(word) - 200):text.find(word) + 200]}"
+        nb = executed_chapter(page.stem)
+        assert not [o for c in nb.cells for o in c.get("outputs", []) if o.get("name") == "stderr"], page.name
+
+
+def _summary_table(page: Path) -> tuple[dict[tuple[str, str], str], dict[str, str]]:
+    """The summary page's table: {(headline probe, model): cell text} (empty cells left out), and
+    {headline probe: the href of its link}."""
+    table = _article(page).select_one("table.probekit-table")
+    models = [th.get_text(strip=True) for th in table.select("thead tr")[0].select("th")[1:]]
+    cells, links = {}, {}
+    for tr in table.select("tbody tr"):
+        label = tr.select_one("th").get_text(strip=True)
+        links[label] = tr.select_one("th a")["href"]
+        for model, td in zip(models, tr.select("td")):
+            if model != "chance" and td.get_text(strip=True):
+                cells[(label, model)] = td.get_text(strip=True)
+    return cells, links
+
+
+def _expected_summary(chapters_dir: Path) -> tuple[dict[tuple[str, str], str], dict[str, str]]:
+    """What the summary must show, computed from the result files alone."""
+    found = summary.load_results(chapters_dir)
+    rows = summary.headline_rows(found, summary.headlines(list(found)))
+    cells = {(r[summary.LABEL], r["model"]): cell(r, with_n=True) for _, r in rows.iterrows()}
+    return cells, {r[summary.LABEL]: f"{r['study']}.html" for _, r in rows.iterrows()}
+
+
+def test_summary_lists_every_model_and_headline_probe(executed_book, executed_chapter):
+    executed_chapter("summary")
+    page = executed_book / "html" / "book" / "chapters" / "summary.html"
+    expected = _expected_summary(executed_book)
+    executed = [c for c in ch.CHAPTERS if (executed_book / f"{c}.results.parquet").exists()]
+    assert executed and expected[0], "no chapter's headline rows to summarize"
+    assert _summary_table(page) == expected
+    listed = {li.select_one("a")["href"]: li.select_one("strong") is None
+              for li in _article(page).select("li") if li.select_one("a[href$='.html']")}
+    assert listed == {f"{c}.html": c in executed for c in ch.CHAPTERS}  # "not executed" in bold otherwise
+
+
 def test_rerun_with_new_parameter_value_appears_in_html(executed_book, executed_chapter, tmp_path):
     executed_chapter("verbs")  # fails with the chapter's error if the session's run failed
     project = copy_project(tmp_path / "project", with_outputs=executed_book)
@@ -53,6 +128,13 @@ def test_rerun_with_new_parameter_value_appears_in_html(executed_book, executed_
     assert "Parameters given:" in text
     assert "-p limit 37" in text                     # the re-run command of the run card
     assert "limit = 37" not in _text((executed_book / "html" / "book" / "chapters" / "verbs.html").read_text())
+    # the summary page was re-executed from the new result file
+    before, _ = _summary_table(executed_book / "html" / "book" / "chapters" / "summary.html")
+    after, links = _summary_table(page.with_name("summary.html"))
+    assert (after, links) == _expected_summary(project / "book" / "chapters")
+    verbs = {k for k, href in links.items() if href == "verbs.html"}
+    assert verbs and {k: v for k, v in after.items() if k[0] in verbs} != {k: v for k, v in before.items()
+                                                                           if k[0] in verbs}
     # the other chapters' pages were kept, not re-executed
     for chapter in ("prednoun", "masking", "conceptual"):
         src = executed_book / f"{chapter}.ipynb"

@@ -167,6 +167,7 @@ def test_failing_chapter_names_cell_and_error_and_keeps_other_outputs(project, c
     assert "chapter 'verbs' failed in cell" in err and "RuntimeError: boom at seed 4" in err, err
     assert "raise RuntimeError" in err
     assert not (project / "book" / "chapters" / "verbs.ipynb").exists()
+    assert not ch.results_path(project, "verbs").exists()
     assert (project / "_build" / "failed" / "verbs.ipynb").exists()
     assert other.read_bytes() == before
 

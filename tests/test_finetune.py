@@ -4,7 +4,7 @@ import pytest
 import torch
 from PIL import Image
 
-from probekit.finetune import (FinetuneConfig, finetuned_cached, interpolate, patch_path, patched_model,
+from probekit.studies.finetune import (FinetuneConfig, finetuned_cached, interpolate, patch_path, patched_model,
                                swap_losses, swap_triplets, training_history)
 from probekit.scorers.testing import save_tiny
 

@@ -1,6 +1,5 @@
-"""Guided masking: verb location, masking, lemma matching, patch ablation and the OWL-ViT detection step."""
-
-import json
+"""Guided masking: verb location, masking, lemma matching, rows of accuracy and paired drops, patch ablation, and
+the paper's numbers.  (The detector is tested with its adapter, tests/test_owlvit.py.)"""
 
 import numpy as np
 import pandas as pd
@@ -8,9 +7,11 @@ import pytest
 from PIL import Image
 
 from probekit.ablation import PatchGrid, condition_image, patches_under_box
-from probekit.data.masking import DetectionCache, best_boxes, detect_subject_boxes, locate_verb, masking_items
-from probekit.metrics.masking import (ablation_drops, accuracy_table, join_pieces, mask_span, predict_verbs,
-                                      score_predictions, top_candidates, verb_lemmas)
+from probekit import papers
+from probekit.data.masking import locate_verb, masking_items, pair_subject_boxes, triplet_subjects
+from probekit.metrics.masking import (accuracy_rows, drop_rows, join_pieces, mask_span, predict_verbs,
+                                      score_predictions, top_candidates, topk_chance, verb_lemmas)
+from probekit.results import COLUMNS, one
 
 
 # ------------------------------------------------------------------------------------------- locating the verb
@@ -117,16 +118,64 @@ def test_predict_verbs_asks_for_as_many_masks_as_pieces():
     assert [len(p) for p in preds] == [2, 1]
 
 
-def test_accuracy_and_paired_drops():
+def test_accuracy_and_paired_drop_rows():
     per_item = pd.DataFrame({
-        "model": ["m"] * 8, "condition": ["full"] * 4 + ["ablated"] * 4,
-        "item_id": ["a", "b", "c", "d"] * 2, "correct": [1, 1, 1, 0, 1, 0, 0, 0]})
-    acc = accuracy_table(per_item)
-    assert acc.set_index("condition")["accuracy"].to_dict() == {"full": .75, "ablated": .25}
-    assert (acc["n"] == 4).all() and (acc["ci_low"] <= acc["accuracy"]).all()
-    drops = ablation_drops(per_item, reference="full")
-    assert drops.loc[0, "condition"] == "ablated" and drops.loc[0, "drop"] == pytest.approx(.5)
-    assert 0 <= drops.loc[0, "ci_low"] <= .5 <= drops.loc[0, "ci_high"] <= 1
+        "model": ["m"] * 12, "scored_by": ["m"] * 8 + ["bert"] * 4,
+        "condition": ["full image"] * 4 + ["subject ablated"] * 4 + ["text only"] * 4,
+        "item_id": ["a", "b", "c", "d"] * 3, "correct": [1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 0]})
+    acc = accuracy_rows(per_item, chance=.25)
+    assert list(acc.columns) == COLUMNS and set(acc["study"]) == {"masking"} and set(acc["probe"]) == {"top-k"}
+    assert one(acc, model="m", condition="full image")["value"] == .75
+    assert one(acc, model="m", condition="subject ablated")["value"] == .25
+    text = one(acc, condition="text only")            # the row belongs to the model that answered
+    assert text["model"] == "bert" and text["value"] == .5 and text["n"] == 4 and text["chance"] == .25
+    assert (acc["ci_low"] <= acc["value"]).all() and (acc["value"] <= acc["ci_high"]).all()
+
+    drops = drop_rows(per_item)
+    assert set(drops["metric"]) == {"accuracy_diff"} and (drops["chance"] == 0).all()
+    subj = one(drops, condition="full image − subject ablated")
+    assert subj["model"] == "m" and subj["value"] == pytest.approx(.5) and subj["n"] == 4
+    assert 0 <= subj["ci_low"] <= .5 <= subj["ci_high"] <= 1
+    # item by item: a +1, b +1, c +1, d 0 → 0.75 - 0.25; text only: 0, 0, +1, 0
+    assert one(drops, condition="full image − text only")["value"] == pytest.approx(.25)
+    # a condition not scored (image ablated) gives no row
+    assert "full image − image ablated" not in set(drops["condition"])
+
+
+def test_paired_drop_uses_only_captions_scored_in_both():
+    per_item = pd.DataFrame({"model": ["m"] * 5, "scored_by": ["m"] * 5,
+                             "condition": ["full image"] * 3 + ["subject ablated"] * 2,
+                             "item_id": ["a", "b", "c", "a", "b"], "correct": [1, 1, 1, 0, 1]})
+    drop = one(drop_rows(per_item), condition="full image − subject ablated")
+    assert drop["n"] == 2 and drop["value"] == pytest.approx(.5)
+
+
+def test_topk_chance_is_k_over_distinct_verbs():
+    assert topk_chance(["run", "sit", "Run", "jog"], 2) == pytest.approx(2 / 3)
+    assert topk_chance(["run", "sit"], 5) == 1.0
+    assert np.isnan(topk_chance([], 5))
+
+
+def test_pair_boxes_from_the_generator_or_none():
+    pairs = pd.DataFrame({"pos_triplet": ["man,jog,road", " dog , run,grass"], "neg_triplet": ["woman,jog,road"] * 2})
+    assert pair_subject_boxes(pairs) == ([None, None], [None, None])
+    boxed = pairs.assign(pos_subject_box=[[0, 0, .5, .5], None], neg_subject_box=[None, [.1, .1, .2, .2]])
+    assert pair_subject_boxes(boxed) == ([[0, 0, .5, .5], None], [None, [.1, .1, .2, .2]])
+    assert triplet_subjects(pairs["pos_triplet"]) == ["man", "dog"]
+
+
+def test_paper_rows_and_the_drops_they_imply():
+    rows = papers.reported("masking")
+    vilbert = one(rows, model="ViLBERT", probe="top-k", subset="SVO-Probes", condition="full image",
+                  metric="accuracy")
+    assert vilbert["value"] == .739 and vilbert["source"] == "Beňová et al. 2024, Table 2"
+    assert one(rows, model="BERT", subset="V-COCO", condition="text only")["value"] == .585
+    assert one(rows, model="ViLBERT", probe="itm", condition="image ablated", metric="neg")["value"] == .947
+    drop = one(rows, model="LXMERT", subset="SVO-Probes", condition="full image − image ablated")
+    assert drop["value"] == pytest.approx(.746 - .596) and drop["metric"] == "accuracy_diff"
+    assert one(rows, model="UNITER", subset="V-COCO", condition="full image − text only")["value"] == \
+        pytest.approx(.813 - .585)
+    assert len(papers.reported("masking", "Table 1")) == 4 * 3 * 3
 
 
 # ------------------------------------------------------------------------------------------- patch ablation
@@ -161,53 +210,3 @@ def test_subject_ablation_blanks_exactly_the_patches_under_the_box(tmp_path):
     blank = np.asarray(Image.open(condition_image(src, "image ablated", grid, tmp_path)))
     assert (blank == grid.blank).all()
     assert condition_image(src, "subject ablated", grid, tmp_path, box=None) is None
-
-
-# ------------------------------------------------------------------------------------------- OWL-ViT step
-def _tiny_owlvit(tmp_path):
-    import torch
-    from transformers import (CLIPTokenizer, OwlViTConfig, OwlViTForObjectDetection, OwlViTImageProcessor,
-                              OwlViTProcessor)
-
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    vocab = {c: i for i, c in enumerate(letters)} | {c + "</w>": 26 + i for i, c in enumerate(letters)}
-    vocab |= {"<|startoftext|>": 52, "<|endoftext|>": 53}
-    (tmp_path / "vocab.json").write_text(json.dumps(vocab))
-    (tmp_path / "merges.txt").write_text("#version: 0.2\n")
-    tokenizer = CLIPTokenizer(str(tmp_path / "vocab.json"), str(tmp_path / "merges.txt"))
-    layer = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
-    config = OwlViTConfig(text_config=dict(vocab_size=54, max_position_embeddings=32, bos_token_id=52,
-                                           eos_token_id=53, pad_token_id=53, **layer),
-                          vision_config=dict(image_size=32, patch_size=8, **layer), projection_dim=32)
-    torch.manual_seed(0)
-    model = OwlViTForObjectDetection(config).eval()
-    with torch.no_grad():   # boxes = the patch cells themselves (the head adds nothing to the grid prior)
-        model.box_head.dense2.weight.zero_()
-        model.box_head.dense2.bias.zero_()
-    size = {"height": 32, "width": 32}
-    return model, OwlViTProcessor(image_processor=OwlViTImageProcessor(size=size, crop_size=size),
-                                  tokenizer=tokenizer)
-
-
-def test_owlvit_detection_step_boxes_cache_and_misses(tmp_path):
-    model, processor = _tiny_owlvit(tmp_path)
-    paths = []
-    for i in range(2):
-        paths.append(str(tmp_path / f"{i}.png"))
-        Image.fromarray(np.random.default_rng(i).integers(0, 256, (40, 60, 3), dtype=np.uint8)).save(paths[-1])
-    boxes = best_boxes(model, processor, [Image.open(p) for p in paths], ["dog", "man"], threshold=0.0)
-    # with a zero box head OWL-ViT's boxes are its prior: centres (i+1)/4, sides 1/4, clipped to the image
-    spans = [(c - .125, min(c + .125, 1.0)) for c in (.25, .5, .75, 1.0)]
-    cells = [[x0, y0, x1 - x0, y1 - y0] for y0, y1 in spans for x0, x1 in spans]
-    for box in boxes:
-        assert any(np.allclose(box, cell, atol=1e-3) for cell in cells), box
-    assert best_boxes(model, processor, [Image.open(paths[0])], ["dog"], threshold=1.01) == [None]
-
-    cache = tmp_path / "det.jsonl"
-    found = detect_subject_boxes(paths + [None], ["dog", "man", "cat"], cache, detector=(model, processor),
-                                 threshold=0.0)
-    assert np.allclose(found[:2], boxes, atol=1e-5) and found[2] is None
-    # everything is cached: no detector is loaded (the model id does not exist)
-    again = detect_subject_boxes(paths, ["dog", "man"], cache, model_id="/nonexistent")
-    assert again == found[:2]
-    assert len(DetectionCache(cache).boxes) == 2

@@ -1,4 +1,5 @@
-"""Predicate–noun probe: loader of the authors' eval_set.json, cropping, pair metrics and confounds."""
+"""Predicate–noun probe: loader of the authors' eval_set.json, cropping, pair metrics and confounds (as result
+rows), the paper's numbers."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from probekit.data.prednoun import (EvalSetError, box_to_pixels, crop_image, crop_to_targets, load_eval_set,
-                                    score_triplets, select_pairs)
+from probekit import papers
+from probekit.data.prednoun import EvalSetError, box_to_pixels, crop_image, crop_to_targets, load_eval_set, \
+    select_pairs
 from probekit.metrics import confounds, pairs
+from probekit.metrics.pairs import score_triplets
+from probekit.results import one, select
+from probekit.scorers.mlm import pseudo_perplexity
 
 
 # ----------------------------------------------------------------------------------------- fixtures
@@ -191,17 +196,21 @@ def hand_made():
     return items
 
 
+def rows_of(items):
+    return pairs.accuracy(items, model="m", probe="pairs", condition="full")
+
+
 def test_pair_accuracy_on_hand_made_pairs():
-    items = hand_made()
-    overall = pairs.accuracy(items).iloc[0]
-    assert overall["pair_accuracy"] == pytest.approx(1 / 3)
-    assert overall["triplet_accuracy"] == pytest.approx(4 / 6)
-    assert (overall["n_pairs"], overall["n_triplets"], overall["n_unscored"]) == (3, 6, 0)
-    by_swap = pairs.accuracy(items, by="swap").set_index("swap")
-    assert by_swap.loc["noun", "pair_accuracy"] == 1.0
-    assert by_swap.loc["predicate", "pair_accuracy"] == 0.0
-    assert by_swap.loc["predicate", "triplet_accuracy"] == pytest.approx(2 / 4)
-    per_pair = pairs.pair_results(items).set_index("pair_id")
+    rows = rows_of(hand_made())
+    overall = one(rows, subset="all", metric="pair_accuracy")
+    assert overall["value"] == pytest.approx(1 / 3) and overall["n"] == 3 and overall["chance"] == 0.25
+    triplets = one(rows, subset="all", metric="triplet_accuracy")
+    assert triplets["value"] == pytest.approx(4 / 6) and triplets["n"] == 6 and triplets["chance"] == 0.5
+    assert one(rows, subset="noun", metric="pair_accuracy")["value"] == 1.0
+    assert one(rows, subset="predicate", metric="pair_accuracy")["value"] == 0.0
+    assert one(rows, subset="predicate", metric="triplet_accuracy")["value"] == pytest.approx(2 / 4)
+    assert set(rows["study"]) == {"prednoun"} and set(rows["condition"]) == {"full"}
+    per_pair = pairs.pair_results(hand_made()).set_index("pair_id")
     assert per_pair.loc["p0", "nouns"] == ["Man", "Woman"] and per_pair.loc["p0", "predicates"] == ["Glasses"]
     assert per_pair.loc["p1", "nouns"] == ["Man"] and per_pair.loc["p1", "predicates"] == ["Sit", "Stand"]
 
@@ -209,11 +218,33 @@ def test_pair_accuracy_on_hand_made_pairs():
 def test_unscored_triplets_drop_their_pair_and_are_counted():
     items = hand_made()
     items.loc[2, "s_target"] = np.nan
-    overall = pairs.accuracy(items).iloc[0]
-    assert (overall["n_pairs"], overall["n_triplets"], overall["n_unscored"]) == (2, 5, 1)
-    assert overall["pair_accuracy"] == pytest.approx(1 / 2)
+    rows = rows_of(items)
+    overall = one(rows, subset="all", metric="pair_accuracy")
+    assert overall["n"] == 2 and overall["value"] == pytest.approx(1 / 2)
+    assert one(rows, subset="all", metric="triplet_accuracy")["n"] == 5
     with pytest.raises(ValueError, match="exactly two"):
-        pairs.accuracy(items.iloc[:5])
+        rows_of(items.iloc[:5])
+
+
+def test_intervals_are_bootstrap_over_pairs():
+    rows = rows_of(hand_made())
+    a = one(rows, subset="all", metric="pair_accuracy")
+    assert a["ci_low"] <= 1 / 3 <= a["ci_high"] and a["ci_low"] < 0.34 and a["ci_high"] > 0.5
+    b = one(rows_of(hand_made().assign(s_distractor=0.0)), subset="all", metric="pair_accuracy")
+    assert b["value"] == b["ci_low"] == b["ci_high"] == 1.0
+
+
+def test_paired_difference_of_two_runs_on_the_same_pairs():
+    # all right (b) minus only p0 right (a): per pair 0, -1, -1
+    diff = pairs.accuracy_diff(hand_made(), hand_made().assign(s_distractor=0.0), model="m", probe="pairs",
+                               condition="cropped − full")
+    d = one(diff, metric="pair_accuracy_diff")
+    assert d["value"] == pytest.approx(-2 / 3) and d["n"] == 3 and d["chance"] == 0.0
+    assert d["ci_high"] <= 0 and d["ci_low"] >= -1 and d["condition"] == "cropped − full"
+    unscored = hand_made()
+    unscored.loc[4, "s_target"] = np.nan  # p2 drops out of the paired difference
+    assert one(pairs.accuracy_diff(unscored, hand_made(), model="m", probe="pairs", condition="x"),
+               metric="pair_accuracy_diff")["n"] == 2
 
 
 def test_concepts_and_tuples():
@@ -224,22 +255,30 @@ def test_concepts_and_tuples():
     assert concepts.loc["Sit", "label"] == "sitting" and concepts.loc["Sit", "kind"] == "predicate"
     assert concepts.loc["Man", "accuracy"] == 0.5 and concepts.loc["Man", "kind"] == "noun"
     assert concepts.loc["Man", "std"] > 0 and concepts.loc["Sit", "std"] == 0
+    assert concepts.loc["Man", "ci_low"] == 0.0 and concepts.loc["Man", "ci_high"] == 1.0
     assert "Woman" not in concepts.index and "Girl" not in concepts.index  # only 2 triplets each
-    tuples = pairs.tuple_accuracy(items, min_count=2).set_index(["target", "distractor"])
-    assert tuples.loc[("Stand", "Sit"), "accuracy"] == 0.5 and tuples.loc[("Sit", "Stand"), "accuracy"] == 0.5
+    rows = pairs.concept_rows(concepts.reset_index(), model="m")
+    sitting = one(rows, probe="predicates", subset="sitting")
+    assert sitting["value"] == 0.0 and sitting["n"] == 2 and sitting["chance"] == 0.25
+    assert one(rows, probe="nouns", subset="Man")["value"] == 0.5
+    tuples = pairs.tuple_accuracy(items, min_count=2)
     assert len(tuples) == 2  # Man/Woman tuples have 1 triplet each
-    matrix = pairs.tuple_matrix(tuples.reset_index())
-    assert matrix.loc["Sit", "Stand"] == 0.5 and math.isnan(matrix.loc["Sit", "Sit"])
+    rows = pairs.tuple_rows(tuples, model="m")
+    stand_sit = one(rows, probe="predicate tuples", subset="Stand → Sit")
+    assert stand_sit["value"] == 0.5 and stand_sit["n"] == 2 and stand_sit["chance"] == 0.5
+    assert one(rows, subset="Sit → Stand")["value"] == 0.5
 
 
 class RandomScorer:
     """Scores each candidate sentence with an independent uniform draw (an image-blind coin)."""
 
+    capabilities, choice_head = ("similarity",), "similarity"
+
     def __init__(self, seed):
         self.rng = np.random.default_rng(seed)
 
-    def choose_text(self, images, candidates):
-        assert len(images) == len(candidates)
+    def choose_text(self, images, candidates, head=None):
+        assert len(images) == len(candidates) and head == "similarity"
         return self.rng.random((len(images), len(candidates[0])))
 
 
@@ -250,27 +289,45 @@ def test_random_scorer_is_at_chance():
                           "sentence_target": "a", "sentence_distractor": "b", "pos": "object",
                           "subject": "Man", "object": "Sit", "word_target": "Sit", "word_distractor": "Stand"})
     items = items.join(score_triplets(RandomScorer(0), items).drop(columns="item_id"))
-    overall = pairs.accuracy(items).iloc[0]
-    assert overall["pair_accuracy"] == pytest.approx(pairs.PAIR_CHANCE, abs=0.025)
-    assert overall["triplet_accuracy"] == pytest.approx(pairs.TRIPLET_CHANCE, abs=0.025)
+    rows = rows_of(items)
+    assert one(rows, subset="all", metric="pair_accuracy")["value"] == pytest.approx(pairs.PAIR_CHANCE, abs=0.025)
+    assert one(rows, subset="all", metric="triplet_accuracy")["value"] == pytest.approx(pairs.TRIPLET_CHANCE,
+                                                                                         abs=0.025)
 
 
-def test_score_triplets_uses_choose_text_and_skips_missing_images():
+def test_score_triplets_asks_the_choice_head_and_skips_missing_images():
     seen = {}
 
     class Recorder:
-        def choose_text(self, images, candidates):
-            seen["images"], seen["candidates"] = images, candidates
+        capabilities, choice_head = ("match",), "match"
+
+        def choose_text(self, images, candidates, head=None):
+            seen["images"], seen["candidates"], seen["head"] = images, candidates, head
             return np.array([[0.7, 0.3]] * len(images))
 
     items = pd.DataFrame({"item_id": ["a", "b"], "image": ["i.png", None],
                           "sentence_target": ["t1", "t2"], "sentence_distractor": ["d1", "d2"],
                           "sentence_target_alt": ["T1", "T2"], "sentence_distractor_alt": ["D1", "D2"]})
     scores = score_triplets(Recorder(), items, template="alt")
-    assert seen == {"images": ["i.png"], "candidates": [["T1", "D1"]]}
+    assert seen == {"images": ["i.png"], "candidates": [["T1", "D1"]], "head": "match"}
     assert scores["s_target"].iloc[0] == 0.7 and np.isnan(scores["s_target"].iloc[1])
     score_triplets(Recorder(), items, images=["crop.png", "crop2.png"])
     assert seen["images"] == ["crop.png", "crop2.png"] and seen["candidates"][1] == ["t2", "d2"]
+
+
+def test_an_image_blind_scorer_gets_no_pair_right(eval_dir):
+    """Counter-balancing: a model that scores sentences without looking wins one triplet of a pair, never both."""
+
+    class Blind:
+        capabilities, choice_head = ("match",), "match"
+
+        def choose_text(self, images, candidates, head=None):
+            return np.array([[len(t) + 0.01 * sum(map(ord, t)) for t in c] for c in candidates])
+
+    items = load_eval_set(eval_dir, limit=None, seed=0, split="eval")
+    rows = rows_of(items.join(score_triplets(Blind(), items).drop(columns="item_id")))
+    assert one(rows, subset="all", metric="pair_accuracy")["value"] == 0.0
+    assert one(rows, subset="all", metric="triplet_accuracy")["value"] == 0.5
 
 
 # ----------------------------------------------------------------------------------------- confounds
@@ -280,10 +337,17 @@ def test_box_geometry():
     assert confounds.box_size([0.0, 0.0, 0.5, 0.4]) == pytest.approx(0.2)
     assert confounds.centre_distance([0.25, 0.25, 0.5, 0.5]) == 0.0
     assert confounds.centre_distance([0.0, 0.0, 0.2, 0.2]) == pytest.approx(math.hypot(0.4, 0.4))
-    assert confounds.pseudo_perplexity([math.log(0.5), math.log(0.5)]) == pytest.approx(2.0)
+    assert pseudo_perplexity([math.log(0.5), math.log(0.5)]) == pytest.approx(2.0)
 
 
-def test_confound_table_recovers_a_built_in_size_preference():
+def test_fisher_interval_of_r():
+    # atanh(0.5) = 0.5493, 1.96 / sqrt(28 - 3) = 0.3920: tanh(0.1573) = 0.156, tanh(0.9413) = 0.736
+    low, high = confounds.fisher_ci(0.5, 28)
+    assert low == pytest.approx(0.156, abs=1e-3) and high == pytest.approx(0.736, abs=1e-3)
+    assert all(math.isnan(v) for v in confounds.fisher_ci(float("nan"), 100) + confounds.fisher_ci(0.3, 3))
+
+
+def test_confound_rows_recover_a_built_in_size_preference():
     rng = np.random.default_rng(0)
     n = 300
     w_t, w_d = rng.uniform(0.2, 0.5, n), rng.uniform(0.2, 0.5, n)
@@ -297,73 +361,41 @@ def test_confound_table_recovers_a_built_in_size_preference():
     items["s_distractor"] = 0.5
     perplexity = {**{f"t{i}": v for i, v in enumerate(rng.uniform(5, 50, n))},
                   **{f"d{i}": v for i, v in enumerate(rng.uniform(5, 50, n))}}
-    table = confounds.confound_table(items, perplexity).set_index("factor")
-    assert table.loc["bounding box size", "r"] > 0.9 and table.loc["bounding box size", "p"] < 1e-6
-    assert abs(table.loc["perplexity", "r"]) < 0.2 and table.loc["perplexity", "n"] == n
-    assert list(table.index) == ["bounding box size", "distance from centre", "perplexity"]
+    rows = confounds.confound_rows(items, perplexity, model="m")
+    size = one(rows, subset="bounding box size", metric="r")
+    assert size["value"] > 0.9 and size["ci_low"] > 0.85 and size["chance"] == 0 and size["n"] == n
+    assert one(rows, subset="bounding box size", metric="p")["value"] < 1e-6
+    ppl = one(rows, subset="perplexity", metric="r")
+    assert abs(ppl["value"]) < 0.2 and ppl["ci_low"] < 0 < ppl["ci_high"] and ppl["n"] == n
+    assert list(select(rows, metric="r")["subset"]) == ["bounding box size", "distance from centre", "perplexity"]
+    assert set(rows["probe"]) == {"confounds"}
     assert math.isnan(confounds.pearson([1, 1, 1, 1], [1, 2, 3, 4])[0])
+    without = confounds.confound_rows(items.assign(target_box=[[0.1, 0.1, 0.3, 0.5]] * n,
+                                                   distractor_box=[[0.4, 0.3, 0.3, 0.5]] * n), model="m")
+    constant = one(without, subset="bounding box size", metric="r")  # no perplexity given: no perplexity row
+    assert math.isnan(constant["value"]) and "perplexity" not in set(without["subset"])
 
 
-class UnigramMLM:
-    """A masked LM that ignores context: every position predicts the same distribution; "glasses" is two pieces."""
-
-    probs = {"a": 0.4, "man": 0.2, "is": 0.2, "glass": 0.1, "##es": 0.05, "sitting": 0.03, "dog": 0.02}
-
-    def __init__(self):
-        self.texts = []
-
-    def word_pieces(self, word):
-        return ["glass", "##es"] if word == "glasses" else [word]
-
-    def fill_mask(self, texts, images=None, k=5):
-        self.texts.extend(texts)
-        ranked = sorted(self.probs.items(), key=lambda kv: -kv[1])[:k]
-        return [[ranked] * t.count("[MASK]") for t in texts]
+# ----------------------------------------------------------------------------------------- the paper's numbers
 
 
-def test_sentence_perplexities_follow_the_true_pieces():
-    from probekit.data.prednoun import sentence_perplexities
-
-    lm = UnigramMLM()
-    ppl = sentence_perplexities(lm, ["a man is glasses", "a dog"], k=10)
-    assert "a man is [MASK] [MASK]" in lm.texts and "[MASK] dog" in lm.texts
-    assert ppl[0] == pytest.approx(math.exp(-np.mean(np.log([0.4, 0.2, 0.2, 0.1, 0.05]))))
-    assert ppl[1] == pytest.approx(math.exp(-np.mean(np.log([0.4, 0.02]))))
-    # a true piece outside the top k gets the k-th probability (an upper bound)
-    clipped = sentence_perplexities(UnigramMLM(), ["a dog"], k=3)
-    assert clipped[0] == pytest.approx(math.exp(-np.mean(np.log([0.4, 0.2]))))
-
-
-def test_accuracy_groups_by_run_with_bootstrap_interval():
-    items = pd.concat([hand_made().assign(model="a"), hand_made().assign(model="b", s_distractor=0.0)])
-    table = pairs.accuracy(items, by="model", n_resamples=200).set_index("model")
-    assert table.loc["a", "pair_accuracy"] == pytest.approx(1 / 3) and table.loc["b", "pair_accuracy"] == 1.0
-    assert table.loc["a", "ci_low"] <= 1 / 3 <= table.loc["a", "ci_high"] and table.loc["a", "ci_low"] < 0.34
-    assert table.loc["b", "ci_low"] == table.loc["b", "ci_high"] == 1.0
-
-
-def test_paper_tables_are_labelled_as_the_papers():
-    from probekit.data.prednoun import paper_table
-
-    t1 = paper_table(1).set_index("model")
-    assert t1.loc["CLIP (paper)", "full"] == 0.20 and t1.loc["ViLT (paper)", "cropped"] == 0.75
-    assert paper_table(8).set_index("model").loc["LXMERT (paper)", "full noun"] == 0.60
-    assert paper_table(7).set_index("model").loc["VinVL (paper)", "cropped"] == 0.74
-    assert len(paper_table(6)) == 10 and paper_table(6)["full"].max() == 0.21
-    t9 = paper_table(9).set_index(["model", "factor"])
-    assert t9.loc[("CLIP (paper)", "distance from centre"), "r"] == -0.24
-    with pytest.raises(ValueError, match="valid: 1, 6, 7, 8, 9"):
-        paper_table(2)
-
-
-def test_an_image_blind_scorer_gets_no_pair_right(eval_dir):
-    """Counter-balancing: a model that scores sentences without looking wins one triplet of a pair, never both."""
-
-    class Blind:
-        def choose_text(self, images, candidates):
-            return np.array([[len(t) + 0.01 * sum(map(ord, t)) for t in c] for c in candidates])
-
-    items = load_eval_set(eval_dir, limit=None, seed=0, split="eval")
-    scored = items.join(score_triplets(Blind(), items).drop(columns="item_id"))
-    result = pairs.accuracy(scored).iloc[0]
-    assert result["pair_accuracy"] == 0.0 and result["triplet_accuracy"] == 0.5
+def test_paper_tables_are_rows_in_the_studys_vocabulary():
+    rows = papers.reported("prednoun")
+    t1 = papers.reported("prednoun", "Table 1")
+    assert one(t1, model="CLIP", condition="full")["value"] == 0.20
+    assert one(t1, model="ViLT", condition="cropped")["value"] == 0.75
+    assert set(t1["probe"]) == {"pairs"} and set(t1["chance"]) == {0.25} and t1["ci_low"].isna().all()
+    t8 = papers.reported("prednoun", "Table 8")
+    assert one(t8, model="LXMERT", condition="full", subset="noun")["value"] == 0.60
+    assert one(papers.reported("prednoun", "Table 7"), model="VinVL", condition="cropped")["value"] == 0.74
+    assert set(papers.reported("prednoun", "Table 7")["probe"]) == {"pairs-alt"}
+    t6 = papers.reported("prednoun", "Table 6")
+    assert len(t6) == 10 and t6["value"].max() == 0.21
+    from probekit.papers.prednoun import TABLE6_MODELS
+    assert TABLE6_MODELS["CLIP ViT-B-32 laion400m_e32"] == ("ViT-B-32", "laion400m_e32")
+    t9 = papers.reported("prednoun", "Table 9")
+    assert one(t9, model="CLIP", subset="distance from centre", metric="r")["value"] == -0.24
+    assert one(t9, model="VinVL", subset="object detector confidence", metric="p")["value"] == 0.05
+    assert set(rows["study"]) == {"prednoun"}
+    with pytest.raises(KeyError, match="Table 2"):
+        papers.reported("prednoun", "Table 2")

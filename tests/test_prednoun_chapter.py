@@ -1,30 +1,41 @@
-"""The predicate–noun chapter executed on the toy world (the session's executed book)."""
+"""The predicate–noun chapter executed on the toy world (the session's executed book): its tables show the rows
+it exports, and its discussion is the claims function of those rows."""
 
 from __future__ import annotations
 
-import re
+from conftest import notebook_images, notebook_text
 
-from conftest import notebook_text
+from probekit import report
+from probekit.results import load, one, select
+from probekit.studies.prednoun_claims import claims
 
 
-def test_chapter_reports_every_model_beside_the_paper(executed_chapter):
+def test_chapter_shows_its_rows_beside_the_paper(executed_chapter, executed_book):
     nb = executed_chapter("prednoun")
     text = notebook_text(nb)
     params = next(c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", []))
     assert "min_concept_count" in params.source and "perplexity_model" in params.source
+    rows = load(executed_book / "prednoun.results.parquet")
+    ours = rows[rows["source"] == "ours"]
     for model in ("toy-vilt", "toy-clip"):
-        # the discussion is computed per model, from its own numbers
-        assert re.search(rf"\*\*{model}\*\* gets \d\.\d\d of pairs right on full images", text), model
-    for paper_row in ("ViLT (paper)", "CLIP (paper)", "LXMERT (paper)", "CLIP RN50 yfcc15m (paper)"):
-        assert paper_row in text
-    assert "cropped predicate" in text and "bounding box size" in text and "distance from centre" in text
-    images = sum("image/png" in out.get("data", {}) for c in nb.cells for out in c.get("outputs", []))
-    assert images >= 3  # example pair, accuracy bars, per-concept plot (+ the tuple heatmap when tuples are common)
-    assert images >= 4 or "No tuple has" in text
+        for condition in ("full", "cropped"):
+            for probe in ("pairs", "pairs-alt"):
+                shown = one(ours, probe=probe, model=model, condition=condition, subset="all",
+                            metric="pair_accuracy")
+                assert report.cell(shown) in text, (model, condition, probe)  # the table's cell of this row
+        r = one(ours, probe="confounds", model=model, subset="distance from centre", metric="r")
+        assert report.cell(r) in text
+    for table in ("Table 1", "Table 6", "Table 7", "Table 8", "Table 9"):
+        assert f"Nikolaus et al. 2022, {table}" in text
+    assert len(select(rows, source="Nikolaus et al. 2022, Table 6")) == 10
+    # the discussion is the claims function of the exported rows, sentence for sentence
+    assert report.render_claims(claims(rows)) in text
+    # example pair, Table 1 bars, per-concept spread (+ wrong pairs and tuple heatmaps when there are any)
+    assert notebook_images(nb) >= 3
 
 
 def test_chapter_page_is_rendered_with_figures(executed_book):
     page = executed_book / "html" / "book" / "chapters" / "prednoun.html"
     html = page.read_text(encoding="utf-8")
     assert "Predicate–noun dependencies" in html or "Predicate&#8211;noun" in html
-    assert html.count("<img") >= 3 and "ViLT (paper)" in html and "toy-vilt" in html
+    assert html.count("<img") >= 3 and "LXMERT" in html and "toy-vilt" in html

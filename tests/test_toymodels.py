@@ -5,6 +5,7 @@ import pytest
 import torch
 from PIL import Image
 
+from probekit.scorers import REGISTRY
 from probekit.toymodels import evaluate as ev
 from probekit.toymodels.train import CHECKPOINTS, main
 
@@ -49,26 +50,33 @@ def test_vilt_dir_loads_both_heads():
         assert not info["missing_keys"], (cls.__name__, info["missing_keys"])
 
 
-@pytest.mark.parametrize("name,family", [("toy-clip", "CLIPModel"), ("toy-vilt", "ViltForImageAndTextRetrieval")])
-def test_object_control_far_above_chance(heldout, name, family):
-    path, tok, proc = _load(name)
-    model = getattr(transformers, family).from_pretrained(path).eval()
-    fn = ev.clip_scores if name == "toy-clip" else ev.itm_scores
-    ok = fn(model, tok, proc, heldout.obj_images, heldout.obj_true) > \
-        fn(model, tok, proc, heldout.obj_images, heldout.obj_wrong)
-    assert ok.mean() >= 0.8          # chance 0.5
+@pytest.mark.parametrize("name", ["toy-clip", "toy-vilt"])
+def test_object_control_far_above_chance(heldout, name):
+    scorer = ev.load(CHECKPOINTS / name, REGISTRY[name].family)
+    assert ev.two_way(scorer, heldout.obj_images, heldout.obj_true, heldout.obj_wrong).mean() >= 0.8  # chance 0.5
 
 
 @pytest.mark.parametrize("name", ["toy-bert", "toy-vilt"])
 def test_masked_verb_recovered(heldout, name):
-    from transformers import BertForMaskedLM, ViltForMaskedLM
-    path, tok, proc = _load(name)
+    scorer = ev.load(CHECKPOINTS / name, REGISTRY[name].family)
     texts, images, gold = heldout.masked()
-    if name == "toy-bert":
-        top = ev.verb_topk(BertForMaskedLM.from_pretrained(path).eval(), tok, texts)
-    else:
-        top = ev.verb_topk(ViltForMaskedLM.from_pretrained(path).eval(), tok, texts, proc, images)
+    top = ev.verb_topk(scorer, texts, None if scorer.text_only else images)
     assert np.mean([g in t for g, t in zip(gold, top)]) >= 0.8   # 12 verbs: chance of top-5 well below 0.5
+
+
+def test_checks_follow_the_heads_not_the_name(heldout):
+    bert = heldout.evaluate_dir("toy-bert", CHECKPOINTS / "toy-bert")
+    clip = heldout.evaluate_dir("toy-clip", CHECKPOINTS / "toy-clip")
+    assert set(bert) == {"masking_top5_text_only", "masking_top1_text_only"}  # fill_mask only, no image
+    assert "verbs_itm" not in clip and "masking_top5_with_image" not in clip  # no match head, no MLM head
+    assert {"object_control_acc", "prednoun_full", "verbs_image_choice"} <= set(clip)
+
+
+def test_training_probe_scores_the_in_memory_model_like_its_checkpoint(heldout):
+    from transformers import CLIPModel
+    assert heldout.probe_for("toy-bert") is None
+    model = CLIPModel.from_pretrained(CHECKPOINTS / "toy-clip")
+    assert heldout.probe_for("toy-clip")(model) == heldout.quick(ev.load(CHECKPOINTS / "toy-clip", "clip"))
 
 
 def test_train_toy_tiny_budget(tmp_path):

@@ -1,33 +1,50 @@
-"""The verbs chapter executed on the toy world (the session's executed book), and re-executed with new parameters."""
+"""The verbs chapter executed on the toy world (the session's executed book), and re-executed with new parameters:
+its exported rows are the study's, and its page has the tables and figures those rows call for."""
 
 from __future__ import annotations
 
-import re
-
 import nbformat
+import pandas as pd
 
 from probekit import chapters as ch
-from conftest import notebook_text, copy_project, toy_params
+from probekit.report.export import rows_from_notebook
+from probekit.report.show import TABLE_CLASS
+from probekit.results import select
+from probekit.studies import verbs
+from conftest import copy_project, notebook_images, toy_params
+
+TABLE4, TABLE5 = "Hendricks & Nematzadeh 2021, Table 4", "Hendricks & Nematzadeh 2021, Table 5"
 
 
-def test_chapter_reports_both_models_beside_the_paper(executed_chapter):
+def tables(nb) -> int:
+    """How many tables (``report.show_table``) the page shows."""
+    return sum(str(out.get("data", {}).get("text/html", "")).count(f'class="{TABLE_CLASS}"')
+               for cell in nb.cells for out in cell.get("outputs", []))
+
+
+def expected_page(rows: pd.DataFrame) -> tuple[int, int]:
+    """(tables, figures) the chapter shows for its exported rows."""
+    ours = rows[rows["source"] == "ours"]
+    thresholded = select(ours, metric="avg")["model"].nunique()
+    with_verbs = select(ours, probe="svo-verbs")["model"].nunique()
+    n_tables = 2 + (2 if thresholded else 0) + 2 + 1 + with_verbs + 1  # overview, coverage; Table 4 + n; paper
+    return n_tables, thresholded + 1 + with_verbs                    # and its n; pairwise; per verb; Table 6
+
+
+def test_chapter_exports_the_studys_rows_and_shows_them(executed_chapter, executed_book):
     nb = executed_chapter("verbs")
-    text = notebook_text(nb)
-    assert "The paper's Table 4 (its MMT models, not ours)" in text and "MMT-COCO" in text
-    assert "The paper's Table 6 (its MMT model, not ours)" in text and "decorate" in text and "tackle" in text
-    assert "min_verb_count = 30" in text
-    assert "it/s]" not in text  # no progress bar refreshes in the page (chapters run with PROBEKIT_PROGRESS=0)
-    assert re.search(r"Of the \d+ rows, \d+ could be scored per model", text)
-    # ITM model: thresholded Table 4 and a discussion computed from it; the sentence's number is the table's
-    avg = re.search(r"\*\*toy-vilt\*\* \(ITM at 0\.5\): average accuracy (\d+\.\d)% \[(\d+\.\d)%, (\d+\.\d)%\]", text)
-    assert avg, "no ITM discussion for toy-vilt"
-    assert f"{avg.group(1)} [{avg.group(2)}, {avg.group(3)}]" in text  # the same cell in the rendered table
-    assert re.search(r"By negative type its average accuracy runs (verb|subject|object) \d", text)
-    # dual encoder: pairwise only, said so
-    assert re.search(r"\*\*toy-clip\*\* prefers the positive image, by its image–text similarities, in \d+\.\d%", text)
-    assert "choice of image (pairwise)" in text and "toy-clip (threshold" not in text
-    images = sum("image/png" in out.get("data", {}) for c in nb.cells for out in c.get("outputs", []))
-    assert images >= 2  # Table 4 bars (with the paper's MMT panel), pairwise bars
+    rows = rows_from_notebook(nb)
+    assert rows is not None and set(rows["study"]) == {"verbs"}
+    assert set(rows[rows["source"] == "ours"]["model"]) == {"toy-vilt", "toy-clip"}
+    assert {TABLE4, TABLE5} <= set(rows["source"])
+    assert set(select(rows, source="ours", model="toy-vilt", metric="avg")["condition"]) == {"threshold 0.5"}
+    assert set(select(rows, source="ours", model="toy-clip", probe="svo")["metric"]) == {"pairwise"}
+    # the page's numbers are exactly what the study computes with the same parameters (warm score cache)
+    params, _ = toy_params(executed_book / "project", executed_book / "data")
+    again = verbs.run(**params["verbs"]).rows
+    pd.testing.assert_frame_equal(rows.reset_index(drop=True), again.reset_index(drop=True))
+    assert (tables(nb), notebook_images(nb)) == expected_page(rows)
+    assert not [out for cell in nb.cells for out in cell.get("outputs", []) if out.get("name") == "stderr"]
 
 
 def test_chapter_reruns_with_new_threshold_and_verb_filter(executed_book, tmp_path):
@@ -36,7 +53,10 @@ def test_chapter_reruns_with_new_threshold_and_verb_filter(executed_book, tmp_pa
     new = ch.resolve(project, "verbs", {**params["verbs"], "models": ["toy-vilt"], "threshold": 0.7,
                                         "min_verb_count": 3, "top_k": 2})
     nb = nbformat.read(ch.execute(project, "verbs", new, progress=False, log=lambda msg: None), as_version=4)
-    text = notebook_text(nb)
-    assert "ITM accuracy (%) at threshold 0.7" in text and "(ITM at 0.7)" in text
-    assert "min_verb_count = 3" in text and "toy-clip" not in text
-    assert re.search(r"hardest\s+hardest_acc\s+easiest\s+easiest_acc", text)  # Table 6 of ours, top_k = 2
+    rows = rows_from_notebook(nb)
+    ours = rows[rows["source"] == "ours"]
+    assert set(ours["model"]) == {"toy-vilt"}
+    assert set(select(ours, metric=["avg", "pos"])["condition"]) == {"threshold 0.7"}
+    per_verb = select(ours, probe="svo-verbs")
+    assert len(per_verb) >= 2 and set(per_verb["condition"]) == {"threshold 0.7"} and (per_verb["n"] >= 3).all()
+    assert (tables(nb), notebook_images(nb)) == expected_page(rows)

@@ -1,4 +1,4 @@
-"""ITM metrics of the verbs chapter on hand-computed cases."""
+"""ITM metrics of the verbs chapter on hand-computed cases, as rows of the one result schema."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from probekit.metrics.itm import (coverage, itm_accuracy, negative_type, pairwise_accuracy, rank_verbs,
-                                  score_pairs, scoring_mode, verb_accuracy, wide_table)
+from probekit.metrics.itm import (coverage, itm_accuracy, negative_type, pairwise_accuracy, ranked_verbs,
+                                  score_pairs, verb_accuracy, verb_image_counts)
+from probekit.results import COLUMNS
 
 
 def table(rows):
@@ -36,7 +37,11 @@ def test_exactly_one_flag_decides_the_negative_type():
 
 
 def test_itm_accuracy_by_hand():
-    got = values(itm_accuracy(ITEMS, POS, NEG, "m", threshold=0.5, n_resamples=50))
+    rows = itm_accuracy(ITEMS, POS, NEG, "m", threshold=0.5, n_resamples=50)
+    assert list(rows.columns) == COLUMNS and set(rows["study"]) == {"verbs"} and set(rows["probe"]) == {"svo"}
+    assert set(rows["condition"]) == {"threshold 0.5"} and set(rows["chance"]) == {0.5}
+    assert set(rows["source"]) == {"ours"} and set(rows["model"]) == {"m"}
+    got = values(rows)
     # all: positives (s1,p1)=0.9 ok, (s2,p2)=0.4 wrong -> 1/2; negatives 0.2 ok, 0.7 wrong, 0.1 ok, 0.6 wrong -> 2/4
     assert got["all", "pos"] == (0.5, 2) and got["all", "neg"] == (0.5, 4) and got["all", "avg"] == (0.5, 6)
     assert got["subject", "pos"] == (1.0, 1) and got["subject", "neg"] == (1.0, 1)
@@ -44,7 +49,9 @@ def test_itm_accuracy_by_hand():
     assert got["verb", "pos"] == (0.5, 2) and got["verb", "neg"] == (0.5, 2)
     assert got["object", "avg"] == (0.0, 2)
     # the threshold is a parameter: at 0.35 every positive is a match, and n4 (0.6) stays wrong
-    low = values(itm_accuracy(ITEMS, POS, NEG, "m", threshold=0.35, n_resamples=50))
+    low_rows = itm_accuracy(ITEMS, POS, NEG, "m", threshold=0.35, n_resamples=50)
+    assert set(low_rows["condition"]) == {"threshold 0.35"}
+    low = values(low_rows)
     assert low["all", "pos"][0] == 1.0 and low["all", "neg"][0] == 0.5 and low["all", "avg"][0] == 0.75
 
 
@@ -90,7 +97,10 @@ def test_random_scorer_lands_near_chance():
 
 
 def test_pairwise_accuracy_by_hand():
-    got = values(pairwise_accuracy(ITEMS, POS, NEG, "m", n_resamples=50))
+    rows = pairwise_accuracy(ITEMS, POS, NEG, "m", n_resamples=50)
+    assert list(rows.columns) == COLUMNS and set(rows["metric"]) == {"pairwise"} and set(rows["condition"]) == {""}
+    assert set(rows["chance"]) == {0.5} and list(rows["subset"]) == ["all", "subject", "verb", "object"]
+    got = values(rows)
     # pos > neg in rows 0, 1, 2 (0.9>0.2, 0.9>0.7, 0.4>0.1), not in row 3 (0.4<0.6); row 4 left out
     assert got["all", "pairwise"] == (0.75, 4) and got["verb", "pairwise"] == (1.0, 2)
     assert got["object", "pairwise"] == (0.0, 1)
@@ -99,21 +109,21 @@ def test_pairwise_accuracy_by_hand():
 
 
 def test_verb_accuracy_filters_on_distinct_negative_images_and_ranks():
-    got = verb_accuracy(ITEMS, POS, NEG, "m", min_count=2, n_resamples=50).set_index("subset")
+    got = verb_accuracy(ITEMS, POS, NEG, "m", min_count=2, n_resamples=50)
+    assert list(got.columns) == COLUMNS and set(got["probe"]) == {"svo-verbs"} and set(got["metric"]) == {"neg"}
+    got = got.set_index("subset")
     assert list(got.index) == ["eat", "run"]  # "sit" has only a mixed-flag row
-    assert got.loc["run", "value"] == 0.5 and got.loc["eat", "value"] == 0.5 and got.loc["eat", "n_images"] == 2
+    assert got.loc["run", "value"] == 0.5 and got.loc["eat", "value"] == 0.5 and got.loc["eat", "n"] == 2
+    assert verb_image_counts(ITEMS, POS, NEG).to_dict() == {"eat": 2, "run": 2}
     assert verb_accuracy(ITEMS, POS, NEG, "m", min_count=3, n_resamples=50).empty
-    pair = verb_accuracy(ITEMS, POS, NEG, "m", mode="pairwise", min_count=2, n_resamples=50).set_index("subset")
+    pair = verb_accuracy(ITEMS, POS, NEG, "m", metric="pairwise", min_count=2, n_resamples=50).set_index("subset")
     assert pair.loc["run", "value"] == 1.0 and pair.loc["eat", "value"] == 0.5
-    ranked = rank_verbs(pd.DataFrame({"subset": list("abcde"), "value": [0.5, 0.1, 0.9, 0.1, 0.7]}), k=2)
-    assert ranked["hardest"].tolist() == ["b", "d"] and ranked["easiest"].tolist() == ["c", "e"]
-
-
-def test_wide_table_is_table4_layout():
-    wide = wide_table(pd.concat([itm_accuracy(ITEMS, POS, NEG, "m", n_resamples=50),
-                                 pairwise_accuracy(ITEMS, POS, NEG, "m", n_resamples=50)]), with_ci=False)
-    assert wide.loc["m", ("all", "avg")] == "50.0" and wide.loc["m", ("all", "pairwise")] == "75.0"
-    assert [c[0] for c in wide.columns][::4] == ["all", "subject", "verb", "object"]
+    assert set(pair["metric"]) == {"pairwise"} and set(pair["condition"]) == {""}
+    # a missing negative score takes that image out of the verb's count, and so out of the filter
+    assert verb_image_counts(ITEMS, POS, [0.2, np.nan, 0.1, 0.6, 0.1]).to_dict() == {"eat": 2, "run": 1}
+    verbs = pd.DataFrame({"subset": list("abcde"), "value": [0.5, 0.1, 0.9, 0.1, 0.7]})
+    assert ranked_verbs(verbs, k=2) == ["b", "d", "e", "c"]  # two hardest (ties by name), two easiest
+    assert ranked_verbs(verbs, k=3) == ["b", "d", "a", "e", "c"]  # at most 2 k verbs: all of them
 
 
 class CountingScorer:
@@ -126,8 +136,8 @@ class CountingScorer:
         self.calls.append(("match", list(zip(images, texts))))
         return np.array([0.9 if text.endswith(image[-1]) else 0.2 for image, text in zip(images, texts)])
 
-    def choose_image(self, image_lists, texts):
-        self.calls.append(("choose_image", [tuple(x) for x in image_lists]))
+    def choose_image(self, image_lists, texts, head=None):
+        self.calls.append(("choose_image", [tuple(x) for x in image_lists], head))
         return np.array([[0.7, 0.3] for _ in image_lists])
 
 
@@ -135,14 +145,13 @@ def test_score_pairs_scores_each_distinct_pair_once_and_leaves_missing_images_na
     items = pd.DataFrame(dict(sentence=["s a", "s a", "s a", "t b"], pos_image=["/a", "/a", "/a", None],
                               neg_image=["/x", "/y", None, "/b"]))
     itm_scorer = CountingScorer({"match", "fill_mask"})
-    pos, neg = score_pairs(itm_scorer, items)
+    pos, neg = score_pairs(itm_scorer, items, "match")
     assert len(itm_scorer.calls) == 1 and len(itm_scorer.calls[0][1]) == 4  # (s a,/a) once, /x, /y, /b
     np.testing.assert_allclose(pos, [0.9, 0.9, 0.9, np.nan])
     np.testing.assert_allclose(neg, [0.2, 0.2, np.nan, 0.9])
     dual = CountingScorer({"similarity"})
-    pos, neg = score_pairs(dual, items)
-    assert dual.calls == [("choose_image", [("/a", "/x"), ("/a", "/y")])]
+    pos, neg = score_pairs(dual, items, "similarity")
+    assert dual.calls == [("choose_image", [("/a", "/x"), ("/a", "/y")], "similarity")]
     np.testing.assert_allclose(pos, [0.7, 0.7, np.nan, np.nan])
-    assert scoring_mode(itm_scorer) == "itm" and scoring_mode(dual) == "pairwise"
     with pytest.raises(ValueError, match="fill_mask"):
-        scoring_mode(CountingScorer({"fill_mask"}))
+        score_pairs(dual, items, "fill_mask")

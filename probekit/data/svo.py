@@ -7,6 +7,7 @@ Layout under ``data_dir``::
     svo-probes/images/manifest.csv     every image id, its URL, and why it is missing if it is
 
 Many of the image URLs are dead; such images get a path of None and the chapter counts the pairs it skips.
+The paper's reported numbers are rows of ``probekit.papers.svo_probes``.
 """
 
 from __future__ import annotations
@@ -137,44 +138,3 @@ def load_svo_probes(data_dir: str | os.PathLike, limit: int | None = None, seed:
                        image_manifest=str(images_dir / "manifest.csv"))
     return items.reset_index(drop=True)
 
-
-# The paper's results (Hendricks & Nematzadeh 2021) for its MMT models (CC-pretrained ViLBERT-like transformers),
-# in percent: Table 4 (accuracy at threshold 0.5), Table 5's MMT trained on COCO (only the cells it reports),
-# and Table 6 (hardest and easiest verbs of MMT among verbs with >= 30 negative images, in the paper's order).
-PAPER_MODELS = ["MMT", "Merged-MMT", "Lang-MMT", "Image-MMT", "SMT", "No-MRM-MMT", "No-MLM-MMT"]
-_PAPER_TABLE4_COLUMNS = {
-    ("all", "avg"): [64.3, 64.7, 68.1, 64.3, 52.4, 69.5, 60.8],
-    ("all", "pos"): [93.8, 94.4, 80.2, 91.6, 49.1, 85.4, 92.3],
-    ("all", "neg"): [34.8, 35.0, 56.0, 37.0, 55.6, 53.7, 29.3],
-    ("subject", "avg"): [67.0, 69.1, 71.5, 68.2, 52.6, 73.5, 64.8],
-    ("subject", "pos"): [94.4, 94.9, 82.1, 92.1, 47.7, 87.4, 93.9],
-    ("subject", "neg"): [39.5, 43.2, 60.9, 44.2, 57.5, 59.7, 35.8],
-    ("verb", "avg"): [60.8, 60.7, 64.5, 59.7, 51.8, 65.5, 57.4],
-    ("verb", "pos"): [93.8, 94.4, 80.2, 91.6, 49.1, 85.6, 92.5],
-    ("verb", "neg"): [27.8, 27.0, 48.9, 27.8, 54.6, 45.5, 22.4],
-    ("object", "avg"): [73.4, 74.1, 77.7, 75.6, 53.9, 80.1, 69.5],
-    ("object", "pos"): [94.4, 94.9, 81.4, 91.5, 50.7, 86.2, 93.6],
-    ("object", "neg"): [52.4, 53.3, 74.1, 59.6, 57.0, 74.1, 45.5],
-}
-_PAPER_MMT_COCO = {("all", "avg"): 68.0, ("all", "pos"): 75.2, ("all", "neg"): 60.9, ("subject", "neg"): 66.0,
-                   ("verb", "neg"): 55.5, ("object", "neg"): 73.4}
-PAPER_TABLE4_EXAMPLES = {("all", "avg"): "48k", ("all", "pos"): "12k", ("all", "neg"): "36k",
-                         ("subject", "avg"): "8k", ("subject", "pos"): "3k", ("subject", "neg"): "5k",
-                         ("verb", "avg"): "34k", ("verb", "pos"): "11k", ("verb", "neg"): "23k",
-                         ("object", "avg"): "11k", ("object", "pos"): "3k", ("object", "neg"): "8k"}
-PAPER_TABLE6 = {"easy": ["tackle", "reach", "arrive", "pitch", "accept", "congratulate", "lead", "present",
-                         "celebrate", "attend"],
-                "hard": ["argue", "beat", "break", "burn", "buy", "cast", "comb", "crash", "cut", "decorate"]}
-
-
-def paper_table4() -> pd.DataFrame:
-    """The paper's Tables 4 and 5 (MMT-COCO) as tidy rows: model, metric, subset, value (percent)."""
-    rows = [dict(model=m, metric=metric, subset=subset, value=values[i])
-            for (subset, metric), values in _PAPER_TABLE4_COLUMNS.items() for i, m in enumerate(PAPER_MODELS)]
-    rows += [dict(model="MMT-COCO", metric=metric, subset=subset, value=value)
-             for (subset, metric), value in _PAPER_MMT_COCO.items()]
-    return pd.DataFrame(rows, columns=["model", "metric", "subset", "value"])
-
-# How many verb-negative pairs of SVO-Probes the guided-masking paper (Table 1) could still score after image
-# links broke: all, positive and negative pairs, against the original paper's 34k / 11k / 23k.
-GUIDED_MASKING_VERB_PAIRS = {"all": 33893, "pos": 11571, "neg": 22322}

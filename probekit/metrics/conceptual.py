@@ -1,46 +1,42 @@
-"""Metrics of the conceptual-understanding probes (Schiappa et al. 2023): Probe-R, Probe-C and Probe-B.
+"""Metrics of the conceptual-understanding probes (Schiappa et al. 2023): compatibility scores, Probe-R, Probe-C
+and the patching sweep's zero-shot accuracy (Probe-B is in :mod:`probekit.metrics.background`).
 
 Every model is reduced to one compatibility score ``f(image, prompt)`` on a logit scale, the quantity the
-paper feeds to a softmax:
+paper feeds to a softmax; which head gives it is decided by ``probekit.scorers.head_for(scorer,
+"compatibility")``:
 
-* dual encoders (``"similarity"`` capability: CLIP, SigLIP, FLAVA's contrastive head) give the scaled
+* dual encoders (the ``similarity`` head: CLIP, SigLIP, FLAVA's contrastive head) give the scaled
   image-text cosine logit;
-* image-text-matching cross-encoders (``"match"`` only: ViLT, BLIP, BridgeTower) give the log-odds of their
+* image-text-matching cross-encoders (``match`` only: ViLT, BLIP, BridgeTower) give the log-odds of their
   match probability, ``log p - log(1 - p)``.
 
 A softmax over the two prompts of a Probe-R item is then ``sigmoid(f_correct - f_wrong)``; for an ITM model
 this equals ``p1(1-p2) / (p1(1-p2) + p2(1-p1))``, i.e. the two match probabilities normalised against each
-other.  ``score_*`` functions run a scorer over an item table and return one row per item; the ``*_table``
-functions summarise those rows per model (and split, kind, filler...) with percentile bootstrap intervals
-from :mod:`probekit.stats`.  Scores are percentages (0-100) in the summaries, as in the paper's tables.
+other.  ``score_*`` functions run a scorer over an item table and return one row per item; the ``*_rows``
+functions summarise those per model (and kind, split, category...) as result rows (:mod:`probekit.results`,
+values as fractions) with percentile bootstrap intervals from :mod:`probekit.stats`.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from probekit.results import frame, row
+from probekit.scorers.heads import head_for
 from probekit.stats import bootstrap_ci
 
+STUDY = "conceptual"
 _EPS = 1e-6
+#: chance levels: a two-way softmax (μ(c), accuracy) 1/2; Winoground text and image 1/4, group 1/6
+CHANCE = {"mu_c": 0.5, "acc": 0.5, "text": 0.25, "image": 0.25, "group": 1 / 6}
 
 
 # --------------------------------------------------------------------------------------------- scoring
-def score_mode(scorer) -> str:
-    """``"similarity"`` for dual encoders (preferred when a model has both heads, as the authors scored
-    FLAVA with its contrastive logits), else ``"match"``."""
-    caps = set(scorer.capabilities)
-    if "similarity" in caps:
-        return "similarity"
-    if "match" in caps:
-        return "match"
-    raise ValueError(f"model {scorer.name!r} can neither match nor compare image and text "
-                     f"(capabilities: {sorted(caps)}); Probe-R/C/B need one of them")
-
-
 def log_odds(p) -> np.ndarray:
     p = np.clip(np.asarray(p, dtype=float), _EPS, 1 - _EPS)
     return np.log(p) - np.log1p(-p)
@@ -61,7 +57,7 @@ def pair_logits(scorer, images: Sequence, texts: Sequence[str], chunk: int = 256
     if not ok.all():  # images that could not be fetched: NaN, left out of every metric
         out[ok] = pair_logits(scorer, [x for x, k in zip(images, ok) if k], [t for t, k in zip(texts, ok) if k], chunk)
         return out
-    if score_mode(scorer) == "match":
+    if head_for(scorer, "compatibility") == "match":
         return log_odds(scorer.match(list(images), list(texts)))
     for start in range(0, len(images), chunk):
         imgs, txts = images[start:start + chunk], list(texts[start:start + chunk])
@@ -85,7 +81,7 @@ def class_logits(scorer, images: Sequence, prompts: Sequence[str]) -> np.ndarray
     images, prompts = [str(x) for x in images], list(prompts)
     if not images:
         return np.empty((0, len(prompts)))
-    if score_mode(scorer) == "similarity":
+    if head_for(scorer, "compatibility") == "similarity":
         return np.asarray(scorer.similarity(images, prompts), dtype=float)
     flat_i = [im for im in images for _ in prompts]
     flat_t = [p for _ in images for p in prompts]
@@ -110,38 +106,51 @@ def sigmoid(x) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------------- summaries
 def summarize(values, statistic: Callable[[np.ndarray], float] = np.mean, seed: int = 0,
-              n_resamples: int = 1000, scale: float = 100.0) -> dict:
+              n_resamples: int = 1000, scale: float = 1.0) -> dict:
     """Point estimate, 95% bootstrap interval and count of ``statistic`` over the rows of ``values``
-    (NaN rows dropped), multiplied by ``scale``."""
+    (NaN rows dropped), multiplied by ``scale``: ``{"value", "ci", "n"}``."""
     values = np.asarray(values, dtype=float)
     keep = ~np.isnan(values).reshape(len(values), -1).any(axis=1) if len(values) else np.zeros(0, bool)
     values = values[keep]
     if len(values) == 0:
-        return {"value": np.nan, "lo": np.nan, "hi": np.nan, "n": 0}
+        return {"value": np.nan, "ci": (np.nan, np.nan), "n": 0}
     lo, hi = bootstrap_ci(values, statistic, n_resamples=n_resamples, seed=seed)
-    return {"value": scale * float(statistic(values)), "lo": scale * lo, "hi": scale * hi, "n": len(values)}
+    return {"value": scale * float(statistic(values)), "ci": (scale * lo, scale * hi), "n": len(values)}
 
 
-def _table(scored: pd.DataFrame, by: list[str], metrics: dict[str, tuple], seed: int) -> pd.DataFrame:
-    """One row per group x metric: ``metrics`` maps a name to (columns, statistic, scale)."""
-    rows = []
-    for key, grp in scored.groupby(by, sort=False, dropna=False):
+@dataclass(frozen=True)
+class Stat:
+    """One summary of a scored table: ``metric`` of the ``columns`` by ``statistic`` (times ``scale``), with its
+    chance level, optionally under its own ``subset`` (e.g. a Probe-B view)."""
+
+    metric: str
+    columns: tuple[str, ...]
+    statistic: Callable[[np.ndarray], float] = np.mean
+    scale: float = 1.0
+    chance: float = np.nan
+    subset: str | None = None
+
+
+def summary_rows(scored: pd.DataFrame, by: Mapping[str, str], stats: Sequence[Stat], seed: int = 0,
+                 **fixed) -> pd.DataFrame:
+    """One result row per group x :class:`Stat`; ``by`` maps a schema column (``model``, ``subset``,
+    ``condition``) to the scored table's column it groups on; ``fixed`` sets the other schema columns."""
+    cols = list(by.values())
+    out = []
+    for key, grp in scored.groupby(cols, sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        for name, (cols, stat, scale) in metrics.items():
-            vals = grp[list(cols)].to_numpy(dtype=float)
-            vals = vals[:, 0] if len(cols) == 1 else vals
-            rows.append({**dict(zip(by, key)), "metric": name, **summarize(vals, stat, seed, scale=scale)})
-    return pd.DataFrame(rows)
+        labels = {k: str(v) for k, v in zip(by, key)}
+        for s in stats:
+            vals = grp[list(s.columns)].to_numpy(dtype=float)
+            vals = vals[:, 0] if len(s.columns) == 1 else vals
+            where = {**fixed, **labels, **({"subset": s.subset} if s.subset is not None else {})}
+            out.append(row(study=STUDY, metric=s.metric, chance=s.chance,
+                           **summarize(vals, s.statistic, seed, scale=s.scale), **where))
+    return frame(out)
 
 
-def wide(table: pd.DataFrame, index: list[str], digits: int = 1) -> pd.DataFrame:
-    """Pivot a summary into one column per metric holding ``"value [lo, hi]"`` strings for display."""
-    t = table.copy()
-    t["cell"] = [f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]" if np.isfinite(v) else "–"
-                 for v, lo, hi in zip(t["value"], t["lo"], t["hi"])]
-    out = t.pivot_table(index=index, columns="metric", values="cell", aggfunc="first", sort=False)
-    order = list(dict.fromkeys(t["metric"]))
-    return out[[c for c in order if c in out.columns]]
+def _mean(metric: str, column: str) -> Stat:
+    return Stat(metric, (column,), chance=CHANCE.get(metric, np.nan))
 
 
 # --------------------------------------------------------------------------------------------- Probe-R
@@ -167,10 +176,11 @@ def probe_r_item_metrics(logit_correct, logit_wrong) -> dict:
     return {"confidence": conf, "correct": acc}
 
 
-def probe_r_table(scored: pd.DataFrame, by=("model", "kind"), seed: int = 0) -> pd.DataFrame:
-    """Table 3: mean confidence of the correct prompt μ(c) and accuracy, per model and kind."""
-    return _table(scored, list(by), {"mu_c": (["confidence"], np.mean, 100.0),
-                                     "acc": (["correct"], np.mean, 100.0)}, seed)
+def probe_r_rows(scored: pd.DataFrame, seed: int = 0, by: Mapping[str, str] | None = None, **fixed) -> pd.DataFrame:
+    """Table 3: mean confidence of the correct prompt μ(c) (``mu_c``) and accuracy (``acc``) per model and kind
+    (probe ``probe-r``, subset = kind)."""
+    return summary_rows(scored, by or {"model": "model", "subset": "kind"},
+                        [_mean("mu_c", "confidence"), _mean("acc", "correct")], seed, **{"probe": "probe-r", **fixed})
 
 
 # --------------------------------------------------------------------------------------------- Probe-C
@@ -206,111 +216,36 @@ def score_probe_c(scorer, items: pd.DataFrame) -> pd.DataFrame:
     return out.assign(**winoground(s00, s01, s10, s11))
 
 
-def probe_c_table(scored: pd.DataFrame, by=("model", "split"), seed: int = 0) -> pd.DataFrame:
-    """Tables 4 and 6: μ(c), image, text and group scores per model and split (or category)."""
-    return _table(scored, list(by), {"mu_c": (["confidence"], np.mean, 100.0),
-                                     "image": (["image"], np.mean, 100.0),
-                                     "text": (["text"], np.mean, 100.0),
-                                     "group": (["group"], np.mean, 100.0)}, seed)
+PROBE_C_STATS = (_mean("mu_c", "confidence"), _mean("image", "image"), _mean("text", "text"), _mean("group", "group"))
 
 
-# --------------------------------------------------------------------------------------------- Probe-B
-def average_precision(positive, scores) -> float:
-    """Average precision of one ranking: the mean, over the positives, of the precision at each positive's
-    rank (classes sorted by decreasing score; ties broken pessimistically).  NaN without positives."""
-    positive = np.asarray(positive, dtype=bool)
-    scores = np.asarray(scores, dtype=float)
-    if positive.sum() == 0 or np.isnan(scores).any():
-        return float("nan")
-    order = np.lexsort((positive, -scores))  # by score desc, negatives before positives on ties
-    hits = positive[order]
-    ranks = np.flatnonzero(hits) + 1
-    return float(np.mean(np.arange(1, len(ranks) + 1) / ranks))
+def probe_c_rows(scored: pd.DataFrame, seed: int = 0, by: Mapping[str, str] | None = None, **fixed) -> pd.DataFrame:
+    """Tables 4 and 6: μ(c), image, text and group scores per model and split (probe ``probe-c``, subset =
+    split); ``by={"model": "model", "subset": "category"}, probe="probe-c-category"`` gives Table 6."""
+    return summary_rows(scored, by or {"model": "model", "subset": "split"}, PROBE_C_STATS, seed,
+                        **{"probe": "probe-c", **fixed})
 
 
-def relative_robustness(h, h_tilde, per_item: bool = True) -> float:
-    """γ = 1 - (h(x) - h(x̃)) / h(x) = h(x̃) / h(x).  ``per_item``: mean of the per-item ratios (how the
-    authors aggregate average precision; items with h(x) = 0 are left out); else the ratio of the means
-    (used for accuracy, where one item's h is 0 or 1)."""
-    h, h_tilde = np.asarray(h, dtype=float), np.asarray(h_tilde, dtype=float)
-    if per_item:
-        ok = h > 0
-        return float(np.mean(h_tilde[ok] / h[ok])) if ok.any() else float("nan")
-    return float(np.mean(h_tilde) / np.mean(h)) if np.mean(h) > 0 else float("nan")
+# ------------------------------------------------------------------------------------------ general task
+def zero_shot_scores(scorer, items: pd.DataFrame, prompts: dict[str, str], top: Sequence[int] = (1, 5)
+                     ) -> pd.DataFrame:
+    """Per image (``item_id``): whether zero-shot classification against one prompt per class puts the true
+    label in the top k (columns ``top1``, ``top5``...; only k up to the number of classes)."""
+    classes = list(prompts)
+    items = items[items["image"].notna()]
+    logits = class_logits(scorer, items["image"].tolist(), [prompts[c] for c in classes])
+    gold = np.array([classes.index(lbl) for lbl in items["label"]])
+    rank = (logits >= logits[np.arange(len(gold)), gold][:, None]).sum(1) - 1  # others scored at least as high
+    out = pd.DataFrame({"item_id": items["item_id"].astype(str).to_numpy()})
+    for k in top:
+        if k <= len(classes):
+            out[f"top{k}"] = (rank < k).astype(float)
+    out.attrs["classes"] = len(classes)
+    return out
 
 
-VIEWS = ("x0", "x0_patch", "x1_fill")  # original x0, patched x̃0, background-filled x̃1
-
-
-def probe_b_candidates(row, classes: Sequence[str]) -> list[str]:
-    """Class names a Probe-B image is scored against: all classes for multi-object items; for single-object
-    items the target plus the classes absent from the original image (the paper's Probe-B_R prompts)."""
-    if not row["single_object"]:
-        return list(classes)
-    present = set(row["labels"])
-    return [row["target"]] + [c for c in classes if c not in present]
-
-
-def score_probe_b(scorer, derived: pd.DataFrame, classes: Sequence[str],
-                  prompts: dict[str, str]) -> pd.DataFrame:
-    """Per item x filler: h (AP over the class prompts, or 1/0 accuracy for single-object items) and mean
-    softmax confidence of the present objects, for each of x0, x̃0 and x̃1.
-
-    ``derived`` is :func:`probekit.fillers.derive_probe_b`'s table (one row per item x filler with the
-    paths of the three views); ``prompts`` maps each class name to its prompt text."""
-    classes = list(classes)
-    cls_index = {c: k for k, c in enumerate(classes)}
-    paths = list(dict.fromkeys(p for v in VIEWS for p in derived[v].astype(str)))
-    logits = class_logits(scorer, paths, [prompts[c] for c in classes])
-    row_of = {p: i for i, p in enumerate(paths)}
-    rows = []
-    for rec in derived.to_dict("records"):
-        cand = [cls_index[c] for c in probe_b_candidates(rec, classes)]
-        wanted = [rec["target"]] if rec["single_object"] else list(rec["labels"])
-        pos = np.array([classes[k] in wanted for k in cand])
-        out = {"model": scorer.name, "item_id": rec["item_id"], "filler": rec["filler"],
-               "single_object": bool(rec["single_object"]), "target": rec["target"]}
-        for v in VIEWS:
-            z = logits[row_of[str(rec[v])]][cand]
-            p = softmax(z)
-            if rec["single_object"]:
-                h = np.nan if np.isnan(z).any() else float(z[0] > np.max(z[1:], initial=-np.inf))
-            else:
-                h = average_precision(pos, z)
-            out[f"h_{v}"] = h
-            out[f"conf_{v}"] = float(np.mean(p[pos])) if pos.any() else np.nan
-        rows.append(out)
-    return pd.DataFrame(rows)
-
-
-def probe_b_table(scored: pd.DataFrame, by=("model", "filler"), seed: int = 0) -> pd.DataFrame:
-    """Tables 8 (multi-object: mAP) and 9 (single object: accuracy): h for x0, x̃0, x̃1; relative
-    robustness γ for (x0, x̃1), (x0, x̃0), (x̃0, x̃1); mean change in confidence (percentage points) for
-    (c0 - c̃0), (c̃0 - c̃1), (c0 - c̃1).  Call it on the multi- and single-object rows separately."""
-    single = bool(scored["single_object"].all()) if len(scored) else False
-    per_item = not single
-
-    def gamma(a, b):
-        return (["h_" + a, "h_" + b], lambda v: relative_robustness(v[:, 0], v[:, 1], per_item), 1.0)
-
-    def delta(a, b):
-        return (["conf_" + a, "conf_" + b], lambda v: float(np.mean(v[:, 0] - v[:, 1])), 100.0)
-
-    h = "acc" if single else "mAP"
-    metrics = {f"{h} x0": (["h_x0"], np.mean, 100.0), f"{h} x̃0": (["h_x0_patch"], np.mean, 100.0),
-               f"{h} x̃1": (["h_x1_fill"], np.mean, 100.0),
-               "γ (x0,x̃1)": gamma("x0", "x1_fill"), "γ (x0,x̃0)": gamma("x0", "x0_patch"),
-               "γ (x̃0,x̃1)": gamma("x0_patch", "x1_fill"),
-               "Δc (c0−c̃0)": delta("x0", "x0_patch"), "Δc (c̃0−c̃1)": delta("x0_patch", "x1_fill"),
-               "Δc (c0−c̃1)": delta("x0", "x1_fill")}
-    return _table(scored, list(by), metrics, seed)
-
-
-def rank_objects(scored: pd.DataFrame, by: str = "target") -> pd.DataFrame:
-    """Mean change in confidence c0 - c̃1 (percentage points) per object of the single-object split,
-    largest first: which objects lean most on their context (the paper's Figure 6)."""
-    single = scored[scored["single_object"]]
-    t = (single.assign(delta=100 * (single["conf_x0"] - single["conf_x1_fill"]))
-         .groupby(["model", by])["delta"].agg(["mean", "count"]).reset_index())
-    return t.sort_values("mean", ascending=False)
-
+def zero_shot_rows(scored: pd.DataFrame, seed: int = 0, subset: str = "general", **fixed) -> pd.DataFrame:
+    """Top-k accuracy rows of :func:`zero_shot_scores` (chance k / number of classes)."""
+    k = scored.attrs.get("classes", np.nan)
+    stats = [Stat(c, (c,), chance=int(c[3:]) / k) for c in scored.columns if c.startswith("top")]
+    return summary_rows(scored.assign(_subset=subset), {"subset": "_subset"}, stats, seed, **fixed)

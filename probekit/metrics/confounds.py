@@ -8,7 +8,8 @@ its two-sided p) with the difference between target and distractor in
 - sentence perplexity: pseudo-perplexity of the target sentence minus of the distractor under a masked LM.
 
 A positive r for box size means the model prefers the sentence about the bigger person; a negative r for
-distance means it prefers the one nearer the centre.  Everything here works on arrays and item tables.
+distance means it prefers the one nearer the centre.  :func:`confound_rows` gives, per factor, a row of metric
+``r`` (chance 0, its 95% interval from Fisher's z transform, n triplets) and one of metric ``p``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 from scipy import stats
+
+from probekit.results import frame, row
 
 FACTORS = {"box_size": "bounding box size", "centre_distance": "distance from centre", "perplexity": "perplexity"}
 
@@ -32,12 +35,6 @@ def centre_distance(box: Sequence[float]) -> float:
     """Euclidean distance of the box's centre from the image centre, in fractions of the image side."""
     x, y, w, h = (float(v) for v in box)
     return math.hypot(x + w / 2 - 0.5, y + h / 2 - 0.5)
-
-
-def pseudo_perplexity(token_log_probs: Sequence[float]) -> float:
-    """exp of the mean negative log-probability of each token when it alone is masked (Salazar et al. 2020)."""
-    values = np.asarray(token_log_probs, dtype=float)
-    return float(np.exp(-values.mean())) if len(values) else float("nan")
 
 
 def pearson(x, y) -> tuple[float, float, int]:
@@ -70,12 +67,25 @@ def confound_differences(items: pd.DataFrame, perplexity: pd.Series | dict | Non
     return out
 
 
-def confound_table(items: pd.DataFrame, perplexity: pd.Series | dict | None = None) -> pd.DataFrame:
-    """One row per factor: factor, r, p, n (the paper's Table 9 for one model and condition)."""
+def fisher_ci(r: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Interval of a Pearson r from Fisher's z transform: tanh(atanh(r) ± z_(1+level)/2 / sqrt(n - 3));
+    NaNs when r is undefined or n < 4."""
+    if not math.isfinite(r) or n < 4:
+        return float("nan"), float("nan")
+    z, half = math.atanh(min(max(r, -1 + 1e-12), 1 - 1e-12)), stats.norm.ppf((1 + level) / 2) / math.sqrt(n - 3)
+    return math.tanh(z - half), math.tanh(z + half)
+
+
+def confound_rows(items: pd.DataFrame, perplexity: pd.Series | dict | None = None, *, model: str,
+                  condition: str = "full", study: str = "prednoun") -> pd.DataFrame:
+    """The paper's Table 9 for one model and condition: per factor (subset, e.g. "bounding box size"), a row of
+    metric ``r`` (value NaN where r is undefined) and one of metric ``p``, probe ``confounds``, n triplets."""
     diffs = confound_differences(items, perplexity)
-    rows = []
+    out = []
     for factor, name in FACTORS.items():
         if factor in diffs:
             r, p, n = pearson(diffs["score_diff"], diffs[factor])
-            rows.append({"factor": name, "r": r, "p": p, "n": n})
-    return pd.DataFrame(rows, columns=["factor", "r", "p", "n"])
+            labels = dict(study=study, probe="confounds", model=model, condition=condition, subset=name, n=n)
+            out.append(row(metric="r", value=r, ci=fisher_ci(r, n), chance=0.0, **labels))
+            out.append(row(metric="p", value=p, **labels))
+    return frame(out)

@@ -16,8 +16,14 @@ probability is the product of its pieces' probabilities (the head predicts posit
 a WordPiece word; "Ġ"/"▁" start a new BPE/SentencePiece word), are the top-k words.  For a one-piece verb this
 is exactly the head's top-k.  A combination that spells several words never matches a one-word verb.
 
+**Rows.**  :func:`accuracy_rows` gives top-k accuracy per model × condition in the result schema (study
+``masking``, probe ``top-k``, metric ``accuracy``, chance :func:`topk_chance`); :func:`drop_rows` the paired
+differences between conditions (metric ``accuracy_diff``, condition "full image − subject ablated", chance 0);
+:func:`itm_under_ablation` ITM accuracy rows (probe ``itm``) per image condition.
+
 The scoring functions take item tables and predictions, never a model; :func:`predict_verbs`,
-:func:`guided_masking` and :func:`itm_under_ablation` are the ones that call scorers.
+:func:`guided_masking` and :func:`itm_under_ablation` are the ones that call scorers, on image paths the caller
+made (``probekit.ablation``): this module writes no images.
 """
 
 from __future__ import annotations
@@ -30,12 +36,16 @@ import numpy as np
 import pandas as pd
 from lemminflect import getLemma
 
-from probekit.ablation import CONDITIONS, PatchGrid, condition_images
-from probekit.metrics.itm import itm_accuracy
+from probekit.metrics.itm import itm_accuracy, score_pairs
+from probekit.results import concat, frame, row
 from probekit.scorers import MASK
 from probekit.stats import bootstrap_ci
 
 _WORD_START = ("Ġ", "▁")
+STUDY, PROBE, TEXT_ONLY = "masking", "top-k", "text only"
+#: the paired differences of top-k accuracy the study reports (a − b)
+DROPS = (("full image", "subject ablated"), ("full image", "image ablated"), ("full image", TEXT_ONLY),
+         ("subject ablated", "image ablated"))
 
 
 def mask_span(sentence: str, start: int, end: int, n_masks: int, mask: str = MASK) -> str:
@@ -110,82 +120,82 @@ def predict_verbs(scorer, items: pd.DataFrame, images=None, k: int = 5) -> list:
     return scorer.fill_mask(texts, images=images, k=k)
 
 
-def accuracy_table(per_item: pd.DataFrame, by=("model", "condition"), seed: int = 0) -> pd.DataFrame:
-    """Top-k accuracy per group with a 95 % percentile-bootstrap interval over items."""
+def topk_chance(verbs, k: int) -> float:
+    """Chance of top-k verb accuracy: ``k`` / the number of distinct gold verb lemmas (capped at 1), i.e. what a
+    guesser that knows the probe's verb set and names ``k`` of them at random gets; NaN for no verbs.  A
+    masked-LM head chooses from its whole vocabulary, so for it this is an upper bound on chance."""
+    lemmas = {str(v).strip().lower() for v in verbs}
+    return min(1.0, k / len(lemmas)) if lemmas else float("nan")
+
+
+def accuracy_rows(per_item: pd.DataFrame, chance: float = float("nan"), seed: int = 0) -> pd.DataFrame:
+    """Top-k accuracy per model (the one that answered, ``scored_by``) and condition, with a 95% percentile
+    bootstrap interval over captions; a text-only model listed under several image models counts once."""
+    once = per_item.drop_duplicates(["scored_by", "condition", "item_id"])
     rows = []
-    for key, group in per_item.groupby(list(by), sort=False):
+    for (model, condition), group in once.groupby(["scored_by", "condition"], sort=False):
         hits = group["correct"].dropna().to_numpy(dtype=float)
-        low, high = bootstrap_ci(hits, seed=seed)
-        rows.append({**dict(zip(by, key)), "accuracy": hits.mean(), "ci_low": low, "ci_high": high,
-                     "n": len(hits)})
-    return pd.DataFrame(rows)
+        rows.append(row(study=STUDY, probe=PROBE, model=model, condition=condition, metric="accuracy",
+                        value=hits.mean() if len(hits) else np.nan, ci=bootstrap_ci(hits, seed=seed),
+                        n=len(hits), chance=chance))
+    return frame(rows)
 
 
-def ablation_drops(per_item: pd.DataFrame, reference: str, by=("model",), seed: int = 0) -> pd.DataFrame:
-    """Accuracy of ``reference`` minus each other condition, per group, with a paired bootstrap interval
-    (resampling items, so both conditions see the same items)."""
+def drop_rows(per_item: pd.DataFrame, pairs=DROPS, seed: int = 0) -> pd.DataFrame:
+    """Paired differences of top-k accuracy per model: ``a − b`` for each (a, b) in ``pairs`` (metric
+    ``accuracy_diff``, condition "a − b"), over the captions scored in both, with a paired bootstrap interval
+    (the same captions are resampled for both conditions); chance 0."""
     rows = []
-    for key, group in per_item.groupby(list(by), sort=False):
+    for model, group in per_item.groupby("model", sort=False):
         table = group.pivot(index="item_id", columns="condition", values="correct").astype(float)
-        if reference not in table:
-            raise ValueError(f"reference condition {reference!r} missing for {key}; have {list(table)}")
-        for condition in table.columns.drop(reference):
-            diff = (table[reference] - table[condition]).dropna().to_numpy()
-            low, high = bootstrap_ci(diff, seed=seed)
-            rows.append({**dict(zip(by, key)), "condition": condition,
-                         "drop": diff.mean(), "ci_low": low, "ci_high": high, "n": len(diff)})
-    return pd.DataFrame(rows)
+        for a, b in pairs:
+            if a not in table or b not in table:
+                continue
+            diff = (table[a] - table[b]).dropna().to_numpy()
+            rows.append(row(study=STUDY, probe=PROBE, model=model, condition=f"{a} − {b}", metric="accuracy_diff",
+                            value=diff.mean() if len(diff) else np.nan, ci=bootstrap_ci(diff, seed=seed),
+                            n=len(diff), chance=0.0))
+    return frame(rows)
 
 
-def _images_of(items: pd.DataFrame, scorer, condition: str, data_dir) -> list:
-    if condition == "text only":
-        return [None] * len(items)
-    grid = PatchGrid.of(scorer)
-    return condition_images(items["image"].tolist(), condition, grid, data_dir, boxes=items["subject_box"].tolist())
-
-
-def guided_masking(items: pd.DataFrame, scorers, text_scorer, data_dir, k: int = 5) -> pd.DataFrame:
+def guided_masking(items: pd.DataFrame, scorers, text_scorer, images, k: int = 5) -> pd.DataFrame:
     """Per item, model and condition: :func:`score_predictions`'s row plus ``model``, ``condition`` and
-    ``scored_by`` (the model that answered).  Conditions: ``probekit.ablation.CONDITIONS`` for each masked-LM
-    scorer, and "text only" answered once by ``text_scorer`` and listed under every model (same items, so
-    drops stay paired).  An item whose image (or, when ablating the subject, whose box) is missing has no row
-    in that condition."""
+    ``scored_by`` (the model that answered).  ``images[(scorer.name, condition)]`` is one path (or None) per
+    item for each image condition of each masked-LM scorer; "text only" is answered once by ``text_scorer``
+    and listed under every model (same items, so drops stay paired).  An item whose image under a condition
+    is None (missing image, or no subject box to ablate) has no row in that condition."""
     frames, text = [], None
     if text_scorer is not None:
         text = score_predictions(items, predict_verbs(text_scorer, items, None, k), k)
     for scorer in scorers:
-        for condition in CONDITIONS:
-            images = _images_of(items, scorer, condition, data_dir)
-            keep = np.array([p is not None for p in images], bool)
+        for (name, condition), paths in images.items():
+            if name != scorer.name:
+                continue
+            keep = np.array([p is not None for p in paths], bool)
             part = items[keep]
-            preds = predict_verbs(scorer, part, [str(p) for p in images if p is not None], k) if len(part) else []
+            preds = predict_verbs(scorer, part, [str(p) for p in paths if p is not None], k) if len(part) else []
             frames.append(score_predictions(part, preds, k).assign(model=scorer.name, condition=condition,
                                                                    scored_by=scorer.name))
         if text is not None:
-            frames.append(text.assign(model=scorer.name, condition="text only", scored_by=text_scorer.name))
-    return pd.concat(frames, ignore_index=True)
+            frames.append(text.assign(model=scorer.name, condition=TEXT_ONLY, scored_by=text_scorer.name))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["item_id", "verb", "predictions", "probs", "rank", "correct", "model", "condition", "scored_by"])
 
 
-def _match(scorer, images, texts) -> np.ndarray:
-    """``scorer.match`` on the distinct (image, text) pairs; NaN where the image is None."""
-    pairs = list(dict.fromkeys((str(i), t) for i, t in zip(images, texts) if i is not None))
-    scores = dict(zip(pairs, scorer.match([i for i, _ in pairs], [t for _, t in pairs]))) if pairs else {}
-    return np.array([np.nan if i is None else scores[(str(i), t)] for i, t in zip(images, texts)], float)
-
-
-def itm_under_ablation(pairs: pd.DataFrame, scorers, pos_boxes, neg_boxes, data_dir,
-                       threshold: float = 0.5) -> pd.DataFrame:
-    """ITM accuracy (``probekit.metrics.itm.itm_accuracy``: positives, negatives, average, per negative type)
-    on a ``verbs`` table with both images of every row under each of ``CONDITIONS``; a ``condition`` column
-    is added.  A row whose image or box is missing is left out of that condition (NaN score)."""
-    frames = []
+def itm_under_ablation(pairs: pd.DataFrame, scorers, images, threshold: float = 0.5) -> pd.DataFrame:
+    """ITM accuracy rows (``probekit.metrics.itm.itm_accuracy``: positives, negatives, average, per negative
+    type) of each scorer on a ``verbs`` table under each image condition: ``images[(scorer.name, condition)]``
+    = (positive paths, negative paths), one per row, None where the image or its box is missing (that pair is
+    left out of the condition).  Probe ``itm``, the condition in ``condition``, chance 0.5 (a coin flip is right
+    on half the positives and half the negatives)."""
+    parts = []
     for scorer in scorers:
-        grid = PatchGrid.of(scorer)
-        for condition in CONDITIONS:
-            pos = condition_images(pairs["pos_image"].tolist(), condition, grid, data_dir, boxes=pos_boxes)
-            neg = condition_images(pairs["neg_image"].tolist(), condition, grid, data_dir, boxes=neg_boxes)
-            texts = pairs["sentence"].tolist()
-            table = itm_accuracy(pairs, _match(scorer, pos, texts), _match(scorer, neg, texts), model=scorer.name,
+        for (name, condition), (pos, neg) in images.items():
+            if name != scorer.name:
+                continue
+            shown = pairs.assign(pos_image=[None if p is None else str(p) for p in pos],
+                                 neg_image=[None if p is None else str(p) for p in neg])
+            table = itm_accuracy(pairs, *score_pairs(scorer, shown, head="match"), model=scorer.name,
                                  threshold=threshold)
-            frames.append(table.assign(condition=condition))
-    return pd.concat(frames, ignore_index=True)
+            parts.append(frame(table.assign(study=STUDY, probe="itm", condition=condition), chance=0.5))
+    return concat(parts)

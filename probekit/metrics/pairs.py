@@ -1,22 +1,58 @@
-"""Counter-balanced pair metrics of the predicate–noun study (Nikolaus et al. 2022).
+"""Counter-balanced pair metrics of the predicate–noun study (Nikolaus et al. 2022), as result rows.
 
-Input is the ``prednoun`` item table joined with two score columns, ``s_target`` = s(I, S_target) and
-``s_distractor`` = s(I, S_distractor) (see :func:`probekit.data.prednoun.score_triplets`).  A triplet is right when
+:func:`score_triplets` asks a scorer for ``s_target`` = s(I, S_target) and ``s_distractor`` = s(I, S_distractor)
+with the head :func:`probekit.scorers.head_for` picks for a choice.  A triplet is right when
 ``s_target > s_distractor`` (a tie is wrong); a pair (rows sharing ``pair_id``) is right when both its triplets
 are, so a model that ignores the image is right on at most one of them and chance is 0.25.  Triplets without a
-score (unreadable image) are left out, and so is the pair they belong to; every table says how many were used.
-Outputs are tidy DataFrames with one row per group.
+score (unreadable image) are left out, and so is the pair they belong to; each row's ``n`` says how many were used.
+
+Rows (:mod:`probekit.results`): metric ``pair_accuracy`` (chance 0.25, n pairs) and ``triplet_accuracy`` (chance
+0.5, n triplets), subset ``all`` / ``noun`` / ``predicate`` (what the distractor swaps) or a concept; every
+interval is a 95% percentile bootstrap over pairs (:data:`N_BOOT` resamples).
 """
 
 from __future__ import annotations
 
+import math
+from typing import Sequence
+
+import numpy as np
 import pandas as pd
 
+from probekit.results import COLUMNS, frame, row
+from probekit.scorers import head_for
 from probekit.stats import bootstrap_ci, bootstrap_std
 
+STUDY = "prednoun"
 PAIR_CHANCE = 0.25
 TRIPLET_CHANCE = 0.5
 SWAP_NAMES = {"subject": "noun", "object": "predicate"}
+N_BOOT = 1000
+
+
+def score_triplets(scorer, items: pd.DataFrame, images: Sequence | None = None,
+                   template: str = "default") -> pd.DataFrame:
+    """s(I, target) and s(I, distractor) for every triplet, as the paper computes them.
+
+    The choice head (:func:`probekit.scorers.head_for`) answers: an ITM model gives each sentence's match
+    probability, a dual encoder a softmax over the two sentences for the one image (s(I, S1) = 1 - s(I, S2)).
+    ``images`` overrides the image column (e.g. crops); rows without an image get NaN.  ``template="alt"`` uses
+    the alternative sentences ("the man wears glasses").
+    """
+    if template not in ("default", "alt"):
+        raise ValueError(f"unknown template {template!r}; valid: 'default', 'alt'")
+    suffix = "_alt" if template == "alt" else ""
+    images = list(items["image"] if images is None else images)
+    candidates = [[t, d] for t, d in zip(items[f"sentence_target{suffix}"], items[f"sentence_distractor{suffix}"])]
+    present = [i for i, img in enumerate(images) if img is not None and not (isinstance(img, float)
+                                                                               and math.isnan(img))]
+    scores = np.full((len(images), 2), np.nan)
+    if present:
+        scores[present] = np.asarray(scorer.choose_text([images[i] for i in present],
+                                                        [candidates[i] for i in present],
+                                                        head=head_for(scorer, "choice")), dtype=float)
+    return pd.DataFrame({"item_id": items["item_id"].to_numpy(), "s_target": scores[:, 0],
+                         "s_distractor": scores[:, 1]}, index=items.index)
 
 
 def triplet_correct(items: pd.DataFrame) -> pd.DataFrame:
@@ -28,8 +64,8 @@ def triplet_correct(items: pd.DataFrame) -> pd.DataFrame:
 
 
 def pair_results(items: pd.DataFrame) -> pd.DataFrame:
-    """One row per pair: pair_id, pos, correct (both triplets right), the two triplets' correctness, and the
-    concepts the pair involves (nouns and predicates of either sentence)."""
+    """One row per pair: pair_id, pos, swap, correct (both triplets right), the two triplets' correctness, and
+    the concepts the pair involves (nouns and predicates of either sentence)."""
     scored = triplet_correct(items)
     sizes = scored.groupby("pair_id", sort=False).size()
     odd = sizes[sizes != 2]
@@ -43,10 +79,9 @@ def pair_results(items: pd.DataFrame) -> pd.DataFrame:
                         "swap": first["pos"].map(SWAP_NAMES).to_numpy(),
                         "correct_1": first["correct"].to_numpy(), "correct_2": second["correct"].to_numpy(),
                         "correct": both.to_numpy()})
-    concepts = [pair_concepts(*row) for row in zip(first["pos"], first["subject"], first["object"],
-                                                      first["word_target"], first["word_distractor"])]
-    nouns, predicates = [n for n, _ in concepts], [p for _, p in concepts]
-    out["nouns"], out["predicates"] = nouns, predicates
+    concepts = [pair_concepts(*r) for r in zip(first["pos"], first["subject"], first["object"],
+                                                  first["word_target"], first["word_distractor"])]
+    out["nouns"], out["predicates"] = [n for n, _ in concepts], [p for _, p in concepts]
     return out
 
 
@@ -62,34 +97,44 @@ def pair_concepts(pos: str, subject: str, obj: str, word_target: str, word_distr
     return [subject], sorted({word_target, word_distractor})
 
 
-def _mean(values: pd.Series) -> float:
-    values = values.dropna()
-    return float(values.mean()) if len(values) else float("nan")
+def _rows(pairs: pd.DataFrame, seed: int, **labels) -> list[dict]:
+    """pair_accuracy over the pairs scored in full, triplet_accuracy over the scored triplets (both resampled
+    by pair)."""
+    correct = pairs["correct"].dropna().to_numpy(dtype=float)
+    triplets = pairs[["correct_1", "correct_2"]].to_numpy(dtype=float)
+    triplets = triplets[~np.isnan(triplets).all(axis=1)]
+    out = [row(metric="pair_accuracy", value=correct.mean() if len(correct) else np.nan,
+               ci=bootstrap_ci(correct, n_resamples=N_BOOT, seed=seed), n=len(correct), chance=PAIR_CHANCE,
+               **labels)]
+    out.append(row(metric="triplet_accuracy", value=np.nanmean(triplets) if len(triplets) else np.nan,
+                   ci=bootstrap_ci(triplets, np.nanmean, n_resamples=N_BOOT, seed=seed),
+                   n=int(np.isfinite(triplets).sum()), chance=TRIPLET_CHANCE, **labels))
+    return out
 
 
-def accuracy(items: pd.DataFrame, by: str | list[str] | None = None, n_resamples: int = 0,
-             seed: int = 0) -> pd.DataFrame:
-    """Pair accuracy and per-triplet accuracy, overall or per group of ``by`` (e.g. ``"swap"``, or ``["model",
-    "image_condition"]`` for a table of several runs; a pair never spans two groups).
+def accuracy(items: pd.DataFrame, *, model: str, probe: str, condition: str, seed: int = 0) -> pd.DataFrame:
+    """Pair and triplet accuracy of one scored run (one model, image condition and template), over all pairs
+    (subset ``all``) and per swap (``noun``, ``predicate``)."""
+    labels = dict(study=STUDY, probe=probe, model=model, condition=condition)
+    pairs = pair_results(items)
+    out = _rows(pairs, seed, subset="all", **labels)
+    for swap in ("noun", "predicate"):
+        part = pairs[pairs["swap"] == swap]
+        if len(part):
+            out += _rows(part, seed, subset=swap, **labels)
+    return frame(out)
 
-    Columns: [by...], pair_accuracy, triplet_accuracy, n_pairs, n_triplets, n_unscored (triplets without scores),
-    and with ``n_resamples`` > 0 the 95% bootstrap interval of the pair accuracy (ci_low, ci_high) over pairs.
-    """
-    keys = [by] if isinstance(by, str) else list(by or [])
-    items = items.assign(swap=items["pos"].map(SWAP_NAMES))
-    rows = []
-    for group, t in (items.groupby(keys, sort=True) if keys else [((), items)]):
-        group = group if isinstance(group, tuple) else (group,)
-        p = pair_results(t)
-        t = triplet_correct(t)
-        row = {**dict(zip(keys, group)), "pair_accuracy": _mean(p["correct"]),
-               "triplet_accuracy": _mean(t["correct"]), "n_pairs": int(p["correct"].notna().sum()),
-               "n_triplets": int(t["correct"].notna().sum()), "n_unscored": int(t["correct"].isna().sum())}
-        if n_resamples:
-            row["ci_low"], row["ci_high"] = bootstrap_ci(p["correct"].dropna().to_numpy(), n_resamples=n_resamples,
-                                                         seed=seed)
-        rows.append(row)
-    return pd.DataFrame(rows)
+
+def accuracy_diff(a: pd.DataFrame, b: pd.DataFrame, *, model: str, probe: str, condition: str,
+                  seed: int = 0) -> pd.DataFrame:
+    """``pair_accuracy_diff`` of run ``a`` minus run ``b`` on the same pairs (e.g. cropped − full), with a
+    paired bootstrap interval over the pairs scored in both; ``condition`` names the two sides."""
+    pa = pair_results(a).set_index("pair_id")["correct"]
+    pb = pair_results(b).set_index("pair_id")["correct"]
+    diff = (pa - pb.reindex(pa.index)).dropna().to_numpy(dtype=float)
+    return frame([row(study=STUDY, probe=probe, model=model, condition=condition, subset="all",
+                      metric="pair_accuracy_diff", value=diff.mean() if len(diff) else np.nan,
+                      ci=bootstrap_ci(diff, n_resamples=N_BOOT, seed=seed), n=len(diff), chance=0.0)])
 
 
 def concept_labels(items: pd.DataFrame) -> dict[str, str]:
@@ -109,9 +154,9 @@ def concept_accuracy(items: pd.DataFrame, min_count: int = 10, n_resamples: int 
     """Pair accuracy per noun and per predicate, over the pairs with the concept in either sentence.
 
     Only concepts occurring in at least ``min_count`` triplets are kept (the paper's 10).  ``std`` is the standard
-    deviation of the accuracy over ``n_resamples`` bootstrap resamples of those pairs (the paper's 100).
-    Columns: concept, label, kind ("noun"/"predicate"), accuracy, std, n_pairs, n_triplets; sorted by kind and
-    accuracy.
+    deviation of the accuracy over ``n_resamples`` bootstrap resamples of those pairs (the paper's spread, 100);
+    ``ci_low``/``ci_high`` the 95% percentile interval over :data:`N_BOOT` resamples.  Columns: concept, label,
+    kind ("noun"/"predicate"), accuracy, std, ci_low, ci_high, n_pairs, n_triplets; sorted by kind and accuracy.
     """
     pairs = pair_results(items)
     pairs = pairs[pairs["correct"].notna()]
@@ -120,33 +165,47 @@ def concept_accuracy(items: pd.DataFrame, min_count: int = 10, n_resamples: int 
     for kind, column in (("noun", "nouns"), ("predicate", "predicates")):
         exploded = pairs[["pair_id", "correct", column]].explode(column).rename(columns={column: "concept"})
         for concept, group in exploded.groupby("concept", sort=True):
-            n_triplets = 2 * len(group)
-            if n_triplets < min_count:
+            if 2 * len(group) < min_count:
                 continue
             values = group["correct"].to_numpy(dtype=float)
+            low, high = bootstrap_ci(values, n_resamples=N_BOOT, seed=seed)
             rows.append({"concept": concept, "label": labels.get(concept, concept) if kind == "predicate"
                          else concept, "kind": kind, "accuracy": float(values.mean()),
                          "std": bootstrap_std(values, n_resamples=n_resamples, seed=seed),
-                         "n_pairs": len(group), "n_triplets": n_triplets})
-    columns = ["concept", "label", "kind", "accuracy", "std", "n_pairs", "n_triplets"]
-    out = pd.DataFrame(rows, columns=columns)
-    return out.sort_values(["kind", "accuracy"], ignore_index=True)
+                         "ci_low": low, "ci_high": high, "n_pairs": len(group), "n_triplets": 2 * len(group)})
+    columns = ["concept", "label", "kind", "accuracy", "std", "ci_low", "ci_high", "n_pairs", "n_triplets"]
+    return pd.DataFrame(rows, columns=columns).sort_values(["kind", "accuracy"], ignore_index=True)
 
 
-def tuple_accuracy(items: pd.DataFrame, min_count: int = 10) -> pd.DataFrame:
-    """Per-triplet accuracy for each (target, distractor) word tuple with at least ``min_count`` scored triplets
-    (chance 0.5).  Columns: target, distractor, swap, accuracy, n_triplets."""
+def concept_rows(concepts: pd.DataFrame, *, model: str, condition: str = "full") -> pd.DataFrame:
+    """:func:`concept_accuracy` as rows: probe ``nouns`` / ``predicates``, subset the concept's label, n pairs."""
+    out = [row(study=STUDY, probe=f"{c.kind}s", model=model, condition=condition, subset=c.label,
+               metric="pair_accuracy", value=c.accuracy, ci=(c.ci_low, c.ci_high), n=c.n_pairs, chance=PAIR_CHANCE)
+           for c in concepts.itertuples()]
+    return frame(pd.DataFrame(out, columns=COLUMNS))
+
+
+def tuple_accuracy(items: pd.DataFrame, min_count: int = 10, seed: int = 0) -> pd.DataFrame:
+    """Per-triplet accuracy (chance 0.5) of each (target, distractor) word tuple with at least ``min_count``
+    scored triplets, its 95% bootstrap interval over those triplets.  Columns: target, distractor, swap,
+    accuracy, ci_low, ci_high, n_triplets."""
     scored = triplet_correct(items)
     scored = scored[scored["correct"].notna()]
     rows = []
     for (target, distractor), group in scored.groupby(["word_target", "word_distractor"], sort=True):
         if len(group) >= min_count:
-            rows.append({"target": target, "distractor": distractor,
-                         "swap": SWAP_NAMES[group["pos"].iloc[0]],
-                         "accuracy": float(group["correct"].mean()), "n_triplets": len(group)})
-    return pd.DataFrame(rows, columns=["target", "distractor", "swap", "accuracy", "n_triplets"])
+            values = group["correct"].to_numpy(dtype=float)
+            low, high = bootstrap_ci(values, n_resamples=N_BOOT, seed=seed)
+            rows.append({"target": target, "distractor": distractor, "swap": SWAP_NAMES[group["pos"].iloc[0]],
+                         "accuracy": float(values.mean()), "ci_low": low, "ci_high": high,
+                         "n_triplets": len(group)})
+    return pd.DataFrame(rows, columns=["target", "distractor", "swap", "accuracy", "ci_low", "ci_high",
+                                       "n_triplets"])
 
 
-def tuple_matrix(tuples: pd.DataFrame) -> pd.DataFrame:
-    """``tuple_accuracy`` as a target × distractor matrix (NaN where a tuple has too few triplets), for a heatmap."""
-    return tuples.pivot(index="target", columns="distractor", values="accuracy")
+def tuple_rows(tuples: pd.DataFrame, *, model: str, condition: str = "full") -> pd.DataFrame:
+    """:func:`tuple_accuracy` as rows: probe ``noun tuples`` / ``predicate tuples``, subset "target → distractor"."""
+    out = [row(study=STUDY, probe=f"{t.swap} tuples", model=model, condition=condition,
+               subset=f"{t.target} → {t.distractor}", metric="triplet_accuracy", value=t.accuracy,
+               ci=(t.ci_low, t.ci_high), n=t.n_triplets, chance=TRIPLET_CHANCE) for t in tuples.itertuples()]
+    return frame(pd.DataFrame(out, columns=COLUMNS))

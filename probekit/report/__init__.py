@@ -3,6 +3,7 @@
 Nothing below this layer formats numbers for people or draws; nothing here computes a metric.
 """
 
+from probekit.report.export import export
 from probekit.report.figures import bar_ci, heatmap, paper_vs_ours, theme
 from probekit.report.format import cell, counts, number, pct, render_claim, render_claims, table
 from probekit.report.show import show_claims, show_figure, show_table, show_text
@@ -10,4 +11,4 @@ from probekit.report.show import show_claims, show_figure, show_table, show_text
 theme()
 
 __all__ = ["bar_ci", "heatmap", "paper_vs_ours", "theme", "cell", "counts", "number", "pct", "render_claim",
-           "render_claims", "table", "show_claims", "show_figure", "show_table", "show_text"]
+           "render_claims", "table", "show_claims", "show_figure", "show_table", "show_text", "export"]

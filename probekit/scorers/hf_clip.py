@@ -18,6 +18,9 @@ def _pooled(out) -> torch.Tensor:
     return out if isinstance(out, torch.Tensor) else out.pooler_output
 
 
+pooled_features = _pooled  # public: probekit.studies.finetune trains the CLIPModel a ClipScorer holds
+
+
 class ClipScorer(Scorer):
     family = "clip"
     family_capabilities = ("similarity",)

@@ -24,13 +24,14 @@ FAMILIES = {
     "bridgetower": "probekit.scorers.bridgetower:BridgeTowerScorer",
     "flava": "probekit.scorers.flava:FlavaScorer",
     "bert": "probekit.scorers.bert:BertScorer",
+    "owlvit": "probekit.scorers.owlvit:OwlVitScorer",
 }
 
 #: what each family can do when loaded from an arbitrary hub id / directory (narrowed by the checkpoint's heads)
 FAMILY_CAPABILITIES = {
     "clip": ("similarity",), "siglip": ("similarity", "match"), "open_clip": ("similarity",),
     "vilt": ("match", "fill_mask"), "blip": ("match",), "bridgetower": ("match", "fill_mask"),
-    "flava": ("match", "similarity", "fill_mask"), "bert": ("fill_mask",),
+    "flava": ("match", "similarity", "fill_mask"), "bert": ("fill_mask",), "owlvit": ("detect",),
 }
 
 #: how each family's scores are computed (shown by list_models and in the methods chapter)
@@ -45,6 +46,7 @@ FAMILY_HEADS = {
     "flava": "match: softmax of FlavaForPreTraining.itm_head on the multimodal encoder, index 1; similarity: "
              "logit_scale x cosine of projected unimodal CLS; fill_mask: mmm_text_head with an image, mlm_head without",
     "bert": "fill_mask: BertForMaskedLM softmax over the vocabulary (text only)",
+    "owlvit": "detect: OwlViTForObjectDetection, query 'a photo of a {noun}', highest-scoring box above 0.1",
 }
 
 
@@ -101,6 +103,8 @@ _SPECS = [
     _s("flava", "flava", "facebook/flava-full", papers=("conceptual", "masking")),
     _s("bert-base", "bert", "bert-base-uncased", papers=("prednoun", "masking"),
        note="prednoun: sentence perplexity; masking: text-only baseline"),
+    # open-vocabulary detector: the masking probe's subject boxes
+    _s("owlvit-b32", "owlvit", "google/owlvit-base-patch32", papers=("masking",), note="subject boxes"),
 ]
 REGISTRY: dict[str, ModelSpec] = {s.name: s for s in _SPECS}
 

@@ -51,6 +51,8 @@ def save_tiny(family: str, directory: str | Path, seed: int = 0) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     if family == "open_clip":
         return _save_open_clip(out)
+    if family == "owlvit":
+        return _save_owlvit(out)
     tok = word_tokenizer("<mask>" if family == "bridgetower" else "[MASK]")
     vocab = len(tok)
     text = _small(vocab_size=vocab, max_position_embeddings=32, pad_token_id=0)
@@ -130,4 +132,29 @@ def _save_open_clip(out: Path) -> Path:
     (out / "open_clip_config.json").write_text(json.dumps({"model_cfg": model_cfg, "preprocess_cfg": preprocess_cfg}))
     model = open_clip.CLIP(**model_cfg)
     torch.save(model.state_dict(), out / "open_clip_pytorch_model.bin")
+    return out
+
+
+def _save_owlvit(out: Path) -> Path:
+    """A letter-level CLIP tokenizer (every word spelled out) and a one-layer OWL-ViT whose box head is zero, so
+    its boxes are the patch grid's prior cells."""
+    import transformers as T
+
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocab = {c: i for i, c in enumerate(letters)} | {c + "</w>": 26 + i for i, c in enumerate(letters)}
+    vocab |= {"<|startoftext|>": 52, "<|endoftext|>": 53}
+    (out / "vocab.json").write_text(json.dumps(vocab))
+    (out / "merges.txt").write_text("#version: 0.2\n")
+    tok = T.CLIPTokenizer(str(out / "vocab.json"), str(out / "merges.txt"), model_max_length=32)
+    layer = dict(hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
+    cfg = T.OwlViTConfig(text_config=dict(vocab_size=54, max_position_embeddings=32, bos_token_id=52, eos_token_id=53,
+                                          pad_token_id=53, **layer),
+                         vision_config=dict(image_size=IMAGE, patch_size=8, **layer), projection_dim=HIDDEN)
+    model = T.OwlViTForObjectDetection(cfg).eval()
+    with torch.no_grad():
+        model.box_head.dense2.weight.zero_()
+        model.box_head.dense2.bias.zero_()
+    model.save_pretrained(out)
+    size = {"height": IMAGE, "width": IMAGE}
+    T.OwlViTProcessor(image_processor=T.OwlViTImageProcessor(size=size, crop_size=size), tokenizer=tok).save_pretrained(out)
     return out

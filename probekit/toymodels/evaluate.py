@@ -1,7 +1,11 @@
 """Held-out checks of the toy models on evaluation-split items of the toy world (never seen in training):
 easy controls (a single object and its caption vs a wrong object; the cropped predicate-noun task) and the
-hard probes (predicate-noun pairs on the full image, verbs, guided masking).  Models are loaded from their
-directories with ``from_pretrained`` + AutoTokenizer + AutoImageProcessor, the path a hub id takes."""
+hard probes (predicate-noun pairs on the full image, verbs, guided masking).
+
+Every score comes from a scorer (``probekit.scorers.load_scorer(directory, family=...)``, the path a hub id
+takes); which checks a model gets is decided by its heads (``head_for``/``can_answer``), never by its name:
+two-way choices with the "choice" head, thresholded ITM with the "threshold" head, masked verbs with the
+"fill_mask" head (with the image unless the model is text-only)."""
 
 from __future__ import annotations
 
@@ -9,65 +13,22 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import torch
 from PIL import Image
 
+from ..scorers import MASK, REGISTRY, can_answer, load_scorer
+from ..scorers.registry import FAMILY_CAPABILITIES
 from ..toyworld import classify, masking, prednoun, svo
 from ..toyworld.vocab import OBJECTS, POSES, VERBS
 from . import build
 
 LEMMA = {form: v.lemma for v in list(VERBS.values()) + list(POSES.values()) for form in (v.lemma, v.third, v.ing)}
+#: the image processor each toy family is saved with (for the training curve's probes of in-memory models)
+PROCESSORS = {"clip": build.clip_processor, "vilt": build.vilt_processor}
 
 
-def _chunks(n: int, size: int = 64):
-    for i in range(0, n, size):
-        yield slice(i, min(n, i + size))
-
-
-def _inputs(model, tok, proc, texts, images):
-    dev = next(model.parameters()).device
-    enc = {k: v.to(dev) for k, v in tok(texts, padding=True, return_tensors="pt").items()}
-    px = None if images is None else {k: v.to(dev) for k, v in proc(images, return_tensors="pt").items()}
-    return enc, px
-
-
-@torch.no_grad()
-def itm_scores(model, tok, proc, images: list, texts: list[str]) -> np.ndarray:
-    out = []
-    for sl in _chunks(len(texts)):
-        enc, px = _inputs(model, tok, proc, texts[sl], images[sl])
-        logit = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
-                      pixel_values=px["pixel_values"], pixel_mask=px.get("pixel_mask")).logits[:, 0]
-        out.append(torch.sigmoid(logit).cpu().numpy())
-    return np.concatenate(out)
-
-
-@torch.no_grad()
-def clip_scores(model, tok, proc, images: list, texts: list[str]) -> np.ndarray:
-    """Scaled cosine similarity of each (image, text) pair."""
-    out = []
-    for sl in _chunks(len(texts)):
-        enc, px = _inputs(model, tok, proc, texts[sl], images[sl])
-        logits = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
-                       pixel_values=px["pixel_values"]).logits_per_image
-        out.append(torch.diagonal(logits).cpu().numpy())
-    return np.concatenate(out)
-
-
-@torch.no_grad()
-def verb_topk(model, tok, texts: list[str], proc=None, images=None, k: int = 5) -> list[list[str]]:
-    """Top-k lemmas of the masked verb ([MASK] once in each text), with the image when given."""
-    out = []
-    for sl in _chunks(len(texts)):
-        enc, px = _inputs(model, tok, proc, texts[sl], None if images is None else images[sl])
-        kw = {}
-        if images is not None:
-            kw = dict(pixel_values=px["pixel_values"], pixel_mask=px.get("pixel_mask"))
-        logits = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], **kw).logits
-        pos = (enc["input_ids"] == tok.mask_token_id).float().argmax(1)
-        top = logits[torch.arange(len(pos), device=pos.device), pos].topk(k, dim=-1).indices
-        out += [[LEMMA.get(w, w) for w in tok.convert_ids_to_tokens(row)] for row in top.tolist()]
-    return out
+def load(path: str | Path, family: str, device: str = "cpu"):
+    """A toy checkpoint directory as a scorer: fp32, no score cache (held-out numbers are recomputed)."""
+    return load_scorer(path, family=family, device=device, cache_dir=False, half=False, batch_size=64)
 
 
 def crop(path: str, box) -> Image.Image:
@@ -75,6 +36,17 @@ def crop(path: str, box) -> Image.Image:
     W, H = img.size
     x, y, w, h = box
     return img.crop((round(x * W), round(y * H), round((x + w) * W), round((y + h) * H)))
+
+
+def two_way(scorer, images: list, right: list[str], wrong: list[str]) -> np.ndarray:
+    """Whether the choice head scores ``right[i]`` above ``wrong[i]`` for ``images[i]``."""
+    scores = scorer.choose_text(images, [[r, w] for r, w in zip(right, wrong)])
+    return scores[:, 0] > scores[:, 1]
+
+
+def verb_topk(scorer, texts: list[str], images: list | None = None, k: int = 5) -> list[list[str]]:
+    """Top-k lemmas of the masked verb (``MASK`` once in each text), with the image when given."""
+    return [[LEMMA.get(w, w) for w, _ in res[0]] for res in scorer.fill_mask(texts, images, k=k)]
 
 
 class HeldOut:
@@ -95,76 +67,63 @@ class HeldOut:
         self.mask = masking.make_items(root, n, seed, "eval")
 
     # --- tasks ------------------------------------------------------------------------------------------
-    def _two_way(self, score, images, right, wrong) -> np.ndarray:
-        return score(images, right) > score(images, wrong)
-
-    def _prednoun(self, score, images) -> dict:
-        ok = self._two_way(score, images, list(self.pn["sentence_target"]), list(self.pn["sentence_distractor"]))
+    def _prednoun(self, scorer, images) -> dict:
+        ok = two_way(scorer, images, list(self.pn["sentence_target"]), list(self.pn["sentence_distractor"]))
         pairs = ok.reshape(-1, 2).all(1)
         return {"triplet_acc": float(ok.mean()), "pair_acc": float(pairs.mean())}
 
-    def quick(self, score) -> dict:
+    def quick(self, scorer) -> dict:
         """The curve's two numbers: the single-object control and predicate-noun pair accuracy (full image)."""
-        return {"object": round(float(self._two_way(score, self.obj_images, self.obj_true, self.obj_wrong).mean()), 3),
-                "prednoun_pair": round(self._prednoun(score, self.pn_full)["pair_acc"], 3)}
+        return {"object": round(float(two_way(scorer, self.obj_images, self.obj_true, self.obj_wrong).mean()), 3),
+                "prednoun_pair": round(self._prednoun(scorer, self.pn_full)["pair_acc"], 3)}
 
     def probe_for(self, name: str):
-        if name == "toy-bert":
+        """The training curve's probe of the registered toy model ``name`` (None if it has no image-text head):
+        ``probe(model)`` saves the in-memory model with its tokenizer and processor and scores it as a scorer."""
+        family = REGISTRY[name].family
+        if not {"similarity", "match"} & set(FAMILY_CAPABILITIES[family]):
             return None
-        tok = build.tokenizer()
-        proc = build.clip_processor() if name == "toy-clip" else build.vilt_processor()
-        fn = clip_scores if name == "toy-clip" else itm_scores
 
         def probe(model):
-            model.eval()
-            try:
-                return self.quick(lambda im, tx: fn(model, tok, proc, im, tx))
-            finally:
-                model.train()
+            with tempfile.TemporaryDirectory(prefix="probekit-probe-") as tmp:
+                model.save_pretrained(tmp)
+                build.save_side_files(Path(tmp), build.tokenizer(), PROCESSORS[family]())
+                return self.quick(load(tmp, family, str(next(model.parameters()).device)))
         return probe
 
     def masked(self) -> tuple[list[str], list, list[str]]:
-        texts = [s[:a] + "[MASK]" + s[b:] for s, a, b in zip(self.mask["sentence"], self.mask["verb_start"],
-                                                             self.mask["verb_end"])]
+        texts = [s[:a] + MASK + s[b:] for s, a, b in zip(self.mask["sentence"], self.mask["verb_start"],
+                                                         self.mask["verb_end"])]
         images = [Image.open(p).convert("RGB") for p in self.mask["image"]]
         return texts, images, list(self.mask["verb"])
 
     def evaluate_dir(self, name: str, path: str | Path) -> dict:
-        """Held-out scores of the model saved in ``path``, loaded as a hub id would be."""
-        from transformers import AutoImageProcessor, AutoTokenizer
-        tok = AutoTokenizer.from_pretrained(path)
+        """Held-out scores of the registered toy model ``name`` saved in ``path``, loaded as a hub id would be."""
+        return self.evaluate(load(path, REGISTRY[name].family))
+
+    def evaluate(self, scorer) -> dict:
+        """Every check the scorer's heads can answer."""
         res: dict = {}
-        texts, images, gold = self.masked()
-        if name == "toy-bert":
-            from transformers import BertForMaskedLM
-            model = BertForMaskedLM.from_pretrained(path).eval()
-            top = verb_topk(model, tok, texts)
-            res["masking_top5_text_only"] = float(np.mean([g in t for g, t in zip(gold, top)]))
-            res["masking_top1_text_only"] = float(np.mean([g == t[0] for g, t in zip(gold, top)]))
+        if can_answer(scorer, "fill_mask"):
+            texts, images, gold = self.masked()
+            side = "text_only" if scorer.text_only else "with_image"
+            top = verb_topk(scorer, texts, None if scorer.text_only else images)
+            res[f"masking_top5_{side}"] = float(np.mean([g in t for g, t in zip(gold, top)]))
+            res[f"masking_top1_{side}"] = float(np.mean([g == t[0] for g, t in zip(gold, top)]))
+        if not can_answer(scorer, "choice"):
             return res
-        proc = AutoImageProcessor.from_pretrained(path)
-        if name == "toy-clip":
-            from transformers import CLIPModel
-            model = CLIPModel.from_pretrained(path).eval()
-            score = lambda im, tx: clip_scores(model, tok, proc, im, tx)
-        else:
-            from transformers import ViltForImageAndTextRetrieval, ViltForMaskedLM
-            model = ViltForImageAndTextRetrieval.from_pretrained(path).eval()
-            score = lambda im, tx: itm_scores(model, tok, proc, im, tx)
-            mlm = ViltForMaskedLM.from_pretrained(path).eval()
-            top = verb_topk(mlm, tok, texts, proc, images)
-            res["masking_top5_with_image"] = float(np.mean([g in t for g, t in zip(gold, top)]))
-            res["masking_top1_with_image"] = float(np.mean([g == t[0] for g, t in zip(gold, top)]))
-        res["object_control_acc"] = float(self._two_way(score, self.obj_images, self.obj_true, self.obj_wrong).mean())
-        res["prednoun_cropped"] = self._prednoun(score, self.pn_crop)
-        res["prednoun_full"] = self._prednoun(score, self.pn_full)
+        res["object_control_acc"] = float(two_way(scorer, self.obj_images, self.obj_true, self.obj_wrong).mean())
+        res["prednoun_cropped"] = self._prednoun(scorer, self.pn_crop)
+        res["prednoun_full"] = self._prednoun(scorer, self.pn_full)
         v = self.verbs
         pos_img = [Image.open(p).convert("RGB") for p in v["pos_image"]]
         neg_img = [Image.open(p).convert("RGB") for p in v["neg_image"]]
-        s_pos, s_neg = score(pos_img, list(v["sentence"])), score(neg_img, list(v["sentence"]))
-        choice = {k: float((s_pos > s_neg)[v[f"{k}_neg"].to_numpy()].mean()) for k in ("subj", "verb", "obj")}
-        res["verbs_image_choice"] = {"all": float((s_pos > s_neg).mean()), **choice}
-        if name == "toy-vilt":
+        choice = scorer.choose_image([[p, n] for p, n in zip(pos_img, neg_img)], list(v["sentence"]))
+        right = choice[:, 0] > choice[:, 1]
+        res["verbs_image_choice"] = {"all": float(right.mean()),
+                                     **{k: float(right[v[f"{k}_neg"].to_numpy()].mean()) for k in ("subj", "verb", "obj")}}
+        if can_answer(scorer, "threshold"):
+            s_pos, s_neg = scorer.match(pos_img, list(v["sentence"])), scorer.match(neg_img, list(v["sentence"]))
             acc_pos, acc_neg = float((s_pos >= 0.5).mean()), float((s_neg < 0.5).mean())
             res["verbs_itm"] = {"pos": acc_pos, "neg": acc_neg, "avg": (acc_pos + acc_neg) / 2,
                                 **{f"neg_{k}": float((s_neg < 0.5)[v[f"{k}_neg"].to_numpy()].mean())

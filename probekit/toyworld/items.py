@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-DEFAULT_SIZE = {"verbs": 420, "prednoun": 400, "masking": 300, "probe-r": 400, "probe-c": 160, "probe-b": 200,
-                "classify": 300}
+#: items per probe when ``limit`` is None: the toy chapters' sizes (sized for the book's CPU budget)
+DEFAULT_SIZE = {"verbs": 420, "prednoun": 400, "masking": 300, "probe-r": 240, "probe-c": 160, "probe-b": 120,
+                "classify": 120}
 
 
 def target_size(probe: str, limit: int | None) -> int:

@@ -15,7 +15,8 @@ the optimiser is SGD with momentum and a cosine schedule (the authors: lr 1e-3, 
 Patching (Ilharco et al. 2022): θ(α) = (1 − α)·θ_orig + α·θ_ft, written as a ``save_pretrained`` directory so
 the ordinary scorer loads it; α = 0 is the original model, α = 1 the fine-tuned one.  Fine-tuned and patched
 weights are cached on disk under a key of the base model, the settings and the training data, so a re-run
-trains nothing.
+trains nothing.  Models are loaded through the scorer registry (``load_scorer``): the model, tokenizer and
+image processor a :class:`~probekit.scorers.hf_clip.ClipScorer` holds are the ones trained here.
 """
 
 from __future__ import annotations
@@ -100,11 +101,25 @@ def load_triplets(path) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------------------------ model
-def _load(path):
-    from transformers import AutoImageProcessor, AutoTokenizer, CLIPModel
+def clip_family(name) -> str | None:
+    """``family`` to pass to ``load_scorer`` for ``name``: None for a registered HF CLIP model, ``"clip"`` for a
+    checkpoint directory / hub id; a registered model of another family cannot be fine-tuned here."""
+    from probekit.scorers import REGISTRY
 
-    model = CLIPModel.from_pretrained(str(path))
-    return model, AutoTokenizer.from_pretrained(str(path)), AutoImageProcessor.from_pretrained(str(path))
+    spec = REGISTRY.get(str(name))
+    if spec is not None and spec.family != "clip":
+        clip_models = [n for n, s in REGISTRY.items() if s.family == "clip"]
+        raise ValueError(f"{name!r} is a {spec.family} model; fine-tuning needs a Hugging Face CLIPModel: "
+                         f"{', '.join(clip_models)}")
+    return None if spec is not None else "clip"
+
+
+def load_clip(name_or_path, device: str = "cpu"):
+    """The :class:`~probekit.scorers.hf_clip.ClipScorer` of a registered HF CLIP model or of a CLIP checkpoint
+    directory / hub id (no score cache): its ``model``, ``tokenizer`` and ``image_processor`` are trained here."""
+    from probekit.scorers import load_scorer
+
+    return load_scorer(str(name_or_path), family=clip_family(name_or_path), device=device, cache_dir=False)
 
 
 def _trainable(model, encoders: str) -> list[torch.nn.Parameter]:
@@ -117,13 +132,6 @@ def _trainable(model, encoders: str) -> list[torch.nn.Parameter]:
     for p in params:
         p.requires_grad_(True)
     return params
-
-
-def _features(out) -> torch.Tensor:
-    """transformers 4 returns a tensor from get_*_features, 5 may return an output object."""
-    if isinstance(out, torch.Tensor):
-        return out
-    return out.pooler_output if getattr(out, "pooler_output", None) is not None else out[0]
 
 
 def swap_losses(img: torch.Tensor, txt: torch.Tensor, txt_neg: torch.Tensor, img_neg: torch.Tensor,
@@ -143,13 +151,16 @@ def swap_losses(img: torch.Tensor, txt: torch.Tensor, txt_neg: torch.Tensor, img
 
 def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir, device: str = "cpu",
                   progress: bool = True) -> Path:
-    """Fine-tune the CLIPModel at ``base`` (hub id or directory) on ``triplets``; save it (with the base's
-    tokenizer and image processor and a ``finetune.json`` of settings and losses) in ``out_dir``."""
+    """Fine-tune the CLIP model ``base`` (registry name, hub id or directory) on ``triplets``; save it (with the
+    base's tokenizer and image processor and a ``finetune.json`` of settings and losses) in ``out_dir``."""
     from PIL import Image
-    from .progress import bar as tqdm
+
+    from probekit.progress import bar as tqdm
+    from probekit.scorers.hf_clip import pooled_features
 
     torch.manual_seed(config.seed)
-    model, tokenizer, processor = _load(base)
+    scorer = load_clip(base, device)
+    model, tokenizer, processor = scorer.model, scorer.tokenizer, scorer.image_processor
     model.to(device).train()
     params = _trainable(model, config.encoders)
     if config.optimizer == "sgd":
@@ -172,13 +183,13 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
 
     def embed_images(paths, grad):
         with torch.set_grad_enabled(grad):
-            x = _features(model.get_image_features(pixel_values=pixels(paths).to(device)))
+            x = pooled_features(model.get_image_features(pixel_values=pixels(paths).to(device)))
         return torch.nn.functional.normalize(x, dim=-1)
 
     def embed_texts(texts, grad):
         tok = tokenizer(list(texts), padding=True, truncation=True, return_tensors="pt").to(device)
         with torch.set_grad_enabled(grad):
-            x = _features(model.get_text_features(input_ids=tok["input_ids"], attention_mask=tok["attention_mask"]))
+            x = pooled_features(model.get_text_features(input_ids=tok["input_ids"], attention_mask=tok["attention_mask"]))
         return torch.nn.functional.normalize(x, dim=-1)
 
     grad_v, grad_t = config.encoders in ("vision", "both"), config.encoders in ("text", "both")
@@ -235,15 +246,12 @@ def interpolate(theta_orig: dict, theta_ft: dict, alpha: float) -> dict:
 
 
 def patched_model(base, finetuned, alpha: float, out_dir) -> Path:
-    """Write the patched model θ(α) of ``base`` and ``finetuned`` (directories or hub ids) to ``out_dir``
+    """Write the patched model θ(α) of ``base`` and ``finetuned`` (registry names, directories or hub ids) to ``out_dir``
     (reused when present) and return it."""
-    from transformers import CLIPModel
-
     out_dir = Path(out_dir)
     if (out_dir / "config.json").exists():
         return out_dir
-    orig = CLIPModel.from_pretrained(str(base))
-    ft = CLIPModel.from_pretrained(str(finetuned))
+    orig, ft = load_clip(base).model, load_clip(finetuned).model
     orig.load_state_dict(interpolate(orig.state_dict(), ft.state_dict(), alpha))
     tmp = out_dir.with_name(out_dir.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -284,136 +292,3 @@ def patch_path(finetuned: Path, alpha: float) -> Path:
 
 def training_history(finetuned) -> pd.DataFrame:
     return pd.DataFrame(json.loads((Path(finetuned) / "finetune.json").read_text())["history"])
-
-
-# ---------------------------------------------------------------------------------------- general task
-def zero_shot_accuracy(scorer, items: pd.DataFrame, prompts: dict[str, str], top: Sequence[int] = (1, 5),
-                       seed: int = 0) -> list[dict]:
-    """Zero-shot classification accuracy (top-k, %, with bootstrap intervals) of a scorer on ``items``
-    (image, label) against one prompt per class."""
-    from probekit.metrics.conceptual import class_logits, summarize
-
-    classes = list(prompts)
-    items = items[items["image"].notna()]
-    logits = class_logits(scorer, items["image"].tolist(), [prompts[c] for c in classes])
-    gold = np.array([classes.index(lbl) for lbl in items["label"]])
-    rank = (logits >= logits[np.arange(len(gold)), gold][:, None]).sum(1) - 1  # others scored at least as high
-    return [{"metric": f"top{k}", **summarize((rank < k).astype(float), seed=seed)}
-            for k in top if k <= len(classes)]
-
-
-def imagenet_items(root, limit: int | None = None, seed: int = 0) -> pd.DataFrame:
-    """ImageNet validation images with readable class names, through ``torchvision.datasets.ImageNet``
-    (``root`` holds ILSVRC2012_devkit_t12.tar.gz and the val images, as torchvision expects).  Prompts are
-    "a photo of a {first class name}."."""
-    from torchvision.datasets import ImageNet
-
-    ds = ImageNet(str(root), split="val")
-    names = [c[0] for c in ds.classes]
-    keys, seen = [], {}
-    for name in names:  # a few ImageNet names repeat ("crane", "maillot"): keep the classes apart
-        seen[name] = seen.get(name, 0) + 1
-        keys.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
-    rows = pd.DataFrame({"item_id": [str(i) for i in range(len(ds.samples))],
-                         "image": [p for p, _ in ds.samples], "label": [keys[t] for _, t in ds.samples]})
-    if limit is not None:
-        rows = rows.iloc[np.sort(np.random.default_rng(seed).permutation(len(rows))[:limit])]
-    rows = rows.reset_index(drop=True)
-    rows.attrs["classes"] = keys
-    rows.attrs["prompts"] = {k: f"a photo of a {n}." for k, n in zip(keys, names)}
-    return rows
-
-
-# ------------------------------------------------------------------------------------------- the sweep
-def clip_source(model: str) -> str:
-    """The checkpoint (hub id or directory) behind a registered HF CLIP model, or ``model`` itself if it is a
-    CLIP checkpoint directory / hub id.  Only HF ``CLIPModel`` checkpoints can be fine-tuned here."""
-    from probekit.scorers.registry import REGISTRY, resolve_source
-
-    spec = REGISTRY.get(model)
-    if spec is None:
-        return model
-    if spec.family != "clip":
-        clip_models = [n for n, s in REGISTRY.items() if s.family == "clip"]
-        raise ValueError(f"{model!r} is a {spec.family} model; fine-tuning needs a Hugging Face CLIPModel: "
-                         f"{', '.join(clip_models)}")
-    return resolve_source(spec.source)
-
-
-def evaluate_clip(scorer, probes: dict[str, pd.DataFrame], general: pd.DataFrame | None, seed: int = 0
-                  ) -> pd.DataFrame:
-    """The numbers of the paper's Tables 2 and 10 for one model: Probe-R μ(c)/accuracy per kind, Probe-C
-    μ(c) and image/text/group scores per split, zero-shot accuracy on the general task."""
-    from probekit.metrics import conceptual as mc
-
-    parts = []
-    if probes.get("probe-r") is not None:
-        t = mc.probe_r_table(mc.score_probe_r(scorer, probes["probe-r"]), by=("kind",), seed=seed)
-        parts.append(t.assign(task="Probe-R " + t.pop("kind")))
-    if probes.get("probe-c") is not None:
-        t = mc.probe_c_table(mc.score_probe_c(scorer, probes["probe-c"]), by=("split",), seed=seed)
-        parts.append(t.assign(task="Probe-C " + t.pop("split")))
-    if general is not None:
-        prompts = general.attrs.get("prompts") or mc.class_prompts(general.attrs["classes"])
-        parts.append(pd.DataFrame(zero_shot_accuracy(scorer, general, prompts, seed=seed)).assign(task="general"))
-    return pd.concat(parts, ignore_index=True)
-
-
-def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alphas: Sequence[float],
-                probes: dict[str, pd.DataFrame], general: pd.DataFrame | None, cache_root, *,
-                config: dict | None = None, device: str = "auto", batch_size: int = 32, cache_dir=None,
-                seed: int = 0, progress: bool = True) -> pd.DataFrame:
-    """Fine-tune ``model`` once per encoder setting (cached), patch it at every α and evaluate each patched
-    model; one row per encoders x α x task x metric (α = 0 is the original model, evaluated once), with the
-    fine-tuned checkpoint's directory in column ``finetuned`` (its ``finetune.json`` holds the losses)."""
-    from probekit.device import resolve_device
-    from probekit.scorers import load_scorer
-
-    base = clip_source(model)
-    train_device = str(resolve_device(device))
-    rows = []
-    original = None
-    for enc in encoders:
-        cfg = FinetuneConfig(**{**(config or {}), "encoders": enc, "seed": seed})
-        ft = finetuned_cached(base, triplets, cfg, Path(cache_root) / _safe(model), device=train_device,
-                              progress=progress)
-        for alpha in alphas:
-            if alpha == 0:
-                if original is None:
-                    scorer = load_scorer(model, family=None if _registered(model) else "clip", device=device,
-                                         batch_size=batch_size, cache_dir=cache_dir)
-                    original = evaluate_clip(scorer, probes, general, seed)
-                table = original
-            else:
-                path = patched_model(base, ft, alpha, patch_path(ft, alpha))
-                scorer = load_scorer(str(path), family="clip", device=device, batch_size=batch_size,
-                                     cache_dir=cache_dir)
-                table = evaluate_clip(scorer, probes, general, seed)
-            rows.append(table.assign(model=model, encoders=enc, alpha=float(alpha), finetuned=str(ft)))
-    return pd.concat(rows, ignore_index=True)
-
-
-def _registered(model: str) -> bool:
-    from probekit.scorers.registry import REGISTRY
-
-    return model in REGISTRY
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[-80:]
-
-
-def general_task_items(task: str, data_dir, imagenet_dir=None, limit: int | None = None, seed: int = 0
-                       ) -> pd.DataFrame:
-    """The held-out task of the patching sweep: ``"toy"`` (the toy world's single-object classification)
-    or ``"imagenet"`` (the validation set under ``imagenet_dir``)."""
-    if task == "imagenet":
-        if not imagenet_dir:
-            raise ValueError("general_task='imagenet' needs imagenet_dir: a folder with ILSVRC2012_devkit_t12.tar.gz "
-                             "and the validation images, as torchvision.datasets.ImageNet expects")
-        return imagenet_items(imagenet_dir, limit=limit, seed=seed)
-    if task == "toy":
-        from probekit.datasets import load_dataset
-
-        return load_dataset("classify", "toy", data_dir=data_dir, limit=limit, seed=seed)
-    raise ValueError(f"general_task={task!r}; valid: toy, imagenet")

@@ -1,0 +1,161 @@
+"""Executing a chapter (or the summary page) into the notebook the book renders, shaped for readers.
+
+``execute`` runs a chapter's source through papermill into a temporary notebook.  Only when every cell ran
+does it move the notebook to ``book/chapters/<name>.ipynb`` and save the result rows the chapter exported (its
+last cell, ``report.export(result)``) beside it as ``<name>.results.parquet``; a failing chapter changes
+neither, nor any other page.  For readers, every code cell but the parameters is folded (tag ``hide-input``),
+the kernel starts quiet (:func:`probekit.progress.quiet_kernel`: no bars, no warnings), and anything a library
+still writes to stderr goes to the terminal, not the page.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from probekit.chapters.project import (SUMMARY, ChapterFailed, output_path, read_source, results_path,
+                                       source_path)
+from probekit.progress import KERNEL_STARTUP
+
+#: cells a reader sees unfolded (the chapter's parameters, and those a run injected) or not at all
+SHOWN_OR_REMOVED = {"parameters", "injected-parameters", "remove-cell", "remove-input", "hide-input"}
+
+
+def fold_code(nb) -> None:
+    """Tag every code cell ``hide-input`` (its source folded, its outputs shown) except the parameters cell
+    and cells already removed or folded."""
+    for cell in nb.cells:
+        if cell.cell_type == "code" and not SHOWN_OR_REMOVED & set(cell.metadata.get("tags", [])):
+            cell.metadata["tags"] = [*cell.metadata.get("tags", []), "hide-input"]
+
+
+def drop_stderr(nb, name: str, log) -> None:
+    """Remove stderr outputs from the executed notebook, passing them on to ``log`` (the terminal)."""
+    for cell in nb.cells:
+        kept = []
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                log(f"probekit: {name}, cell [{cell.get('execution_count')}] wrote to stderr (not shown on the "
+                    f"page): {out['text'].strip()[:500]}")
+            else:
+                kept.append(out)
+        if "outputs" in cell:
+            cell.outputs = kept
+
+
+def _cell_summary(source: str) -> str:
+    first = next((ln.strip() for ln in source.splitlines() if ln.strip() and not ln.strip().startswith("#")), "")
+    return first if len(first) <= 70 else first[:67] + "..."
+
+
+def _run_card(chapter: str, params: dict[str, Any], profile: str | None, seconds: float) -> str:
+    from probekit import __version__
+    when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    given = ", ".join(f"`{k} = {v!r}`" for k, v in params.items()) or "none (the defaults above)"
+    cmd = " ".join(["probekit run", chapter] + [f"-p {k} {_shell(v)}" for k, v in params.items()])
+    prof = f", profile `{profile}`" if profile else ""
+    return (f":::{{admonition}} How this page was made\n:class: note\n"
+            f"Executed {when} in {seconds:.0f} s with probekit {__version__}{prof}. "
+            f"Parameters given: {given}.\n\nRe-run: `{cmd}`\n:::")
+
+
+def _shell(value: Any) -> str:
+    text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+    return text if re.fullmatch(r"[\w.,:/+-]+", text) else "'" + text.replace("'", "'\\''") + "'"
+
+
+def _papermill(root: Path, name: str, params: dict[str, Any], tmp: Path, progress: bool, log):
+    """Execute ``book/src/<name>.md`` with ``params`` in a quiet kernel; the executed notebook, folded and
+    without stderr, or ChapterFailed (the failed notebook kept under ``_build/failed/``)."""
+    import nbformat
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    logging.getLogger("papermill").setLevel(logging.ERROR)  # it misreads trailing comments; we validate
+    nb = read_source(source_path(root, name))
+    nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+    fold_code(nb)
+    inp, done = tmp / "source.ipynb", tmp / f"{name}.ipynb"
+    nbformat.write(nb, inp)
+    try:
+        papermill.execute_notebook(str(inp), str(done), parameters=params, kernel_name="python3",
+                                   progress_bar=progress, cwd=str(root), request_save_on_cell_execute=False,
+                                   extra_arguments=[f"--IPKernelApp.exec_lines={KERNEL_STARTUP}"])
+    except PapermillExecutionError as err:
+        failed = root / "_build" / "failed" / f"{name}.ipynb"
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        if done.exists():
+            shutil.copyfile(done, failed)
+        raise ChapterFailed(f"chapter {name!r} failed in cell {err.exec_count} "
+                            f"({_cell_summary(err.source)!r}): {err.ename}: {err.evalue.strip()} "
+                            f"[notebook with traceback: {failed}]") from None
+    executed = nbformat.read(done, as_version=4)
+    drop_stderr(executed, name, log)
+    return executed
+
+
+def _write(nb, out: Path, rows=None, rows_out: Path | None = None) -> None:
+    """Write the notebook (and the rows beside it) only once both are complete: staged, then moved."""
+    import nbformat
+
+    from probekit.results import save
+    staged = out.with_name(f".{out.name}.partial")
+    nbformat.write(nb, staged)
+    if rows is not None:
+        save(rows, rows_out)  # itself staged, then moved
+    os.replace(staged, out)
+
+
+def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | None = None,
+            progress: bool = True, log=print) -> Path:
+    """Execute ``chapter`` with validated ``params`` (see ``resolve``) into ``book/chapters/<chapter>.ipynb``
+    and its exported rows into ``book/chapters/<chapter>.results.parquet``.
+
+    Cells run in a kernel of this Python with the project root as working directory.  Both files are written
+    only when every cell ran and the chapter exported its rows; on failure the notebook is kept under
+    ``_build/failed/`` and ``ChapterFailed`` names the chapter, the cell and the error."""
+    import nbformat
+
+    from probekit.report.export import rows_from_notebook
+
+    root = Path(root)
+    out = output_path(root, chapter)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    log(f"probekit: executing chapter {chapter!r}" + (f" with {params}" if params else ""))
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=f"probekit-{chapter}-") as tmp:
+        executed = _papermill(root, chapter, params, Path(tmp), progress, log)
+    seconds = time.perf_counter() - start
+    rows = rows_from_notebook(executed)
+    if rows is None:
+        raise ChapterFailed(f"chapter {chapter!r} ran but exported no result rows: its last code cell must be "
+                            "`report.export(result)`; no page was changed")
+    at = max([i + 1 for i, c in enumerate(executed.cells)
+              if {"parameters", "injected-parameters"} & set(c.metadata.get("tags", []))], default=0)
+    executed.cells.insert(at, nbformat.v4.new_markdown_cell(_run_card(chapter, params, profile, seconds)))
+    executed.metadata["probekit"] = {"chapter": chapter, "parameters": params, "profile": profile,
+                                     "seconds": round(seconds, 1), "rows": len(rows)}
+    _write(executed, out, rows, results_path(root, chapter))
+    log(f"probekit: chapter {chapter!r} done in {seconds:.0f} s -> {out}")
+    return out
+
+
+def execute_summary(root: Path, *, progress: bool = True, log=print) -> Path:
+    """Execute the summary page (no parameters) into ``book/chapters/summary.ipynb`` from the chapters'
+    result files as they are now; ChapterFailed when it fails (the previous summary page stays)."""
+    root = Path(root)
+    out = output_path(root, SUMMARY)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    log("probekit: executing the summary page")
+    with tempfile.TemporaryDirectory(prefix="probekit-summary-") as tmp:
+        executed = _papermill(root, SUMMARY, {}, Path(tmp), progress, log)
+    executed.metadata["probekit"] = {"chapter": SUMMARY}
+    _write(executed, out)
+    return out

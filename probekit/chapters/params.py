@@ -1,0 +1,219 @@
+"""A chapter's parameters: read from its source's ``parameters`` cell, and values for them checked.
+
+The parameters and their defaults are read from the one code cell tagged ``parameters`` (nothing here repeats
+them); a value given on the command line, in a params file or in a profile is checked against the default's
+type, and model and dataset names against the scorer and dataset registries, before any work starts.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from probekit.chapters.project import CHAPTERS, ParameterError, _near, check_chapter, read_source, source_path
+
+PAPER_SUITE = "paper"  # for a chapter over several probes: each probe's own real release
+DEVICE_RE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    default: Any
+    help: str
+    kind: type | None  # bool, int, float, str, list, dict; None = any value
+
+    @property
+    def is_models(self) -> bool:
+        return self.name == "models" or self.name.endswith("_models") or self.name.endswith("_model")
+
+    @property
+    def optional(self) -> bool:
+        return self.default is None
+
+
+def _kind(name: str, default: Any) -> type | None:
+    if default is not None:
+        return type(default)
+    if name == "limit":
+        return int
+    if name.endswith("_dir"):
+        return str
+    if name == "models" or name.endswith("_models"):
+        return list
+    if name.endswith("_model"):
+        return str
+    return None
+
+
+def _parameters_cell(nb, src: Path):
+    cells = [c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])]
+    if len(cells) != 1:
+        raise ParameterError(f"{src} has {len(cells)} code cells tagged 'parameters'; a chapter needs exactly one")
+    return cells[0]
+
+
+def parse_parameters(code: str, where: str = "parameters cell") -> dict[str, Parameter]:
+    """Parameters of a ``parameters`` cell: every ``name = <literal>`` line, its value as default and the
+    comment after it (and comment-only lines below it) as help."""
+    comments: dict[int, str] = {}
+    for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+        if tok.type == tokenize.COMMENT:
+            comments[tok.start[0]] = tok.string.lstrip("#").strip()
+    tree = ast.parse(code)
+    code_lines = {n for node in tree.body for n in range(node.lineno, node.end_lineno + 1)}
+    params: dict[str, Parameter] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            raise ParameterError(f"{where}, line {node.lineno}: only 'name = literal' assignments are allowed")
+        name = node.targets[0].id
+        try:
+            default = ast.literal_eval(node.value)
+        except ValueError:
+            raise ParameterError(f"{where}, line {node.lineno}: default of {name!r} is not a literal") from None
+        help_lines = [comments[node.end_lineno]] if node.end_lineno in comments else []
+        line = node.end_lineno + 1
+        while line in comments and line not in code_lines:
+            help_lines.append(comments[line])
+            line += 1
+        params[name] = Parameter(name, default, " ".join(help_lines), _kind(name, default))
+    return params
+
+
+def parameters(root: Path, chapter: str) -> dict[str, Parameter]:
+    """The parameters of ``chapter`` with their defaults, read from its source's ``parameters`` cell."""
+    src = source_path(root, check_chapter(chapter))
+    if not src.is_file():
+        raise ParameterError(f"chapter {chapter!r} has no source {src}")
+    return parse_parameters(_parameters_cell(read_source(src), src).source, f"{src} parameters cell")
+
+
+def model_names() -> list[str]:
+    from probekit.scorers.registry import REGISTRY
+    return list(REGISTRY)
+
+
+def dataset_choices(chapter: str) -> list[str]:
+    """Valid ``dataset`` values: the probe's registered sources; for a chapter over several probes, the
+    sources all of them share plus ``paper`` (each probe's own release)."""
+    from probekit.datasets import sources
+    probes = CHAPTERS[chapter]
+    if len(probes) == 1:
+        return sources(probes[0])
+    shared = [s for s in sources(probes[0]) if all(s in sources(p) for p in probes[1:])]
+    return shared + [PAPER_SUITE]
+
+
+def _from_text(text: str, kind: type | None) -> Any:
+    if text.strip().lower() in ("none", "null", "~"):
+        return None
+    if kind is str:
+        return text
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    if kind is list and isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return value
+
+
+def _type_name(kind: type | None) -> str:
+    return {bool: "true/false", int: "an integer", float: "a number", str: "a string",
+            list: "a list (a,b,c or [a, b])", dict: "a mapping"}.get(kind, "a value")
+
+
+def coerce(chapter: str, param: Parameter, value: Any) -> Any:
+    """``value`` (text from the command line, or a YAML value) as the parameter's type, checked."""
+    if isinstance(value, str) and param.kind is not str:
+        value = _from_text(value, param.kind)
+    elif isinstance(value, str) and value.strip().lower() in ("none", "null") and param.optional:
+        value = None
+    where = f"parameter {param.name!r} of chapter {chapter!r}"
+    if value is None:
+        if param.optional:
+            return None
+        raise ParameterError(f"{where} cannot be None; give {_type_name(param.kind)} (default {param.default!r})")
+    kind = param.kind
+    ok = (kind is None or (kind is float and isinstance(value, (int, float)) and not isinstance(value, bool))
+          or (kind is int and isinstance(value, int) and not isinstance(value, bool))
+          or (kind not in (int, float) and isinstance(value, kind)))
+    if not ok:
+        raise ParameterError(f"{where} must be {_type_name(kind)}, got {value!r} (default {param.default!r})")
+    if kind is float:
+        value = float(value)
+    if kind is list and param.default:
+        elem = type(param.default[0])
+        if elem is not str:  # entries of "a,b,c" are text
+            value = [_from_text(v, elem) if isinstance(v, str) else v for v in value]
+        for v in value:
+            if not (isinstance(v, elem) or (elem is float and isinstance(v, int) and not isinstance(v, bool))):
+                raise ParameterError(f"{where}: entry {v!r} must be {_type_name(elem)} like {param.default[0]!r}")
+    return value
+
+
+def check_value(chapter: str, param: Parameter, value: Any) -> None:
+    """Checks beyond the type: registry names, dataset sources, device strings, positive limits."""
+    where = f"parameter {param.name!r} of chapter {chapter!r}"
+    if value is None:
+        return
+    if param.is_models:
+        names = model_names()
+        for name in ([value] if isinstance(value, str) else value):
+            if not isinstance(name, str):
+                raise ParameterError(f"{where}: model {name!r} is not a registry name or directory")
+            if name and name not in names and not Path(name).is_dir():
+                raise ParameterError(f"unknown model {name!r}{_near(name, names)} in {where}; valid: "
+                                     f"{', '.join(names)}, or a local checkpoint directory")
+    elif param.name == "dataset":
+        valid = dataset_choices(chapter)
+        if value not in valid:
+            raise ParameterError(f"unknown dataset {value!r}{_near(value, valid)} for chapter {chapter!r}; "
+                                 f"valid: {', '.join(valid)}")
+    elif param.name == "device" and not DEVICE_RE.match(str(value)):
+        raise ParameterError(f"unknown device {value!r} in {where}; valid: auto, cpu, cuda, cuda:N, mps")
+    elif param.name in ("limit", "batch_size") and value < 1:
+        raise ParameterError(f"{where} must be at least 1, got {value!r}")
+
+
+def resolve(root: Path, chapter: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """Validated overrides of ``chapter``'s parameters (only those given); raises ParameterError."""
+    params = parameters(root, chapter)
+    out = {}
+    for name, value in overrides.items():
+        if name not in params:
+            raise ParameterError(f"unknown parameter {name!r}{_near(name, params)} for chapter {chapter!r}; "
+                                 f"valid: {', '.join(params)}")
+        out[name] = _absolute(params[name], coerce(chapter, params[name], value))
+        check_value(chapter, params[name], out[name])
+    return out
+
+
+def _absolute(param: Parameter, value: Any) -> Any:
+    """Paths as absolute paths: chapters run with the project root as working directory, not the caller's."""
+    if param.name.endswith("_dir") and isinstance(value, str) and value:
+        return str(Path(value).expanduser().resolve())
+    if param.is_models and value:
+        entries = [str(Path(v).resolve()) if isinstance(v, str) and v not in model_names() and Path(v).is_dir()
+                   else v
+                   for v in ([value] if isinstance(value, str) else value)]
+        return entries[0] if isinstance(value, str) else entries
+    return value
+
+
+def read_params_file(path: str | os.PathLike) -> dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise ParameterError(f"params file {str(path)!r} does not exist")
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        raise ParameterError(f"params file {str(path)!r} must hold a mapping 'name: value'")
+    return data

@@ -1,0 +1,53 @@
+"""Profiles: named sets of parameter values for every chapter, and the environment their kernels run in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from probekit.chapters.params import parameters, resolve
+from probekit.chapters.project import CHAPTERS, ParameterError, _near, check_chapter
+
+
+@dataclass
+class Profile:
+    name: str
+    env: dict[str, str]
+    params: dict[str, dict[str, Any]]  # chapter -> validated parameter values
+
+
+def profile_names(root: Path) -> list[str]:
+    return sorted(p.stem for p in (Path(root) / "book" / "profiles").glob("*.yaml"))
+
+
+def load_profile(root: Path, name: str) -> Profile:
+    """A profile from ``book/profiles/<name>.yaml`` (or a YAML path): ``env`` (variables set while chapters
+    run), ``all`` (values for every chapter that has the parameter) and ``chapters`` (per-chapter values)."""
+    path = Path(name) if name.endswith((".yaml", ".yml")) else Path(root) / "book" / "profiles" / f"{name}.yaml"
+    if not path.is_file():
+        valid = profile_names(root)
+        raise ParameterError(f"unknown profile {name!r}{_near(name, valid)}; valid: {', '.join(valid)}")
+    data = yaml.safe_load(path.read_text()) or {}
+    unknown = set(data) - {"description", "env", "all", "chapters"}
+    if unknown:
+        raise ParameterError(f"profile {str(path)!r}: unknown key(s) {sorted(unknown)}; "
+                             "valid: description, env, all, chapters")
+    common = data.get("all") or {}
+    per = data.get("chapters") or {}
+    for chapter in per:
+        check_chapter(chapter)
+    known = {n for ch in CHAPTERS for n in parameters(root, ch)}
+    for key in common:
+        if key not in known:
+            raise ParameterError(f"profile {str(path)!r}: no chapter has a parameter {key!r}{_near(key, known)}")
+    params = {}
+    for chapter in CHAPTERS:
+        names = parameters(root, chapter)
+        merged = {k: v for k, v in common.items() if k in names}
+        merged.update(per.get(chapter) or {})
+        params[chapter] = resolve(root, chapter, merged)
+    env = {str(k): str(v) for k, v in (data.get("env") or {}).items()}
+    return Profile(path.stem, env, params)

@@ -1,0 +1,142 @@
+"""Probe-B metrics (Schiappa et al. 2023, Tables 8 and 9): recognition before and after the background is
+replaced, as result rows.
+
+Each item is seen in three views: the original x0, the patched x̃0 (one filler square on the background) and the
+filled x̃1 (everything but the kept objects replaced).  h is the average precision over the class prompts
+(multi-object images, probe ``probe-b``) or the 1/0 accuracy of the kept object against the absent classes
+(single-object images, probe ``probe-b-single``); γ = h(x̃) / h(x) is the relative robustness (> 1: better
+after the change) and Δc the mean change in softmax confidence of the present objects, in percentage points.
+Rows: condition = filler, subset = the view (``x0``, ``x̃0``, ``x̃1``) or the pair of views (``(x0, x̃1)``).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from probekit.metrics.conceptual import Stat, class_logits, softmax, summary_rows
+from probekit.results import concat, empty
+
+VIEWS = ("x0", "x0_patch", "x1_fill")  # original x0, patched x̃0, background-filled x̃1
+LABEL = {"x0": "x0", "x0_patch": "x̃0", "x1_fill": "x̃1"}
+GAMMA_PAIRS = (("x0", "x1_fill"), ("x0", "x0_patch"), ("x0_patch", "x1_fill"))
+DELTA_PAIRS = (("x0", "x0_patch"), ("x0_patch", "x1_fill"), ("x0", "x1_fill"))
+#: the model / condition of rows pooled over every model / every filler (the paper's averaged tables)
+ALL_MODELS, ALL_FILLERS = "all models", "all fillers"
+MULTI, SINGLE = "probe-b", "probe-b-single"
+
+
+def pair_label(a: str, b: str) -> str:
+    return f"({LABEL[a]}, {LABEL[b]})"
+
+
+def average_precision(positive, scores) -> float:
+    """Average precision of one ranking: the mean, over the positives, of the precision at each positive's
+    rank (classes sorted by decreasing score; ties broken pessimistically).  NaN without positives."""
+    positive = np.asarray(positive, dtype=bool)
+    scores = np.asarray(scores, dtype=float)
+    if positive.sum() == 0 or np.isnan(scores).any():
+        return float("nan")
+    order = np.lexsort((positive, -scores))  # by score desc, negatives before positives on ties
+    hits = positive[order]
+    ranks = np.flatnonzero(hits) + 1
+    return float(np.mean(np.arange(1, len(ranks) + 1) / ranks))
+
+
+def relative_robustness(h, h_tilde, per_item: bool = True) -> float:
+    """γ = 1 - (h(x) - h(x̃)) / h(x) = h(x̃) / h(x).  ``per_item``: mean of the per-item ratios (how the
+    authors aggregate average precision; items with h(x) = 0 are left out); else the ratio of the means
+    (used for accuracy, where one item's h is 0 or 1)."""
+    h, h_tilde = np.asarray(h, dtype=float), np.asarray(h_tilde, dtype=float)
+    if per_item:
+        ok = h > 0
+        return float(np.mean(h_tilde[ok] / h[ok])) if ok.any() else float("nan")
+    return float(np.mean(h_tilde) / np.mean(h)) if np.mean(h) > 0 else float("nan")
+
+
+def probe_b_candidates(row, classes: Sequence[str]) -> list[str]:
+    """Class names a Probe-B image is scored against: all classes for multi-object items; for single-object
+    items the target plus the classes absent from the original image (the paper's Probe-B_R prompts)."""
+    if not row["single_object"]:
+        return list(classes)
+    present = set(row["labels"])
+    return [row["target"]] + [c for c in classes if c not in present]
+
+
+def score_probe_b(scorer, derived: pd.DataFrame, classes: Sequence[str],
+                  prompts: dict[str, str]) -> pd.DataFrame:
+    """Per item x filler: h (AP over the class prompts, or 1/0 accuracy for single-object items) and mean
+    softmax confidence of the present objects, for each of x0, x̃0 and x̃1.
+
+    ``derived`` is :func:`probekit.fillers.derive_probe_b`'s table (one row per item x filler with the
+    paths of the three views); ``prompts`` maps each class name to its prompt text."""
+    classes = list(classes)
+    cls_index = {c: k for k, c in enumerate(classes)}
+    paths = list(dict.fromkeys(p for v in VIEWS for p in derived[v].astype(str)))
+    logits = class_logits(scorer, paths, [prompts[c] for c in classes])
+    row_of = {p: i for i, p in enumerate(paths)}
+    rows = []
+    for rec in derived.to_dict("records"):
+        cand = [cls_index[c] for c in probe_b_candidates(rec, classes)]
+        wanted = [rec["target"]] if rec["single_object"] else list(rec["labels"])
+        pos = np.array([classes[k] in wanted for k in cand])
+        out = {"model": scorer.name, "item_id": rec["item_id"], "filler": rec["filler"],
+               "single_object": bool(rec["single_object"]), "target": rec["target"]}
+        for v in VIEWS:
+            z = logits[row_of[str(rec[v])]][cand]
+            p = softmax(z)
+            if rec["single_object"]:
+                h = np.nan if np.isnan(z).any() else float(z[0] > np.max(z[1:], initial=-np.inf))
+            else:
+                h = average_precision(pos, z)
+            out[f"h_{v}"] = h
+            out[f"conf_{v}"] = float(np.mean(p[pos])) if pos.any() else np.nan
+        rows.append(out)
+    return pd.DataFrame(rows)
+
+
+def _stats(single: bool) -> list[Stat]:
+    per_item = not single
+    h = "acc" if single else "map"
+    stats = [Stat(h, (f"h_{v}",), subset=LABEL[v]) for v in VIEWS]
+    for a, b in GAMMA_PAIRS:
+        stats.append(Stat("gamma", (f"h_{a}", f"h_{b}"),
+                          lambda v: relative_robustness(v[:, 0], v[:, 1], per_item), subset=pair_label(a, b)))
+    for a, b in DELTA_PAIRS:
+        stats.append(Stat("delta_c_pts", (f"conf_{a}", f"conf_{b}"), lambda v: float(np.mean(v[:, 0] - v[:, 1])),
+                          scale=100.0, subset=pair_label(a, b)))
+    return stats
+
+
+def probe_b_rows(scored: pd.DataFrame, by: dict[str, str] | None = None, seed: int = 0, **fixed) -> pd.DataFrame:
+    """Tables 8 (multi-object: mAP, probe ``probe-b``) and 9 (single object: accuracy, ``probe-b-single``): h
+    for x0, x̃0, x̃1; γ for (x0, x̃1), (x0, x̃0), (x̃0, x̃1); Δc (points) for the same pairs as the paper.
+    Call it on the multi- and single-object rows separately; ``by`` defaults to model x filler."""
+    single = bool(scored["single_object"].all()) if len(scored) else False
+    return summary_rows(scored, by or {"model": "model", "condition": "filler"}, _stats(single), seed,
+                        **{"probe": SINGLE if single else MULTI, **fixed})
+
+
+def probe_b_all_rows(scored: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Both splits per model x filler, and the multi-object rows pooled over models (per filler) and over
+    fillers (per model), as the paper reports Table 8."""
+    multi, single = scored[~scored["single_object"]], scored[scored["single_object"]]
+    parts = [probe_b_rows(multi, seed=seed), probe_b_rows(single, seed=seed),
+             probe_b_rows(multi, {"condition": "filler"}, seed, model=ALL_MODELS),
+             probe_b_rows(multi, {"model": "model"}, seed, condition=ALL_FILLERS)]
+    return concat(parts)
+
+
+def object_context_rows(scored: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Mean change in confidence c0 - c̃1 (points) per object of the single-object split, pooled over models
+    and fillers (probe ``probe-b-object``, subset = object): which objects lean most on their context (the
+    paper's Figure 6)."""
+    single = scored[scored["single_object"]].assign(_all=ALL_MODELS)
+    stat = Stat("delta_c_pts", ("conf_x0", "conf_x1_fill"), lambda v: float(np.mean(v[:, 0] - v[:, 1])),
+                scale=100.0)
+    if not len(single):
+        return empty()
+    return summary_rows(single, {"model": "_all", "subset": "target"}, [stat], seed, probe="probe-b-object",
+                        condition=ALL_FILLERS)

@@ -1,0 +1,54 @@
+"""Figures of the conceptual study: the Probe-B views of one image, the fine-tuning losses and the α sweep."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+from probekit.metrics.background import LABEL, VIEWS
+
+
+def views_panel(example: pd.DataFrame):
+    """One Probe-B image as the model sees it: the original x0, then x̃0 (patched) and x̃1 (filled) per filler.
+    ``example``: rows of ``filler`` and the paths of the three views (``StudyResult.data["probe_b_example"]``)."""
+    panels = [("x0", example["x0"].iloc[0])]
+    for v in VIEWS[1:]:
+        panels += [(f"{LABEL[v]} {f}", p) for f, p in zip(example["filler"], example[v])]
+    fig, axes = plt.subplots(1, len(panels), figsize=(1.6 * len(panels), 1.9))
+    for ax, (name, path) in zip(axes, panels):
+        ax.imshow(plt.imread(path))
+        ax.set_title(name, fontsize=8)
+        ax.axis("off")
+    return fig
+
+
+def training_loss(history: pd.DataFrame, window: int = 5):
+    """The fine-tuning loss (ITM + contrastive, rolling mean over ``window`` steps) per encoder setting."""
+    smooth = history.assign(loss=history.groupby("encoders")["loss"].transform(
+        lambda s: s.rolling(window, min_periods=1).mean()))
+    fig, ax = plt.subplots(figsize=(4.2, 3.2))
+    sns.lineplot(smooth, x="step", y="loss", hue="encoders", ax=ax)
+    ax.set_title("training loss (ITM + contrastive)")
+    return fig
+
+
+def alpha_sweep(sweep: pd.DataFrame, panels, general: tuple[str, str] = ("general", "top1"), title: str = ""):
+    """Each probe metric against the held-out task along the patching weight α, one line per encoder setting,
+    α annotated.  ``sweep``: patching rows with ``encoders`` and ``alpha`` columns; ``panels``: (subset, metric,
+    label) of the probe metrics, one panel each; ``general``: (subset, metric) of the x axis."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 3.4), squeeze=False)
+    x_rows = sweep[(sweep["subset"] == general[0]) & (sweep["metric"] == general[1])]
+    for ax, (subset, metric, label) in zip(axes[0], panels):
+        y_rows = sweep[(sweep["subset"] == subset) & (sweep["metric"] == metric)]
+        both = x_rows.merge(y_rows, on=["encoders", "alpha"], suffixes=("_x", "_y")).sort_values("alpha")
+        both = both.assign(x=100 * both["value_x"], y=100 * both["value_y"])
+        sns.lineplot(both, x="x", y="y", hue="encoders", marker="o", sort=False, ax=ax, estimator=None)
+        for r in both.itertuples():
+            ax.annotate(f"{r.alpha:g}", (r.x, r.y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        ax.set_xlabel(f"{general[0]} {general[1]} (%)")
+        ax.set_ylabel(f"{label} (%)")
+        ax.set_title(f"{label} vs {general[0]} {general[1]}" if not title else title, fontsize=9)
+        ax.legend(fontsize=8, title="encoders (α annotated)", title_fontsize=7)
+    fig.tight_layout()
+    return fig

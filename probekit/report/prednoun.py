@@ -1,0 +1,150 @@
+"""What the predicate–noun chapter shows beyond the shared report calls: its tables beside the paper's, example
+pairs with the target's (green) and distractor's (red) boxes, the per-concept spread (Fig. 3/5) and the (target,
+distractor) heatmaps (Fig. 6).  Every function takes a :class:`probekit.results.StudyResult` of
+:mod:`probekit.studies.prednoun`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+from PIL import Image
+
+from probekit.data.prednoun import box_to_pixels
+from probekit.papers import prednoun as paper
+from probekit.report.figures import CHANCE_STYLE, heatmap, paper_vs_ours
+from probekit.report.format import table as wide
+from probekit.results import StudyResult, concat, select
+
+_LAYOUT = {  # table number: (probe, conditions, subsets, columns, our models (fact))
+    1: ("pairs", ["full", "cropped"], ["all"], "condition", "main_models"),
+    7: ("pairs-alt", ["full", "cropped"], ["all"], "condition", "main_models"),
+    8: ("pairs", ["full", "cropped"], ["noun", "predicate"], ["condition", "subset"], "main_models"),
+    6: ("pairs", ["full"], ["all"], "condition", "clip_models"),
+}
+# the last level listed sorts the outermost columns
+_ORDER = {"subset": list(paper.FACTORS) + ["noun", "predicate"], "condition": ["full", "cropped"],
+          "metric": ["r", "p"]}
+
+
+def _both(result: StudyResult, number: int, **where) -> pd.DataFrame:
+    ours = select(result.ours(), **where)
+    theirs = select(result.reported(), source=f"{paper.PAPER}, Table {number}", **where)
+    return concat([ours, theirs])
+
+
+def table(result: StudyResult, number: int) -> pd.DataFrame:
+    """Our rows beside the paper's Table ``number`` (1, 6, 7, 8: pair accuracy; 9: the confounds' r and p)."""
+    if number not in (*_LAYOUT, 9):
+        raise ValueError(f"no Table {number} in the predicate–noun chapter; tables: 1, 6, 7, 8, 9")
+    theirs = list(select(result.reported(), source=f"{paper.PAPER}, Table {number}")["model"])
+    if number == 9:
+        rows = _both(result, 9, probe="confounds", model=list(result.facts["main_models"]) + theirs)
+        return wide(rows, ["source", "model"], ["subset", "metric"], order=_ORDER)
+    probe, conditions, subsets, columns, models = _LAYOUT[number]
+    rows = _both(result, number, probe=probe, condition=conditions, subset=subsets, metric="pair_accuracy",
+                 model=list(result.facts[models]) + theirs)
+    shown = wide(rows, ["source", "model"], columns, order=_ORDER)
+    if number == 6:
+        shown[["architecture", "pretraining data"]] = [paper.TABLE6_MODELS.get(m, ("", "")) for _, m in shown.index]
+    return shown
+
+
+def accuracy_figure(result: StudyResult):
+    """Table 1 as bars: our pair accuracy (95% intervals) on full and cropped images beside the paper's."""
+    where = dict(probe="pairs", subset="all", metric="pair_accuracy", condition=["full", "cropped"])
+    ours = select(result.ours(), model=result.facts["main_models"], **where)
+    theirs = select(result.reported(), source=f"{paper.PAPER}, Table 1", **where)
+    return paper_vs_ours(ours, theirs, x="model", hue="condition", hue_order=["full", "cropped"], figsize=(10, 3.4))
+
+
+def _draw(ax, r: pd.Series, scored: bool) -> None:
+    ax.set_axis_off()
+    if r["image"] is None or (isinstance(r["image"], float) and math.isnan(r["image"])):
+        return
+    img = Image.open(r["image"]).convert("RGB")
+    ax.imshow(img)
+    for box, colour in ((r["target_box"], "tab:green"), (r["distractor_box"], "tab:red")):
+        left, top, right, bottom = box_to_pixels(box, *img.size)
+        ax.add_patch(plt.Rectangle((left, top), right - left, bottom - top, fill=False, lw=2, color=colour))
+    if scored:
+        ax.set_title(f"✓ {r['sentence_target']}: {r['s_target']:.2f}\n"
+                     f"✗ {r['sentence_distractor']}: {r['s_distractor']:.2f}", fontsize=9)
+    else:
+        ax.set_title(f"✓ {r['sentence_target']}\n✗ {r['sentence_distractor']}", fontsize=9)
+
+
+def example_pair(result: StudyResult):
+    """The first pair: example and counter-example, the target's box green, the distractor's red."""
+    items = result.data["items"]
+    fig, axes = plt.subplots(1, 2, figsize=(7, 3.8))
+    for ax, (_, r) in zip(axes, items[items["pair_id"] == items["pair_id"].iloc[0]].iterrows()):
+        _draw(ax, r, scored=False)
+    fig.tight_layout()
+    return fig
+
+
+def wrong_pairs(result: StudyResult, model: str, condition: str = "full", limit: int = 2):
+    """Up to ``limit`` pairs ``model`` gets wrong (default template), each sentence with its score; None if none."""
+    scores = select(result.data["scores"], model=model, condition=condition, template="default")
+    triplet_right = scores["s_target"] > scores["s_distractor"]
+    wrong = list(dict.fromkeys(scores.loc[~triplet_right, "pair_id"]))[:limit]
+    if not wrong:
+        return None
+    fig, axes = plt.subplots(len(wrong), 2, figsize=(7, 3.9 * len(wrong)), squeeze=False)
+    for row_axes, pair_id in zip(axes, wrong):
+        for ax, (_, r) in zip(row_axes, scores[scores["pair_id"] == pair_id].iterrows()):
+            _draw(ax, r, scored=True)
+    fig.suptitle(model, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def concepts(result: StudyResult):
+    """Fig. 3/5: pair accuracy per noun and per predicate, ± the std over the bootstrap resamples (the paper's
+    spread); None when no concept is frequent enough."""
+    per = result.data["concepts"]
+    kinds = [k for k in ("noun", "predicate") if len(per) and (per["kind"] == k).any()]
+    if not kinds:
+        return None
+    sizes = [per.loc[per["kind"] == k, "label"].nunique() for k in kinds]
+    fig, axes = plt.subplots(len(kinds), 1, figsize=(7, 1.2 + 0.35 * sum(sizes)), squeeze=False,
+                             gridspec_kw={"height_ratios": sizes})
+    models = list(dict.fromkeys(per["model"]))
+    colours = dict(zip(models, sns.color_palette(n_colors=len(models))))
+    for ax, kind in zip(axes[:, 0], kinds):
+        part = per[per["kind"] == kind]
+        y = {label: i for i, label in enumerate(part.groupby("label")["accuracy"].mean().sort_values().index)}
+        for j, m in enumerate(models):
+            s = part[part["model"] == m]
+            offset = (j - (len(models) - 1) / 2) * 0.25
+            ax.errorbar(100 * s["accuracy"], [y[label] + offset for label in s["label"]], xerr=100 * s["std"],
+                        fmt="o", ms=4, capsize=2, color=colours[m], label=m)
+        ax.axvline(100 * paper.PAIR_CHANCE, **CHANCE_STYLE)
+        ax.set_yticks(range(len(y)), list(y))
+        ax.set_xlim(-2, 102)
+        ax.set_title(f"{kind}s")
+    axes[-1, 0].set_xlabel(f"pair accuracy (%), ± std over {result.params['n_resamples']} resamples")
+    axes[0, 0].legend(loc="lower left", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def tuples(result: StudyResult):
+    """Fig. 6: triplet accuracy of each (target, distractor) tuple, one heatmap per model and swap; None when no
+    tuple is frequent enough."""
+    per = result.data["tuples"]
+    if not len(per):
+        return None
+    models, swaps = list(dict.fromkeys(per["model"])), [s for s in ("noun", "predicate") if (per["swap"] == s).any()]
+    fig, axes = plt.subplots(len(models), len(swaps), figsize=(4.6 * len(swaps), 3.8 * len(models)), squeeze=False)
+    for i, m in enumerate(models):
+        for j, swap in enumerate(swaps):
+            part = per[(per["model"] == m) & (per["swap"] == swap)]
+            heatmap(part.assign(value=part["accuracy"], metric="triplet_accuracy", chance=0.5), "target",
+                    "distractor", ax=axes[i, j], title=f"{m}: {swap} swaps")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,83 @@
+"""The summary page across studies: every model × every headline probe, from the chapters' result files.
+
+Each executed chapter leaves its rows in ``book/chapters/<study>.results.parquet``; each study module names
+its headline rows in ``HEADLINES`` (a list of :func:`probekit.results.select` conditions, e.g.
+``dict(probe="svo", subset="all", metric="pairwise")``).  :func:`headline_rows` picks those rows (ours only,
+unless a headline names its ``source``), :func:`summary_table` lays them out, and :func:`show` puts the table,
+a heatmap and the list of chapters (executed or not) on the page.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from probekit.report.figures import heatmap
+from probekit.report.format import is_plain, number, table
+from probekit.report.show import show_figure, show_table, show_text
+from probekit.results import COLUMNS, OURS, load, select
+from probekit.studies import STUDIES
+
+LABEL, LINK = "headline probe", "_link"
+
+
+def load_results(chapters_dir: str | Path, studies: Sequence[str] = STUDIES) -> dict[str, pd.DataFrame]:
+    """{study: its rows} for every study whose chapter has a result file (the others were not executed)."""
+    files = {s: Path(chapters_dir) / f"{s}.results.parquet" for s in studies}
+    return {s: load(path) for s, path in files.items() if path.is_file()}
+
+
+def headlines(studies: Sequence[str]) -> dict[str, list[dict]]:
+    """{study: ``probekit.studies.<study>.HEADLINES``}."""
+    return {s: list(importlib.import_module(f"probekit.studies.{s}").HEADLINES) for s in studies}
+
+
+def _label(r: pd.Series) -> str:
+    parts = [r["probe"], r["condition"], "" if r["subset"] == "all" else r["subset"], r["metric"]]
+    return f"{r['study']}: " + " · ".join(p for p in parts if p)
+
+
+def headline_rows(results: Mapping[str, pd.DataFrame], heads: Mapping[str, Sequence[dict]]) -> pd.DataFrame:
+    """The headline rows of every study in ``results`` (in its order, then its HEADLINES' order), with two
+    more columns: a label naming the probe, and that label as a link to the study's chapter page."""
+    parts = []
+    for study, rows in results.items():
+        for where in heads[study]:
+            picked = select(rows, **{"source": OURS, **where})
+            parts.append(picked.assign(**{LABEL: [_label(r) for _, r in picked.iterrows()]}))
+    if not parts:
+        return pd.DataFrame(columns=[*COLUMNS, LABEL, LINK])
+    rows = pd.concat(parts, ignore_index=True).drop_duplicates(["study", "probe", "model", "condition", "subset",
+                                                                "metric", "source"])
+    return rows.assign(**{LINK: [f'<a href="{s}.html">{label}</a>' for s, label in zip(rows["study"], rows[LABEL])]})
+
+
+def summary_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """One line per headline probe (linked to its chapter), its chance level, then one column per model:
+    "value [95% CI] (n = ...)"."""
+    wide = table(rows, index=LINK, columns="model", with_n=True)
+    chance = rows.drop_duplicates(LINK).set_index(LINK)
+    wide.insert(0, "chance", [number(chance.at[k, "chance"], chance.at[k, "metric"])
+                              if not math.isnan(chance.at[k, "chance"]) else "" for k in wide.index])
+    wide.index.name = None  # the caption says what the lines are
+    return wide
+
+
+def show(chapters_dir: str | Path = "book/chapters", studies: Sequence[str] = STUDIES) -> None:
+    """The summary page's content: the table, the heatmap, and each chapter with whether it was executed."""
+    results = load_results(chapters_dir, studies)
+    rows = headline_rows(results, headlines(list(results)))
+    if len(rows):
+        show_table(summary_table(rows), caption="Headline probes of every executed chapter: value with its 95% "
+                   "interval and n, per model; percent unless the metric is plain (e.g. Pearson's r)")
+        shares = rows[[not (is_plain(m) or m.endswith("_diff")) for m in rows["metric"]]]
+        if len(shares):
+            show_figure(heatmap(shares, index=LABEL, columns="model", title="Headline probes in percent (paired "
+                                "differences and plain metrics: table only; blank: model not in that chapter)"))
+    listing = [f"- [{s}]({s}.html): " + (f"executed, {len(results[s])} result rows" if s in results
+                                          else f"**not executed** (run `probekit run {s}`)") for s in studies]
+    show_text("Chapters:\n\n" + "\n".join(listing))

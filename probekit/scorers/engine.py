@@ -1,0 +1,118 @@
+"""The one batching engine every scorer method runs through: dedupe -> cache lookup -> batch -> forward -> cache.
+
+``Engine._compute`` takes one cache key per item (image identity and/or text and options, see
+:func:`probekit.cache.item_key`), computes each distinct key not yet in the method's :class:`ScoreCache` once, in
+batches, and returns the cached value of every item (None where its image is missing or unreadable; such images
+are listed in ``scorer.skipped``).  Items with images are decoded and preprocessed in a DataLoader
+(:func:`probekit.images.batches`, optionally in worker processes); text-only items are chunked here.  Forwards
+run under no-grad (and fp16 autocast on CUDA) and are timed (``forward_seconds``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Iterable, Sequence
+
+import torch
+
+from probekit import images as imgs
+from probekit.cache import NullCache, ScoreCache
+from probekit.device import autocast
+from probekit.progress import bar
+
+#: bump when the way a method computes its numbers changes, so old cached scores are not reused
+RECIPES = {"image_embed": 1, "text_embed": 1, "match": 1, "fill_mask": 1, "token_logprobs": 1, "detect": 1}
+
+
+def progress(total: int, batch_size: int, desc: str):
+    return bar(total=total, desc=desc, disable=total <= max(2 * batch_size, 100), leave=False)
+
+
+class Engine:
+    """Batching, caching and skipping for a :class:`probekit.scorers.base.Scorer` (its base class).
+
+    Expects ``name``, ``device``, ``half``, ``batch_size``, ``num_workers``, ``skipped``, ``forward_seconds``,
+    ``fingerprint`` and ``_cache_root`` (None, a directory, or False for an in-memory cache) on the instance.
+    """
+
+    def _cache(self, method: str) -> ScoreCache:
+        caches = self.__dict__.setdefault("_caches", {})
+        if method not in caches:
+            if self._cache_root is False:
+                caches[method] = NullCache()
+            else:
+                caches[method] = ScoreCache(self._cache_root, self.fingerprint, method, RECIPES[method],
+                                            flush_every=self.batch_size * 8)
+        return caches[method]
+
+    def _forward(self, fn, *args):
+        """Run one model forward under no-grad (and fp16 autocast on CUDA), timing it; tensors come back on CPU."""
+        t0 = time.perf_counter()
+        with torch.inference_mode(), autocast(self.device, self.half):
+            out = fn(*args)
+            if isinstance(out, torch.Tensor):
+                out = out.float().cpu()
+            elif isinstance(out, tuple):
+                out = tuple(o.cpu() for o in out)
+        self.forward_seconds += time.perf_counter() - t0
+        return out
+
+    def _skip(self, img: Any) -> None:
+        desc = imgs.describe(img)
+        if desc not in self.skipped:
+            self.skipped.append(desc)
+
+    def _compute(self, method: str, keys: Sequence[str], forward: Callable[[dict], Iterable], *,
+                 prepare: Callable[[list, list], dict], images: Sequence[Any] | None = None,
+                 extras: Sequence[Any] | None = None, json: bool = False, sort_keys: Sequence[str] | None = None,
+                 desc: str = "") -> list:
+        """The cached value of every item: each distinct key computed once, batched, then read back.
+
+        ``prepare(pils, extras) -> inputs`` builds a batch (``pils`` is empty for text-only items, i.e. when
+        ``images`` is None); ``forward(inputs)`` returns one value per row (an array, or a JSON-able value when
+        ``json``).  ``sort_keys`` (one per item, e.g. image keys) orders the work so that rows sharing an image
+        are batched together.  None for an item whose image is missing or unreadable.
+        """
+        cache = self._cache(method)
+        get, put = (cache.get_json, cache.put_json) if json else (cache.get_array, cache.put_array)
+        first: dict[str, int] = {}
+        for i, key in enumerate(keys):
+            first.setdefault(key, i)
+        todo = [key for key in first if cache.get(key) is None]
+        if sort_keys is not None:
+            todo.sort(key=lambda key: sort_keys[first[key]])
+        bad: set[str] = set()
+        try:
+            if todo:
+                self._run(todo, first, forward, prepare, images, extras, put, bad, desc)
+        finally:
+            cache.flush()
+        out = []
+        for i, key in enumerate(keys):
+            value = get(key)
+            if value is None and key not in bad and images is not None:
+                self._skip(images[i])
+            out.append(value)
+        return out
+
+    def _run(self, todo, first, forward, prepare, images, extras, put, bad: set, desc: str) -> None:
+        todo_extras = [extras[first[key]] for key in todo] if extras is not None else None
+        if images is None:
+            loader = ((list(range(s, min(s + self.batch_size, len(todo)))),
+                       prepare([], todo_extras[s:s + self.batch_size]), [])
+                      for s in range(0, len(todo), self.batch_size))
+            srcs: list = []
+        else:
+            srcs = [images[first[key]] for key in todo]
+            loader = imgs.batches(srcs, prepare, extras=todo_extras, batch_size=self.batch_size,
+                                  num_workers=self.num_workers)
+        progress_bar = progress(len(todo), self.batch_size, f"{self.name}: {desc}")
+        for ok, inputs, bad_idx in loader:
+            for j in bad_idx:
+                bad.add(todo[j])
+                self._skip(srcs[j])
+            if ok:
+                for j, value in zip(ok, forward(imgs.to_device(inputs, self.device))):
+                    put(todo[j], value)
+            progress_bar.update(len(ok) + len(bad_idx))
+        progress_bar.close()

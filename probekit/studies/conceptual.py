@@ -1,0 +1,152 @@
+"""The conceptual-understanding study (Schiappa et al. 2023): Probe-R, Probe-C, Probe-B and CLIP patching.
+
+``run(**params)`` takes the chapter's parameters and returns a :class:`~probekit.results.StudyResult`: rows of
+every probe for every model (ours) beside the paper's Tables 2-4, 6, 8-10; ``data`` for the figures (the Probe-B
+views of one item, the patching sweep with its encoders and α, the training losses); ``facts`` the page states;
+``claims`` from :mod:`probekit.studies.conceptual_claims`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from probekit import papers
+from probekit.fillers import derive_probe_b
+from probekit.metrics import background as mb
+from probekit.metrics import conceptual as mc
+from probekit.papers.conceptual import parse_condition
+from probekit.results import StudyResult, concat, select
+from probekit.studies import conceptual_claims, finetune, patching
+
+STUDY = "conceptual"
+#: one headline row per model each: Probe-R predicate-swap accuracy, Probe-C composition group score, Probe-B
+#: mAP with the background replaced by black
+HEADLINES = [dict(probe="probe-r", condition="", subset="predicate_swap", metric="acc"),
+             dict(probe="probe-c", condition="", subset="composition", metric="group"),
+             dict(probe="probe-b", condition="black", subset="x̃1", metric="map")]
+#: the chapter's ``dataset`` parameter -> the dataset source of each probe
+SUITES = {"toy": {"probe-r": "toy", "probe-c": "toy", "probe-b": "toy"},
+          "paper": {"probe-r": "probe-r", "probe-c": "probe-c", "probe-b": "probe-b"}}
+FILLERS = ("black", "gray", "noise", "scene")
+
+
+def suite_sources(dataset: str) -> dict[str, str]:
+    """The source of each probe for the chapter's ``dataset`` parameter: ``"toy"`` (toy world) or
+    ``"paper"`` (the authors' release)."""
+    if dataset not in SUITES:
+        raise ValueError(f"dataset={dataset!r} is not a suite of the conceptual chapter; valid: "
+                         f"{', '.join(SUITES)} ('paper' reads the sources probe-r, probe-c, probe-b)")
+    return dict(SUITES[dataset])
+
+
+def _probes(scorers, items_r, items_c, seed) -> tuple[pd.DataFrame, pd.DataFrame]:
+    scored_r = pd.concat([mc.score_probe_r(s, items_r) for s in scorers.values()], ignore_index=True)
+    scored_c = pd.concat([mc.score_probe_c(s, items_c) for s in scorers.values()], ignore_index=True)
+    comp = scored_c[scored_c["split"] == "composition"]
+    rows = concat([mc.probe_r_rows(scored_r, seed), mc.probe_c_rows(scored_c, seed),
+                   mc.probe_c_rows(comp, seed, by={"model": "model", "subset": "category"},
+                                   probe="probe-c-category")])
+    return rows, scored_c
+
+
+def _background(scorers, items_b, fillers, root, seed) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    used = [f for f in fillers if f != "scene" or items_b.attrs.get("scene_dir")]
+    derived = derive_probe_b(items_b, used, root, seed=seed, progress=False)
+    classes = items_b.attrs["classes"]
+    prompts = items_b.attrs.get("prompts") or mc.class_prompts(classes)
+    scored = pd.concat([mb.score_probe_b(s, derived, classes, prompts) for s in scorers.values()], ignore_index=True)
+    rows = concat([mb.probe_b_all_rows(scored, seed), mb.object_context_rows(scored, seed)])
+    example = derived[derived["item_id"] == derived["item_id"].iloc[0]][["filler", *mb.VIEWS]]
+    return rows, example.reset_index(drop=True), used
+
+
+def _sweep(load, root, items_r, items_c, *, finetune_model, finetune_encoders, finetune_steps, finetune_lr,
+           finetune_optimizer, alphas, finetune_eval_limit, general_task, imagenet_dir, train_data, dataset, limit,
+           seed, device, batch_size, cache_dir):
+    if train_data:
+        triplets = finetune.load_triplets(train_data)
+    else:  # the toy world's train split (disjoint from the evaluation items)
+        triplets = finetune.swap_triplets(load("probe-r", "train", "toy"), load("probe-c", "train", "toy"))
+    n_eval = finetune_eval_limit
+    general = patching.general_task_items(general_task, root, imagenet_dir, seed=seed, limit=n_eval or limit)
+    probes = {"probe-r": items_r.head(n_eval) if n_eval else items_r,
+              "probe-c": items_c.head(n_eval) if n_eval else items_c}
+    rows, checkpoints = patching.patch_sweep(
+        finetune_model, triplets, finetune_encoders, alphas, probes, general, root / "finetune",
+        config={"steps": finetune_steps, "lr": finetune_lr, "optimizer": finetune_optimizer}, device=device,
+        batch_size=batch_size, cache_dir=cache_dir, seed=seed, progress=False)
+    history = pd.concat([finetune.training_history(path).rename_axis("step").reset_index().assign(encoders=enc)
+                         for enc, path in checkpoints.items()], ignore_index=True)
+    facts = {"triplets": len(triplets), "general_items": len(general), "sweep_probe_r": len(probes["probe-r"]),
+             "sweep_probe_c": len(probes["probe-c"]), "general_task": "ImageNet" if general_task == "imagenet"
+             else "toy classification", "toy_train_data": not train_data, "real_eval_data": dataset != "toy"}
+    return rows, history, facts
+
+
+def with_alpha(rows: pd.DataFrame) -> pd.DataFrame:
+    """Patching rows with their ``encoders`` and ``alpha`` as columns (for the α-sweep figure)."""
+    keep = rows[~rows["condition"].str.contains("−") & rows["condition"].str.contains("α")]
+    parsed = [parse_condition(c) for c in keep["condition"]]
+    return keep.assign(encoders=[p[0] for p in parsed], alpha=[p[1] for p in parsed])
+
+
+def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=None, seed=0, device="auto",
+        batch_size=32, cache_dir=None, fillers=FILLERS, finetune_model="toy-clip",
+        finetune_encoders=("text", "vision", "both"), finetune_steps=30, finetune_lr=0.001,
+        finetune_optimizer="adamw", alphas=(0.0, 0.25, 0.5, 1.0), finetune_eval_limit=60, general_task="toy",
+        imagenet_dir=None, train_data=None) -> StudyResult:
+    """Every number of the chapter (parameters as in its parameters cell)."""
+    from probekit.datasets import default_data_dir, load_dataset
+    from probekit.scorers import head_for, load_scorer
+
+    params = {k: v for k, v in locals().items() if k not in ("default_data_dir", "load_dataset", "head_for",
+                                                             "load_scorer")}
+    models, fillers = list(models), [fillers] if isinstance(fillers, str) else list(fillers)
+    root = Path(data_dir) if data_dir else default_data_dir()
+    sources = suite_sources(dataset)
+
+    def load(probe, split="eval", source=None):
+        return load_dataset(probe, source or sources[probe], data_dir=root, limit=limit, seed=seed, split=split)
+
+    items_r, items_c, items_b = load("probe-r"), load("probe-c"), load("probe-b")
+    scorers = {m: load_scorer(m, device=device, batch_size=batch_size, cache_dir=cache_dir) for m in models}
+    rc_rows, scored_c = _probes(scorers, items_r, items_c, seed)
+    b_rows, example, used = _background(scorers, items_b, fillers, root, seed)
+    facts = {"dataset": "toy world" if dataset == "toy" else "the authors' release",
+             "probe_r_items": len(items_r), "probe_r_groups": items_r["group_id"].nunique(),
+             "probe_c_groups": len(items_c), "probe_b_images": len(items_b),
+             "probe_b_single": int(items_b["single_object"].sum()),
+             "unreadable": {"Probe-R": int(items_r["image"].isna().sum()),
+                            "Probe-C": int(items_c["image_0"].isna().sum() + items_c["image_1"].isna().sum()),
+                            "Probe-B": int(items_b["image"].isna().sum())},
+             "heads": {m: head_for(s, "compatibility") for m, s in scorers.items()},
+             "fillers": used, "fillers_left_out": [f for f in fillers if f not in used],
+             "categories": list(dict.fromkeys(scored_c.loc[scored_c["split"] == "composition", "category"])),
+             "finetuned": bool(finetune_model)}
+    parts, data = [rc_rows, b_rows], {"probe_b_example": example}
+    if finetune_model:
+        sweep, data["history"], sweep_facts = _sweep(
+            load, root, items_r, items_c, finetune_model=finetune_model, finetune_encoders=list(finetune_encoders),
+            finetune_steps=finetune_steps, finetune_lr=finetune_lr, finetune_optimizer=finetune_optimizer,
+            alphas=list(alphas), finetune_eval_limit=finetune_eval_limit, general_task=general_task,
+            imagenet_dir=imagenet_dir, train_data=train_data, dataset=dataset, limit=limit, seed=seed,
+            device=device, batch_size=batch_size, cache_dir=cache_dir)
+        parts.append(sweep)
+        facts.update(sweep_facts)
+        data["sweep"] = with_alpha(sweep)
+        data["paper_sweep"] = with_alpha(papers.reported(STUDY, "Table 10"))
+    rows = concat(parts + [papers.reported(STUDY)])
+    facts["paper_categories"] = shared_categories(rows, facts["categories"])
+    data["claims"] = conceptual_claims.sections(rows, models, finetune_model, list(finetune_encoders), list(alphas))
+    claims = [c for section in data["claims"].values() for c in section]
+    return StudyResult(STUDY, params, rows, data, facts, claims)
+
+
+def shared_categories(rows: pd.DataFrame, ours) -> list[str]:
+    """The paper's Table 6 categories that ours share (the toy world spells ``colour``); all when none."""
+    paper = list(dict.fromkeys(select(rows, probe="probe-c-category", source=f"{papers.paper(STUDY).PAPER}, "
+                                                                              "Table 6")["subset"]))
+    shared = [c for c in paper if c in ours or c.replace("color", "colour") in ours]
+    return shared or paper

@@ -1,0 +1,187 @@
+"""The conceptual study's discussion as claims: pure functions of the result rows (ours and the paper's).
+
+A comparison between two of our numbers is stated only when the data resolves it (non-overlapping 95% intervals,
+or a paired difference whose interval excludes 0); the paper's facts are counted from its rows
+(:func:`probekit.papers.conceptual.count`), never typed in.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from probekit.claims import HIGHER, LOWER, UNRESOLVED, Claim, claim, compare, difference, versus_chance
+from probekit.metrics.background import ALL_FILLERS, ALL_MODELS
+from probekit.papers.conceptual import PAPER, count
+from probekit.results import OURS, select
+
+REPORTED = "reported"  # the verdict of a claim that only repeats the paper's numbers
+_ORDER = {HIGHER: "higher", LOWER: "lower"}
+
+
+def _one(rows: pd.DataFrame, **where):
+    found = select(rows, **where)
+    return found.iloc[0] if len(found) == 1 else None
+
+
+def _pair(topic, a, b, templates, **words) -> list[Claim]:
+    if a is None or b is None:
+        return []
+    return [claim(topic, compare(a, b), templates, {"a": a, "b": b}, **words)]
+
+
+def probe_r_claims(rows: pd.DataFrame, models) -> list[Claim]:
+    ours = select(rows, source=OURS, probe="probe-r", condition="")
+    out = []
+    for m in models:
+        subj = _one(ours, model=m, subset="subject_swap", metric="acc")
+        pred = _one(ours, model=m, subset="predicate_swap", metric="acc")
+        out += _pair(f"{m}: subject vs predicate swap", subj, pred, {
+            HIGHER: "`{model}` is more accurate on subject swaps ({a}) than on predicate swaps ({b}), as the "
+                    "paper's models are.",
+            LOWER: "`{model}` is less accurate on subject swaps ({a}) than on predicate swaps ({b}), unlike the "
+                   "paper's models.",
+            UNRESOLVED: "`{model}`: subject swaps ({a}) and predicate swaps ({b}) are not resolved apart at this n."},
+            model=m)
+        conf = _one(ours, model=m, subset="predicate_swap", metric="mu_c")
+        if conf is not None:
+            out.append(claim(f"{m}: predicate-swap confidence", versus_chance(conf), {
+                "above chance": "Its mean confidence in the true relation against an unlikely predicate, {a}, is "
+                                "above the coin flip ({a.chance}).",
+                "below chance": "Its mean confidence against an unlikely predicate, {a}, is below a coin flip.",
+                UNRESOLVED: "Its mean confidence against an unlikely predicate, {a}, is not resolved from a coin "
+                            "flip ({a.chance}): the paper's sign of a missing conceptual map."}, {"a": conf}))
+    paper = select(rows, source=f"{PAPER}, Table 3")
+    if len(paper):
+        k, n = count(paper, dict(subset="subject_swap", metric="acc"), dict(subset="predicate_swap", metric="acc"))
+        clip = select(paper, subset="predicate_swap", metric="acc")
+        clip = clip[clip["model"].str.startswith("CLIP") & ~clip["model"].str.contains("Patched")]
+        out.append(claim("paper: subject vs predicate swap", REPORTED,
+                         "In the paper {k} of {n} models are more accurate on subject swaps than on predicate swaps, "
+                         "and the original CLIPs' predicate-swap accuracy lies within {lo.value}–{hi.value}.",
+                         {"lo": clip.loc[clip["value"].idxmin()], "hi": clip.loc[clip["value"].idxmax()]},
+                         k=str(k), n=str(n)))
+    return out
+
+
+def probe_c_claims(rows: pd.DataFrame, models) -> list[Claim]:
+    ours = select(rows, source=OURS, probe="probe-c", condition="")
+    cats = select(rows, source=OURS, probe="probe-c-category", metric="group")
+    out = []
+    for m in models:
+        comp = _one(ours, model=m, subset="composition", metric="group")
+        obj = _one(ours, model=m, subset="object", metric="group")
+        out += _pair(f"{m}: object vs composition", obj, comp, {
+            HIGHER: "`{model}`: the group score is higher on object swaps ({a}) than on composition swaps ({b}), "
+                    "as in the paper.",
+            LOWER: "`{model}`: the group score is lower on object swaps ({a}) than on composition swaps ({b}), "
+                   "unlike the paper.",
+            UNRESOLVED: "`{model}`: object swaps ({a}) and composition swaps ({b}) are not resolved apart at this n."},
+            model=m)
+        text = _one(ours, model=m, subset="composition", metric="text")
+        image = _one(ours, model=m, subset="composition", metric="image")
+        out += _pair(f"{m}: text vs image", text, image, {
+            HIGHER: "On composition swaps it matches captions to an image ({a}) better than images to a caption ({b}).",
+            LOWER: "On composition swaps it matches captions to an image ({a}) worse than images to a caption ({b}).",
+            UNRESOLVED: "On composition swaps its text score ({a}) and image score ({b}) are not resolved apart."})
+        mine = select(cats, model=m).dropna(subset=["value"])
+        if len(mine) > 1:
+            lo, hi = mine.loc[mine["value"].idxmin()], mine.loc[mine["value"].idxmax()]
+            out += _pair(f"{m}: attribute categories", hi, lo, {
+                HIGHER: "Its easiest attribute category is {easy} ({a}), its hardest {hard} ({b}).",
+                LOWER: "",  # the maximum cannot lie below the minimum
+                UNRESOLVED: "Its attribute categories, from {hard} ({b}) to {easy} ({a}), are not resolved apart."},
+                easy=hi["subset"], hard=lo["subset"])
+    paper = select(rows, source=f"{PAPER}, Table 4")
+    if len(paper):
+        k, n = count(paper, dict(subset="object", metric="group"), dict(subset="composition", metric="group"))
+        t, _ = count(paper, dict(subset="composition", metric="text"), dict(subset="composition", metric="image"))
+        out.append(claim("paper: object vs composition", REPORTED,
+                         "In the paper the object-swap group score exceeds the composition-swap one for {k} of {n} "
+                         "models, and the text score exceeds the image score on composition swaps for {t} of them.",
+                         k=str(k), n=str(n), t=str(t)))
+    return out
+
+
+def probe_b_claims(rows: pd.DataFrame, models) -> list[Claim]:
+    multi = select(rows, source=OURS, probe="probe-b", metric="gamma", subset="(x0, x̃1)")
+    single = select(rows, source=OURS, probe="probe-b-single", condition=ALL_FILLERS, metric="acc")
+    out = []
+    for m in models:
+        g = select(multi, model=m).set_index("condition")
+        if "scene" in g.index and len(g) > 1:
+            others = [f for f in g.index if f not in ("scene", ALL_FILLERS)]
+            verdicts = {f: compare(g.loc["scene"], g.loc[f]) for f in others}
+            less = [f for f, v in verdicts.items() if v == HIGHER]
+            more = [f for f, v in verdicts.items() if v == LOWER]
+            verdict = HIGHER if len(less) == len(others) else LOWER if len(more) == len(others) else UNRESOLVED
+            out.append(claim(f"{m}: scene filler", verdict, {
+                HIGHER: "`{model}`: with an unrelated scene behind the objects γ is {a}, higher than with every "
+                        "other filler: no sign that it expects objects in their usual context.",
+                LOWER: "`{model}`: with an unrelated scene behind the objects γ is {a}, lower than with every other "
+                       "filler: it leans on the usual context.",
+                UNRESOLVED: "`{model}`: with an unrelated scene behind the objects γ is {a}; resolved higher than "
+                            "with {less}, lower than with {more}."}, {"a": g.loc["scene"]}, model=m,
+                less=", ".join(less) or "no filler", more=", ".join(more) or "no filler"))
+        x0, x1 = _one(single, model=m, subset="x0"), _one(single, model=m, subset="x̃1")
+        out += _pair(f"{m}: isolation", x1, x0, {
+            HIGHER: "Alone on a filler, the object is recognised more often ({a}) than in the original ({b}), as in "
+                    "the paper's Table 9.",
+            LOWER: "Alone on a filler, the object is recognised less often ({a}) than in the original ({b}), unlike "
+                   "the paper's Table 9.",
+            UNRESOLVED: "Alone on a filler ({a}) vs in the original ({b}): not resolved at this n."})
+    objects = select(rows, source=OURS, probe="probe-b-object", model=ALL_MODELS).dropna(subset=["value"])
+    if len(objects) > 1:
+        top, low = objects.loc[objects["value"].idxmax()], objects.loc[objects["value"].idxmin()]
+        out += _pair("objects: context", top, low, {
+            HIGHER: "Removing the context drops the confidence most for **{top}** ({a} points) and least for {low} "
+                    "({b}).",
+            LOWER: "",
+            UNRESOLVED: "The drop in confidence when the context is removed ranges from {low} ({b} points) to {top} "
+                        "({a}), not resolved apart."}, top=top["subset"], low=low["subset"])
+    return out
+
+
+def patching_claims(rows: pd.DataFrame, model: str, encoders, alphas) -> list[Claim]:
+    diffs = select(rows, source=OURS, probe="patching", model=model)
+    names = {"text": "the text encoder (T)", "vision": "the vision encoder (V)", "both": "both encoders (VT)"}
+    out = []
+    for enc in encoders:
+        for a in alphas:
+            if a == 0:
+                continue
+            cond = f"{enc}, α = {a:g} − original"
+            probe = _one(diffs, condition=cond, subset="probe-r predicate_swap", metric="mu_c_diff")
+            general = _one(diffs, condition=cond, subset="general", metric="top1_diff")
+            words = dict(who=names.get(enc, enc), alpha=f"{a:g}")
+            if probe is not None:
+                out.append(claim(f"{enc} α={a:g}: probe", difference(probe), {
+                    HIGHER: "Fine-tuning {who}, patched at α = {alpha}: predicate-swap μ(c) rises by {a}.",
+                    LOWER: "Fine-tuning {who}, patched at α = {alpha}: predicate-swap μ(c) falls by {a}.",
+                    UNRESOLVED: "Fine-tuning {who}, patched at α = {alpha}: the change in predicate-swap μ(c), {a}, "
+                                "is not resolved."}, {"a": probe}, **words))
+            if general is not None:
+                out.append(claim(f"{enc} α={a:g}: general task", difference(general), {
+                    HIGHER: "The held-out task improves by {a}.",
+                    LOWER: "The held-out task loses {a}: the forgetting patching is meant to limit.",
+                    UNRESOLVED: "The change on the held-out task, {a}, is not resolved: no forgetting shown at this "
+                                "n."}, {"a": general}, **words))
+    paper = select(rows, source=f"{PAPER}, Table 2")
+    if len(paper):
+        r, top1 = select(paper, subset="probe-r", metric="mu_c"), select(paper, subset="imagenet", metric="top1")
+        base, t = "CLIP ViT B32", "CLIP Patched (T)"
+        patched = top1[top1["model"].str.startswith("CLIP Patched")]
+        least = patched.loc[patched["value"].idxmax()]
+        out.append(claim("paper: patching", REPORTED,
+                         "The paper (α = 0.2): Probe-R μ(c) of CLIP ViT-B/32 rises from {r0.value} to {r1.value} (T) "
+                         "while ImageNet top-1 falls from {i0.value} to {i1.value}; {least} forgets least "
+                         "({i2.value}).", {"r0": _one(r, model=base), "r1": _one(r, model=t),
+                                            "i0": _one(top1, model=base), "i1": _one(top1, model=t), "i2": least},
+                         least=least["model"]))
+    return out
+
+
+def sections(rows: pd.DataFrame, models, finetune_model: str = "", encoders=(), alphas=()) -> dict[str, list[Claim]]:
+    """The chapter's claims per section, in page order: ``probe-r``, ``probe-c``, ``probe-b``, ``patching``."""
+    return {"probe-r": probe_r_claims(rows, models), "probe-c": probe_c_claims(rows, models),
+            "probe-b": probe_b_claims(rows, models),
+            "patching": patching_claims(rows, finetune_model, encoders, alphas) if finetune_model else []}

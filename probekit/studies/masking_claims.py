@@ -1,0 +1,141 @@
+"""The guided-masking discussion as claims: a pure function of the study's rows (``claims(rows, k)``).
+
+Per masked-LM model: its full-image top-k accuracy against chance; each ablation's paired drop (stated as a
+drop or a gain only when the paired interval excludes 0); the image's worth over the text-only model (same);
+and the paper's strict order full image > subject ablated > no image, checked on both paired differences.
+Once: the order in the paper's own Table 2.  Per ITM model: its average and negative accuracy under each
+ablation against the full image, compared by their intervals; nothing beyond what those rows show.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from probekit.claims import HIGHER, LOWER, UNRESOLVED, claim, compare, difference, versus_chance
+from probekit.results import OURS, select
+
+ORDER, BROKEN = "paper's order", "order broken"
+MIXED = "mixed"
+ABLATED = {"subject ablated": "the subject's patches", "image ablated": "the whole image"}
+
+_CHANCE = {
+    "above chance": "**{model}** finds the verb among its top {k} in {a} of captions with the full image, above "
+                    "chance ({a.chance}: {k} of the probe's verbs named at random).",
+    "below chance": "**{model}** finds the verb among its top {k} in {a} of captions with the full image, below "
+                    "chance ({a.chance}).",
+    UNRESOLVED: "**{model}** finds the verb among its top {k} in {a} of captions with the full image; at this n "
+                "that is not resolved from chance ({a.chance}).",
+    "no chance level": "**{model}** finds the verb among its top {k} in {a} of captions with the full image.",
+}
+_DROP = {
+    HIGHER: "Blanking {what} lowers {model}'s top-{k} accuracy from {full.value} to {b.value}, a drop of {d} "
+            "(paired bootstrap over the same captions).",
+    LOWER: "Blanking {what} raises {model}'s top-{k} accuracy from {full.value} to {b.value}: the difference "
+           "full − ablated is {d}.",
+    UNRESOLVED: "Blanking {what} moves {model}'s top-{k} accuracy from {full.value} to {b.value} ({d}); the paired "
+                "interval includes 0, so the change is not resolved at this n.",
+}
+_TEXT = {
+    HIGHER: "With the full image {model} beats the text-only `{text}` ({t}) by {d}.",
+    LOWER: "The text-only `{text}` ({t}) beats {model} with the full image (full image − text only: {d}).",
+    UNRESOLVED: "The text-only `{text}` reaches {t}; {model}'s difference with the full image, {d}, is not "
+                "resolved at this n.",
+}
+_ORDER = {
+    ORDER: "{model} keeps the paper's strict order full image > subject ablated > no image: both paired "
+           "differences exclude 0 (full − subject ablated {d1}; subject ablated − no image {d2}).",
+    BROKEN: "{model} does not keep the paper's order full image > subject ablated > no image: full − subject "
+            "ablated is {d1} and subject ablated − no image is {d2}.",
+    UNRESOLVED: "Whether {model} keeps the paper's order full image > subject ablated > no image is not resolved "
+                "at this n (full − subject ablated {d1}; subject ablated − no image {d2}).",
+}
+_PAPER = {
+    ORDER: "In the paper's Table 2 (SVO-Probes, top-5) each of its {n} region-feature models has full image > "
+           "subject ablated > no image; its text-only BERT reaches {bert}.",
+    MIXED: "In the paper's Table 2 (SVO-Probes, top-5) not every one of its {n} models has full image > subject "
+           "ablated > no image; its text-only BERT reaches {bert}.",
+}
+_ITM = {
+    HIGHER: "ITM ({model}), {what} blanked: accuracy {metric} {b}, higher than with the full image ({a}).",
+    LOWER: "ITM ({model}), {what} blanked: accuracy {metric} {b}, lower than with the full image ({a}).",
+    UNRESOLVED: "ITM ({model}), {what} blanked: accuracy {metric} {b} against {a} with the full image; the "
+                "intervals overlap, so the change is not resolved at this n.",
+}
+_ITM_METRIC = {"avg": "averaged over positives and negatives", "neg": "on negatives"}
+
+
+def _find(rows: pd.DataFrame, **where):
+    found = select(rows, **where)
+    found = found[found["value"].notna()]
+    return found.iloc[0] if len(found) == 1 else None
+
+
+def order_verdict(first_drop, second_drop) -> str:
+    """The paper's order from two paired differences (full − subject ablated, subject ablated − no image)."""
+    verdicts = (difference(first_drop), difference(second_drop))
+    if LOWER in verdicts:
+        return BROKEN
+    return ORDER if verdicts == (HIGHER, HIGHER) else UNRESOLVED
+
+
+def _model_claims(top, drops, model: str, k: int) -> list:
+    full = _find(top, model=model, condition="full image")
+    out = [claim(f"{model}: full image vs chance", versus_chance(full), _CHANCE, rows={"a": full}, model=model,
+                 k=str(k))]
+    for condition, what in ABLATED.items():
+        d, b = _find(drops, model=model, condition=f"full image − {condition}"), _find(top, model=model,
+                                                                                        condition=condition)
+        if d is not None and b is not None:
+            out.append(claim(f"{model}: full image − {condition}", difference(d), _DROP,
+                             rows={"d": d, "full": full, "b": b}, model=model, k=str(k), what=what))
+    d, t = _find(drops, model=model, condition="full image − text only"), _find(top, condition="text only")
+    if d is not None and t is not None:
+        out.append(claim(f"{model}: full image − text only", difference(d), _TEXT, rows={"d": d, "t": t},
+                         model=model, text=str(t["model"])))
+    d1 = _find(drops, model=model, condition="full image − subject ablated")
+    d2 = _find(drops, model=model, condition="subject ablated − image ablated")
+    if d1 is not None and d2 is not None:
+        out.append(claim(f"{model}: paper's order", order_verdict(d1, d2), _ORDER, rows={"d1": d1, "d2": d2},
+                         model=model))
+    return out
+
+
+def _paper_claim(paper: pd.DataFrame) -> list:
+    table = paper[paper["source"].str.endswith("Table 2") & (paper["probe"] == "top-k")
+                  & (paper["metric"] == "accuracy")]
+    if not len(table):
+        return []
+    wide = table.pivot_table(index="model", columns="condition", values="value", aggfunc="first")
+    bert = _find(table, condition="text only")
+    models = wide.dropna(subset=list(ABLATED) + ["full image"])
+    ordered = ((models["full image"] > models["subject ablated"])
+               & (models["subject ablated"] > models["image ablated"])).all()
+    return [claim("paper: order", ORDER if ordered else MIXED, _PAPER, rows={"bert": bert}, n=str(len(models)))]
+
+
+def _itm_claims(itm: pd.DataFrame) -> list:
+    out = []
+    for model in dict.fromkeys(itm["model"]):
+        for condition, what in ABLATED.items():
+            for metric, words in _ITM_METRIC.items():
+                a = _find(itm, model=model, condition="full image", metric=metric)
+                b = _find(itm, model=model, condition=condition, metric=metric)
+                if a is None or b is None:
+                    continue
+                out.append(claim(f"{model}: ITM {metric}, {condition}", compare(b, a), _ITM, rows={"a": a, "b": b},
+                                 model=model, what=what, metric=words))
+    return out
+
+
+def claims(rows: pd.DataFrame, k: int = 5) -> list:
+    """The discussion's claims from the study's rows (ours and the paper's)."""
+    ours, paper = rows[rows["source"] == OURS], rows[rows["source"] != OURS]
+    top = select(ours, probe="top-k", metric="accuracy", subset="all")
+    drops = select(ours, probe="top-k", metric="accuracy_diff", subset="all")
+    out = []
+    for model in dict.fromkeys(select(top, condition="full image")["model"]):
+        if _find(top, model=model, condition="full image") is not None:
+            out += _model_claims(top, drops, model, k)
+    out += _paper_claim(paper)
+    out += _itm_claims(select(ours, probe="itm", subset="all"))
+    return out

@@ -1,0 +1,151 @@
+"""The patching sweep of the conceptual study (Schiappa et al. 2023, section 5): fine-tune a CLIP model once per
+encoder setting, patch it at every α and evaluate each patched model on the probes and a held-out task.
+
+Rows (probe ``patching``, model = the fine-tuned model, condition ``<encoders>, α = <a>``): Probe-R μ(c) and
+accuracy per kind (subset ``probe-r <kind>``), Probe-C scores per split (``probe-c <split>``) and the held-out
+task's top-k accuracy (``general``).  For every α > 0, paired differences from the original model over the same
+items (metric ``<metric>_diff``, condition ``<encoders>, α = <a> − original``), the interval from a bootstrap of
+the per-item differences.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from probekit.metrics import conceptual as mc
+from probekit.papers.conceptual import patch_condition
+from probekit.results import concat, frame, row
+from probekit.studies import finetune as ft
+
+ORIGINAL = "original"
+#: per-item columns compared between a patched model and the original, per task
+_PAIRED = {"probe-r": (["item_id"], {"mu_c": "confidence", "acc": "correct"}),
+           "probe-c": (["group_id"], {"mu_c": "confidence", "image": "image", "text": "text", "group": "group"}),
+           "general": (["item_id"], {"top1": "top1", "top5": "top5"})}
+
+
+def imagenet_items(root, limit: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """ImageNet validation images with readable class names, through ``torchvision.datasets.ImageNet``
+    (``root`` holds ILSVRC2012_devkit_t12.tar.gz and the validation images as torchvision expects).  Prompts are
+    "a photo of a {first class name}."."""
+    from torchvision.datasets import ImageNet
+
+    ds = ImageNet(str(root), split="val")
+    names = [c[0] for c in ds.classes]
+    keys, seen = [], {}
+    for name in names:  # a few ImageNet names repeat ("crane", "maillot"): keep the classes apart
+        seen[name] = seen.get(name, 0) + 1
+        keys.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
+    rows = pd.DataFrame({"item_id": [str(i) for i in range(len(ds.samples))],
+                         "image": [p for p, _ in ds.samples], "label": [keys[t] for _, t in ds.samples]})
+    if limit is not None:
+        rows = rows.iloc[np.sort(np.random.default_rng(seed).permutation(len(rows))[:limit])]
+    rows = rows.reset_index(drop=True)
+    rows.attrs["classes"] = keys
+    rows.attrs["prompts"] = {k: f"a photo of a {n}." for k, n in zip(keys, names)}
+    return rows
+
+
+def general_task_items(task: str, data_dir, imagenet_dir=None, limit: int | None = None, seed: int = 0
+                       ) -> pd.DataFrame:
+    """The held-out task of the patching sweep: ``"toy"`` (the toy world's single-object classification)
+    or ``"imagenet"`` (the validation set under ``imagenet_dir``)."""
+    if task == "imagenet":
+        if not imagenet_dir:
+            raise ValueError("general_task='imagenet' needs imagenet_dir: a folder with ILSVRC2012_devkit_t12.tar.gz "
+                             "and the validation images, as torchvision.datasets.ImageNet expects")
+        return imagenet_items(imagenet_dir, limit=limit, seed=seed)
+    if task == "toy":
+        from probekit.datasets import load_dataset
+
+        return load_dataset("classify", "toy", data_dir=data_dir, limit=limit, seed=seed)
+    raise ValueError(f"general_task={task!r}; valid: toy, imagenet")
+
+
+def evaluate_clip(scorer, probes: dict[str, pd.DataFrame], general: pd.DataFrame | None, seed: int = 0
+                  ) -> dict[str, pd.DataFrame]:
+    """One model's per-item scores on the sweep's tasks: ``{"probe-r": ..., "probe-c": ..., "general": ...}``."""
+    scored = {}
+    if probes.get("probe-r") is not None:
+        scored["probe-r"] = mc.score_probe_r(scorer, probes["probe-r"])
+    if probes.get("probe-c") is not None:
+        scored["probe-c"] = mc.score_probe_c(scorer, probes["probe-c"])
+    if general is not None:
+        prompts = general.attrs.get("prompts") or mc.class_prompts(general.attrs["classes"])
+        scored["general"] = mc.zero_shot_scores(scorer, general, prompts)
+    return scored
+
+
+def sweep_rows(scored: dict[str, pd.DataFrame], model: str, condition: str, seed: int = 0) -> pd.DataFrame:
+    """The rows of one evaluated model (the numbers of the paper's Tables 2 and 10)."""
+    fixed = dict(probe="patching", model=model, condition=condition)
+    parts = []
+    if "probe-r" in scored:
+        s = scored["probe-r"].assign(_subset="probe-r " + scored["probe-r"]["kind"])
+        parts.append(mc.probe_r_rows(s, seed, by={"subset": "_subset"}, **fixed))
+    if "probe-c" in scored:
+        s = scored["probe-c"].assign(_subset="probe-c " + scored["probe-c"]["split"])
+        parts.append(mc.probe_c_rows(s, seed, by={"subset": "_subset"}, **fixed))
+    if "general" in scored:
+        parts.append(mc.zero_shot_rows(scored["general"], seed, **fixed))
+    return concat(parts)
+
+
+def paired_rows(patched: dict[str, pd.DataFrame], original: dict[str, pd.DataFrame], model: str,
+                condition: str, seed: int = 0) -> pd.DataFrame:
+    """Patched minus original over the same items, per task (and kind / split) and metric."""
+    out = []
+    for task, (keys, metrics) in _PAIRED.items():
+        if task not in patched or task not in original:
+            continue
+        both = patched[task].merge(original[task], on=keys, suffixes=("", "_orig"))
+        group = {"probe-r": "kind", "probe-c": "split"}.get(task)
+        for label, part in (both.groupby(group, sort=False) if group else [(None, both)]):
+            subset = f"{task} {label}" if label is not None else task
+            for metric, col in metrics.items():
+                if col not in part:
+                    continue
+                diff = part[col].to_numpy(float) - part[f"{col}_orig"].to_numpy(float)
+                out.append(row(study=mc.STUDY, probe="patching", model=model, condition=f"{condition} − {ORIGINAL}",
+                               subset=subset, metric=f"{metric}_diff", chance=0.0, **mc.summarize(diff, seed=seed)))
+    return frame(out)
+
+
+def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alphas: Sequence[float],
+                probes: dict[str, pd.DataFrame], general: pd.DataFrame | None, cache_root, *,
+                config: dict | None = None, device: str = "auto", batch_size: int = 32, cache_dir=None,
+                seed: int = 0, progress: bool = True) -> tuple[pd.DataFrame, dict[str, Path]]:
+    """Fine-tune ``model`` once per encoder setting (cached), patch it at every α and evaluate each patched
+    model: (rows, the fine-tuned checkpoint of each encoder setting, whose ``finetune.json`` holds the losses).
+    α = 0 is the original model, evaluated once."""
+    from probekit.device import resolve_device
+    from probekit.scorers import load_scorer
+
+    family = ft.clip_family(model)
+    train_device = str(resolve_device(device))
+    original = evaluate_clip(load_scorer(model, family=family, device=device, batch_size=batch_size,
+                                         cache_dir=cache_dir), probes, general, seed)
+    parts, checkpoints = [], {}
+    for enc in encoders:
+        cfg = ft.FinetuneConfig(**{**(config or {}), "encoders": enc, "seed": seed})
+        tuned = ft.finetuned_cached(model, triplets, cfg, Path(cache_root) / _safe(model), device=train_device,
+                                    progress=progress)
+        checkpoints[enc] = tuned
+        for alpha in alphas:
+            condition = patch_condition(enc, alpha)
+            if alpha == 0:
+                parts.append(sweep_rows(original, model, condition, seed))
+                continue
+            path = ft.patched_model(model, tuned, alpha, ft.patch_path(tuned, alpha))
+            scored = evaluate_clip(load_scorer(str(path), family="clip", device=device, batch_size=batch_size,
+                                               cache_dir=cache_dir), probes, general, seed)
+            parts += [sweep_rows(scored, model, condition, seed), paired_rows(scored, original, model, condition, seed)]
+    return concat(parts), checkpoints
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[-80:]

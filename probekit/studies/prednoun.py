@@ -1,0 +1,101 @@
+"""The predicate–noun study (Nikolaus et al. 2022): every model on full images and cropped to the target, with the
+default and the alternative template; per concept, per (target, distractor) tuple, and the confounds.
+
+Rows (vocabulary shared with :mod:`probekit.papers.prednoun`):
+
+* probe ``pairs`` (default template) / ``pairs-alt`` (alternative template), condition ``full`` / ``cropped``,
+  subset ``all`` / ``noun`` / ``predicate``: metrics ``pair_accuracy`` (chance 0.25) and ``triplet_accuracy``
+  (0.5); ``pair_accuracy_diff`` with condition ``cropped − full`` (paired bootstrap over pairs);
+* probe ``nouns`` / ``predicates``, subset the concept (Fig. 3 and 5), and ``noun tuples`` / ``predicate
+  tuples``, subset "target → distractor" (Fig. 6): full images, default template;
+* probe ``confounds``, subset the factor: metrics ``r`` (Fisher z interval) and ``p`` (Table 9).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from probekit import papers
+from probekit.data.prednoun import crop_to_targets
+from probekit.datasets import default_data_dir, load_dataset
+from probekit.metrics import confounds, pairs
+from probekit.results import StudyResult, concat
+from probekit.scorers import can_answer, head_for, load_scorer
+from probekit.scorers.mlm import pseudo_perplexity
+from probekit.studies.prednoun_claims import CROP_GAIN, claims
+
+STUDY = "prednoun"
+PROBES = {"default": "pairs", "alt": "pairs-alt"}
+CONDITIONS = ("full", "cropped")
+HEADLINES = [dict(probe="pairs", condition="full", subset="all", metric="pair_accuracy"),
+             dict(probe="pairs", condition="cropped", subset="all", metric="pair_accuracy")]
+
+
+def _scored(name: str, scorer, items: pd.DataFrame, crops: pd.Series, condition: str, template: str
+            ) -> pd.DataFrame:
+    scores = pairs.score_triplets(scorer, items, images=crops if condition == "cropped" else None,
+                                  template=template)
+    return items.assign(model=name, condition=condition, template=template, s_target=scores["s_target"],
+                        s_distractor=scores["s_distractor"])
+
+
+def perplexities(lm, sentences) -> dict[str, float]:
+    """Exact pseudo-perplexity of each sentence (every sub-word token masked alone) under the masked LM ``lm``."""
+    sentences = sorted(set(sentences))
+    return {s: pseudo_perplexity(lp) for s, lp in zip(sentences, lm.token_logprobs(sentences))}
+
+
+def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, limit: int | None = None,
+        seed: int = 0, device: str = "auto", batch_size: int = 32, cache_dir=None, min_concept_count: int = 10,
+        n_resamples: int = 100, perplexity_model: str = "toy-bert", clip_models=("toy-clip",)) -> StudyResult:
+    """Score every model of ``models`` (four runs: full/cropped × default/alt template) and of ``clip_models``
+    (full images, default template), and compute the study's rows, per-item data, facts and claims."""
+    params = dict(models=list(models), dataset=dataset, data_dir=data_dir, limit=limit, seed=seed, device=device,
+                  batch_size=batch_size, cache_dir=cache_dir, min_concept_count=min_concept_count,
+                  n_resamples=n_resamples, perplexity_model=perplexity_model, clip_models=list(clip_models))
+    root = Path(data_dir) if data_dir is not None else default_data_dir()
+    items = load_dataset(STUDY, dataset, data_dir=root, limit=limit, seed=seed)
+    crops = crop_to_targets(items, root)
+    scorers, unusable = {}, []
+    for name in dict.fromkeys(list(models) + list(clip_models)):
+        scorer = load_scorer(name, device=device, batch_size=batch_size, cache_dir=cache_dir)
+        if can_answer(scorer, "choice"):
+            scorers[name] = scorer
+        else:
+            unusable.append(f"{name} ({', '.join(sorted(scorer.capabilities))})")
+    main = [m for m in models if m in scorers]
+    runs = [(m, c, t) for m in main for t in PROBES for c in CONDITIONS]
+    runs += [(m, "full", "default") for m in clip_models if m in scorers and m not in main]
+    scored = {key: _scored(key[0], scorers[key[0]], items, crops, key[1], key[2]) for key in runs}
+
+    parts = [pairs.accuracy(s, model=m, probe=PROBES[t], condition=c, seed=seed) for (m, c, t), s in scored.items()]
+    parts += [pairs.accuracy_diff(scored[(m, "cropped", t)], scored[(m, "full", t)], model=m, probe=PROBES[t],
+                                  condition=CROP_GAIN, seed=seed) for m in main for t in PROBES]
+    concepts, tuples = [], []
+    for m in main:
+        full = scored[(m, "full", "default")]
+        concepts.append(pairs.concept_accuracy(full, min_concept_count, n_resamples, seed).assign(model=m))
+        tuples.append(pairs.tuple_accuracy(full, min_concept_count, seed).assign(model=m))
+        parts += [pairs.concept_rows(concepts[-1], model=m), pairs.tuple_rows(tuples[-1], model=m)]
+    lm = load_scorer(perplexity_model, device=device, batch_size=batch_size, cache_dir=cache_dir) if main else None
+    perplexity = perplexities(lm, list(items["sentence_target"]) + list(items["sentence_distractor"])) if lm else {}
+    parts += [confounds.confound_rows(scored[(m, "full", "default")], perplexity, model=m) for m in main]
+    rows = concat(parts + [papers.reported(STUDY)])
+
+    swaps = items.assign(swap=items["pos"].map(pairs.SWAP_NAMES)).groupby("swap")
+    facts = dict(dataset=dataset, seed=seed, n_triplets=len(items), n_pairs=int(items["pair_id"].nunique()),
+                 missing_images=int(items["image"].isna().sum()), main_models=main,
+                 clip_models=[m for m in clip_models if m in scorers], unusable=unusable,
+                 heads={m: head_for(s, "choice") for m, s in scorers.items()},
+                 skipped={m: len(s.skipped) for m, s in scorers.items()},
+                 n_scored=sum(len(s) for s in scored.values()), perplexity_model=perplexity_model,
+                 n_sentences=len(perplexity))
+    data = dict(items=items.assign(crop=crops),
+                counts=pd.DataFrame({"triplets": swaps.size(), "pairs": swaps["pair_id"].nunique()}),
+                scores=pd.concat(scored.values(), ignore_index=True) if scored else pd.DataFrame(),
+                concepts=pd.concat(concepts, ignore_index=True) if concepts else pd.DataFrame(),
+                tuples=pd.concat(tuples, ignore_index=True) if tuples else pd.DataFrame(),
+                perplexity=perplexity)
+    return StudyResult(STUDY, params, rows, data=data, facts=facts, claims=claims(rows, main))

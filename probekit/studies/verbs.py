@@ -1,0 +1,104 @@
+"""Verb understanding on SVO-Probes (Hendricks & Nematzadeh 2021): the chapter ``verbs`` as one call.
+
+``run(**params)`` loads the items, scores every model, and returns a :class:`~probekit.results.StudyResult`:
+
+* ``rows``: ours (:mod:`probekit.metrics.itm`: Table 4 at the threshold for models that can answer the
+  "threshold" question, pairwise accuracy for every model, per-verb accuracy) and the paper's Tables 4–5;
+* ``data``: ``overview`` (one row of dataset counts), ``coverage`` (per model: head, scored and skipped rows),
+  ``verb_order`` (per model, the ranked verbs shown, hardest first) and ``verb_images`` (per model, distinct
+  negative images per verb, what ``min_verb_count`` filters on);
+* ``facts``: the counts the page states, and which head scored each model (``heads``);
+* ``claims``: :func:`probekit.studies.verbs_claims.claims` of the rows.
+
+Heads (``probekit.scorers.head_for``): a model with a "threshold" head (ITM) is scored by its match
+probabilities, thresholded for Table 4 and compared for pairwise accuracy; any other model by its "choice"
+head over the two images (a softmax over two similarities for a dual encoder), pairwise accuracy only.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+
+from probekit import papers
+from probekit.datasets import default_data_dir, load_dataset
+from probekit.metrics import itm
+from probekit.papers.guided_masking import GUIDED_MASKING_VERB_PAIRS
+from probekit.results import StudyResult, concat
+from probekit.scorers import can_answer, head_for, load_scorer
+from probekit.studies.verbs_claims import claims
+
+STUDY = "verbs"
+#: the study's headline rows for the summary page (one per model each)
+HEADLINES = [dict(probe=itm.PROBE, subset="all", metric="pairwise"),
+             dict(probe=itm.PROBE, subset="verb", metric="pairwise")]
+
+
+def overview(items: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """One row of counts: rows, sentences, images, rows per negative type, verbs."""
+    kinds = itm.negative_type(items).fillna("several/none")
+    return pd.DataFrame({
+        "rows (sentence x negative image)": [len(items)],
+        "sentences": [items["sentence"].nunique()],
+        "positive images": [items["pos_image_id"].nunique()],
+        "negative images": [items["neg_image_id"].nunique()],
+        **{f"{k} negatives": [int((kinds == k).sum())] for k in [*itm.NEG_TYPES, "several/none"]},
+        "verbs": [items["verb"].nunique()],
+    }, index=[dataset])
+
+
+def score_model(scorer, items: pd.DataFrame, threshold: float, min_verb_count: int, n_resamples: int,
+                seed: int) -> tuple[pd.DataFrame, dict, pd.Series]:
+    """One model's rows, its coverage record and its per-verb image counts."""
+    thresholded = can_answer(scorer, "threshold")
+    head = head_for(scorer, "threshold") if thresholded else head_for(scorer, "choice")
+    pos, neg = itm.score_pairs(scorer, items, head)
+    name = scorer.name
+    parts = [itm.itm_accuracy(items, pos, neg, name, threshold, n_resamples, seed)] if thresholded else []
+    metric = "neg" if thresholded else "pairwise"
+    parts += [itm.pairwise_accuracy(items, pos, neg, name, n_resamples, seed),
+              itm.verb_accuracy(items, pos, neg, name, metric, threshold, min_verb_count, n_resamples, seed)]
+    images = itm.verb_image_counts(items, pos, neg, metric)
+    record = {"family": scorer.family, "head": head,
+              "scored as": f"ITM at threshold {threshold:g}" if thresholded else "choice of image (pairwise)",
+              **itm.coverage(items, pos, neg), "unreadable images": len(scorer.skipped),
+              "verbs ranked": int((images >= min_verb_count).sum())}
+    return concat(parts), record, images
+
+
+def run(models: Sequence[str] = ("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None,
+        limit: int | None = None, seed: int = 0, device: str = "auto", batch_size: int = 32, cache_dir=None,
+        threshold: float = 0.5, min_verb_count: int = 30, top_k: int = 10, n_resamples: int = 1000) -> StudyResult:
+    """The verbs study with the chapter's parameters (same names and defaults as its parameters cell)."""
+    params = dict(models=list(models), dataset=dataset, data_dir=data_dir, limit=limit, seed=seed, device=device,
+                  batch_size=batch_size, cache_dir=cache_dir, threshold=threshold, min_verb_count=min_verb_count,
+                  top_k=top_k, n_resamples=n_resamples)
+    items = load_dataset(STUDY, dataset, data_dir=data_dir or default_data_dir(), limit=limit, seed=seed)
+    parts, records, verb_images, verb_order = [], {}, {}, {}
+    for name in models:
+        scorer = load_scorer(name, device=device, batch_size=batch_size, cache_dir=cache_dir)
+        rows, records[name], verb_images[name] = score_model(scorer, items, threshold, min_verb_count,
+                                                             n_resamples, seed)
+        parts.append(rows)
+        verb_order[name] = itm.ranked_verbs(rows[rows["probe"] == itm.VERB_PROBE], top_k)
+    rows = concat([*parts, papers.reported(STUDY)])
+    coverage = pd.DataFrame(records).T
+    kinds = itm.negative_type(items)
+    both = items["pos_image"].notna() & items["neg_image"].notna()
+    facts = {
+        "dataset": dataset, "rows": len(items), "sentences": int(items["sentence"].nunique()),
+        "verbs": int(items["verb"].nunique()),
+        "missing_pos": int(items["pos_image"].isna().sum()), "missing_neg": int(items["neg_image"].isna().sum()),
+        "mixed_flags": int(kinds.isna().sum()),
+        "verb_rows_with_both_images": int(((kinds == "verb") & both).sum()),
+        "guided_masking_verb_pairs": GUIDED_MASKING_VERB_PAIRS["all"],
+        "heads": {name: r["head"] for name, r in records.items()},
+        "thresholded": [name for name, r in records.items() if r["scored as"].startswith("ITM")],
+        "scored": {name: r["scored"] for name, r in records.items()},
+        "missing_image": {name: r["missing_image"] for name, r in records.items()},
+        "verbs_ranked": {name: r["verbs ranked"] for name, r in records.items()},
+    }
+    data = {"overview": overview(items, dataset), "coverage": coverage, "verb_order": verb_order,
+            "verb_images": verb_images}
+    return StudyResult(STUDY, params, rows, data, facts, claims(rows, threshold=threshold))

@@ -1,0 +1,147 @@
+"""The guided-masking study on the toy world (``studies.masking.run``), its claims on hand-made rows, the box
+filling step with a stand-in detector and the example panels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from probekit.claims import ABOVE, HIGHER, LOWER, UNRESOLVED, by_topic
+from probekit.results import frame, one, row, select
+from probekit.studies import masking
+from probekit.studies.masking_claims import BROKEN, ORDER, claims, order_verdict
+
+LIMIT = 60
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    root = tmp_path_factory.mktemp("masking-study")
+    return masking.run(dataset="toy", data_dir=root / "data", cache_dir=root / "scores", limit=LIMIT, device="cpu",
+                       n_examples=3)
+
+
+def test_rows_per_model_and_condition(result):
+    top = select(result.ours(), probe="top-k", metric="accuracy")
+    assert set(zip(top["model"], top["condition"])) == {("toy-vilt", "full image"), ("toy-vilt", "subject ablated"),
+                                                        ("toy-vilt", "image ablated"), ("toy-bert", "text only")}
+    assert (top["n"] == LIMIT).all()
+    verbs = result.data["items"]["verb"].nunique()
+    assert np.allclose(top["chance"], 5 / verbs) and result.facts["chance"] == pytest.approx(5 / verbs)
+    # the toy ViLT reads the verb off the image: far above chance with it, and blanking the subject costs it
+    full = one(top, model="toy-vilt", condition="full image")
+    assert full["ci_low"] > full["chance"] + .2
+    drops = select(result.ours(), metric="accuracy_diff")
+    for condition in ("full image − subject ablated", "full image − image ablated"):
+        drop = one(drops, model="toy-vilt", condition=condition)
+        assert drop["ci_low"] > .1 and drop["chance"] == 0
+        ablated = one(top, model="toy-vilt", condition=condition.split(" − ")[1])
+        assert drop["value"] == pytest.approx(full["value"] - ablated["value"])   # same captions in both
+
+
+def test_itm_rows_and_paper_rows(result):
+    itm = select(result.ours(), probe="itm", subset="all")
+    assert set(itm["condition"]) == {"full image", "subject ablated", "image ablated"}
+    full, blank = (one(itm, condition=c, metric="neg") for c in ("full image", "image ablated"))
+    assert blank["value"] == 1.0 and full["ci_high"] < 1.0   # with nothing to see the toy head rejects every pair
+    assert one(itm, condition="image ablated", metric="avg")["ci_high"] < one(itm, condition="full image",
+                                                                                 metric="avg")["ci_low"]
+    assert set(result.reported()["source"]) == {f"Beňová et al. 2024, Table {t}" for t in (1, 2, 3)}
+
+
+def test_facts_data_and_claims(result):
+    f = result.facts
+    assert (f["captions"], f["with_image"], f["with_box"], f["detected"], f["unlocated"]) == (LIMIT,) * 3 + (0, 0)
+    assert f["fill_mask_heads"] == {"toy-vilt": "fill_mask"} and f["itm_heads"] == {"toy-vilt": "match"}
+    assert f["pair_images_boxed"] == f["pair_images"] == 2 * f["pairs"] and f["detector"] is None
+    per_item = result.data["per_item"]
+    assert len(per_item) == 4 * LIMIT and set(per_item["scored_by"]) == {"toy-vilt", "toy-bert"}
+    examples = result.data["examples"]
+    assert len(examples) == 3 and all(Path(p).exists() for p in [*examples["full"], *examples["ablated"]])
+    assert by_topic(result.claims, "toy-vilt: full image vs chance").verdict == ABOVE
+    assert by_topic(result.claims, "toy-vilt: full image − subject ablated").verdict == HIGHER
+    assert by_topic(result.claims, "toy-vilt: ITM avg, image ablated").verdict == LOWER
+    assert by_topic(result.claims, "toy-vilt: ITM neg, image ablated").verdict == HIGHER
+
+
+def test_example_panels(result):
+    from probekit.report.masking import examples
+
+    fig = examples(result)
+    assert len(fig.axes) == 3 * 3
+    text = fig.axes[2].texts[0].get_text()
+    assert result.data["examples"]["verb"].iloc[0] in text and "text only (toy-bert)" in text
+
+
+def test_fill_boxes_asks_the_detector_only_for_missing_boxes():
+    asked = []
+
+    class Detector:
+        def detect(self, images, queries):
+            asked.append((images, queries))
+            return [(0.1, 0.2, 0.3, 0.4), None]
+
+    boxes, n = masking.fill_boxes([[0, 0, 1, 1], None, float("nan"), None], ["a.png", "b.png", "c.png", None],
+                                  ["man", "dog", "cat", "cow"], Detector)
+    assert boxes == [[0, 0, 1, 1], [0.1, 0.2, 0.3, 0.4], None, None] and n == 2
+    assert asked == [(["b.png", "c.png"], ["dog", "cat"])]
+    boxes, n = masking.fill_boxes([[0, 0, 1, 1]], ["a.png"], ["man"], lambda: pytest.fail("detector loaded"))
+    assert n == 0
+
+
+# --------------------------------------------------------------------------------- claims on hand-made rows
+def _acc(model, condition, value, low, high, n=100, chance=.25):
+    return row(study="masking", probe="top-k", model=model, condition=condition, metric="accuracy", value=value,
+               ci=(low, high), n=n, chance=chance)
+
+
+def _diff(model, condition, value, low, high, n=100):
+    return row(study="masking", probe="top-k", model=model, condition=condition, metric="accuracy_diff",
+               value=value, ci=(low, high), n=n, chance=0.0)
+
+
+def _itm(condition, metric, value, low, high):
+    return row(study="masking", probe="itm", model="m", condition=condition, metric=metric, value=value,
+               ci=(low, high), n=200, chance=.5)
+
+
+def test_claims_state_only_what_the_intervals_resolve():
+    rows = frame([
+        _acc("m", "full image", .70, .61, .79), _acc("m", "subject ablated", .66, .57, .75),
+        _acc("m", "image ablated", .50, .40, .60), _acc("bert", "text only", .30, .21, .39),
+        _diff("m", "full image − subject ablated", .04, -.02, .10),      # includes 0: not resolved
+        _diff("m", "full image − image ablated", .20, .12, .28),
+        _diff("m", "full image − text only", .40, .30, .50),
+        _diff("m", "subject ablated − image ablated", .16, .08, .24),
+        # the old page's case: the average falls while accuracy on negatives rises
+        _itm("full image", "avg", .868, .841, .892), _itm("image ablated", "avg", .50, .50, .50),
+        _itm("full image", "neg", .778, .739, .816), _itm("image ablated", "neg", 1.0, 1.0, 1.0),
+        _itm("subject ablated", "avg", .85, .80, .90), _itm("subject ablated", "neg", .80, .75, .85),
+    ])
+    out = claims(rows, k=5)
+    verdict = {c.topic: c.verdict for c in out}
+    assert verdict["m: full image vs chance"] == ABOVE
+    assert verdict["m: full image − subject ablated"] == UNRESOLVED
+    assert verdict["m: full image − image ablated"] == HIGHER
+    assert verdict["m: full image − text only"] == HIGHER
+    assert verdict["m: paper's order"] == UNRESOLVED       # one step of the order is not resolved
+    assert verdict["m: ITM avg, image ablated"] == LOWER
+    assert verdict["m: ITM neg, image ablated"] == HIGHER
+    assert verdict["m: ITM avg, subject ablated"] == UNRESOLVED
+    assert verdict["m: ITM neg, subject ablated"] == UNRESOLVED
+    assert "bert: full image vs chance" not in verdict      # the text model has no image conditions
+    text = by_topic(out, "m: full image − text only")
+    assert text.words["text"] == "bert" and text.rows["t"]["value"] == .30
+
+
+def test_order_verdicts_and_the_papers_order():
+    up, down, flat = (_diff("m", "x", v, lo, hi) for v, lo, hi in ((.1, .05, .15), (-.1, -.15, -.05), (0, -.1, .1)))
+    assert order_verdict(up, up) == ORDER
+    assert order_verdict(up, down) == BROKEN and order_verdict(flat, down) == BROKEN
+    assert order_verdict(up, flat) == UNRESOLVED
+    from probekit import papers
+
+    paper = claims(papers.reported("masking"), k=5)
+    assert [c.topic for c in paper] == ["paper: order"] and paper[0].verdict == ORDER

@@ -1,0 +1,158 @@
+"""The predicate–noun study end to end on the toy world (``studies.prednoun.run``), and its discussion's claims on
+hand-made rows."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from probekit import claims as cl
+from probekit.report import render_claims
+from probekit.results import frame, one, row, select
+from probekit.scorers.mlm import pseudo_perplexity
+from probekit.studies import prednoun
+from probekit.studies.prednoun_claims import UNDEFINED, claims
+
+MODELS = ["toy-vilt", "toy-clip"]
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    root = tmp_path_factory.mktemp("prednoun")
+    return prednoun.run(models=MODELS, dataset="toy", data_dir=root / "data", limit=40, seed=0, device="cpu",
+                        cache_dir=root / "scores", min_concept_count=4, n_resamples=20, clip_models=["toy-clip"])
+
+
+def test_run_scores_every_model_condition_template_and_swap(result):
+    ours = result.ours()
+    assert result.facts["n_triplets"] == 40 and result.facts["n_pairs"] == 20 and result.facts["missing_images"] == 0
+    assert result.facts["heads"] == {"toy-vilt": "match", "toy-clip": "similarity"}
+    for model in MODELS:
+        for probe in ("pairs", "pairs-alt"):
+            for condition in ("full", "cropped"):
+                acc = one(ours, probe=probe, model=model, condition=condition, subset="all", metric="pair_accuracy")
+                assert acc["n"] == 20 and acc["chance"] == 0.25 and acc["ci_low"] <= acc["value"] <= acc["ci_high"]
+                tri = one(ours, probe=probe, model=model, condition=condition, subset="all",
+                          metric="triplet_accuracy")
+                assert tri["n"] == 40 and tri["chance"] == 0.5
+                swaps = select(ours, probe=probe, model=model, condition=condition, metric="pair_accuracy",
+                               subset=["noun", "predicate"])
+                assert swaps["n"].sum() == 20
+            gain = one(ours, probe=probe, model=model, condition="cropped − full", metric="pair_accuracy_diff")
+            full = one(ours, probe=probe, model=model, condition="full", subset="all", metric="pair_accuracy")
+            cropped = one(ours, probe=probe, model=model, condition="cropped", subset="all", metric="pair_accuracy")
+            assert gain["value"] == pytest.approx(cropped["value"] - full["value"]) and gain["n"] == 20
+    # the trained toy models bind nouns to predicates: well above chance on full images
+    assert all(one(ours, probe="pairs", model=m, condition="full", subset="all",
+                   metric="pair_accuracy")["ci_low"] > 0.25 for m in MODELS)
+    assert cl.by_topic(result.claims, "toy-vilt: vs chance").verdict == cl.ABOVE
+
+
+def test_run_rows_line_up_with_the_papers(result):
+    rows = result.rows
+    theirs = result.reported()
+    assert {s.rsplit(", ", 1)[1] for s in theirs["source"]} == {"Table 1", "Table 6", "Table 7", "Table 8",
+                                                                 "Table 9"}
+    for probe, condition, subset, metric in (("pairs", "full", "all", "pair_accuracy"),
+                                             ("pairs", "cropped", "noun", "pair_accuracy"),
+                                             ("pairs-alt", "cropped", "all", "pair_accuracy"),
+                                             ("confounds", "full", "distance from centre", "r")):
+        found = select(rows, probe=probe, condition=condition, subset=subset, metric=metric)
+        assert {"ours"} < set(found["source"]) and len(set(found["source"])) >= 2, (probe, condition, subset)
+
+
+def test_run_per_concept_tuples_and_confounds(result):
+    ours = result.ours()
+    concepts = result.data["concepts"]
+    assert set(concepts["model"]) == set(MODELS) and (concepts["n_triplets"] >= 4).all()
+    for c in concepts.itertuples():
+        r = one(ours, probe=f"{c.kind}s", model=c.model, subset=c.label)
+        assert r["value"] == c.accuracy and r["n"] == c.n_pairs and c.std >= 0
+    assert len(select(ours, probe=["noun tuples", "predicate tuples"])) == len(result.data["tuples"])
+    for model in MODELS:
+        r = select(ours, probe="confounds", model=model, metric="r").set_index("subset")
+        assert list(r.index) == ["bounding box size", "distance from centre", "perplexity"]
+        assert math.isnan(r.loc["bounding box size", "value"])  # every toy entity fills one cell: constant
+        assert (r["n"] == 40).all() and r.loc["perplexity", "ci_low"] < r.loc["perplexity", "value"]
+    # perplexity is the exact pseudo-perplexity: each sub-word token masked alone
+    from probekit.scorers import load_scorer
+
+    lm = load_scorer("toy-bert", device="cpu", cache_dir=False)
+    sentence = result.data["items"]["sentence_target"].iloc[0]
+    expected = pseudo_perplexity(lm.token_logprobs([sentence])[0])
+    assert result.data["perplexity"][sentence] == pytest.approx(expected, rel=1e-5) and expected > 1
+
+
+def test_perplexities_average_the_true_tokens_log_probabilities():
+    class FakeLM:
+        def token_logprobs(self, texts, images=None):
+            return [np.log([0.5, 0.25]) if t == "a b" else np.log([0.1]) for t in texts]
+
+    ppl = prednoun.perplexities(FakeLM(), ["a b", "c", "a b"])
+    assert ppl == pytest.approx({"a b": math.sqrt(8), "c": 10.0})
+
+
+# ----------------------------------------------------------------------------------------- claims
+
+
+def _pairs(model, condition, value, low, high, n=200, subset="all"):
+    return row(study="prednoun", probe="pairs", model=model, condition=condition, subset=subset,
+               metric="pair_accuracy", value=value, ci=(low, high), n=n, chance=0.25)
+
+
+def _r(model, factor, value, low, high, n=400):
+    return row(study="prednoun", probe="confounds", model=model, condition="full", subset=factor, metric="r",
+               value=value, ci=(low, high), n=n, chance=0.0)
+
+
+def hand_made_rows(model="m", full=(0.995, 0.985, 1.0), gain=(0.0, -0.015, 0.015), nouns=(1.0, 1.0, 1.0),
+                   predicates=(0.99, 0.97, 1.0), confounds=((math.nan, math.nan, math.nan), (-0.07, -0.16, 0.03),
+                                                            (0.03, -0.07, 0.13))):
+    """The toy run's numbers (n = 100 pairs per swap): nouns 1.00 vs predicates 0.99, overlapping intervals."""
+    out = [_pairs(model, "full", *full), _pairs(model, "cropped", full[0] + gain[0], full[0] + gain[0] - 0.05,
+                                                                min(full[0] + gain[0] + 0.05, 1.0)),
+           _pairs(model, "full", *nouns, n=100, subset="noun"), _pairs(model, "full", *predicates, n=100,
+                                                                     subset="predicate"),
+           row(study="prednoun", probe="pairs", model=model, condition="cropped − full", metric="pair_accuracy_diff",
+               value=gain[0], ci=gain[1:], n=200, chance=0.0)]
+    out += [_r(model, f, *v) for f, v in zip(("bounding box size", "distance from centre", "perplexity"), confounds)]
+    return frame(out)
+
+
+def test_claims_say_not_resolved_when_intervals_overlap():
+    found = claims(hand_made_rows())
+    assert cl.by_topic(found, "m: vs chance").verdict == cl.ABOVE
+    assert cl.by_topic(found, "m: crop gain").verdict == cl.UNRESOLVED
+    assert cl.by_topic(found, "m: nouns vs predicates").verdict == cl.UNRESOLVED  # 1.00 vs 0.99 at n = 100
+    strongest = cl.by_topic(found, "m: strongest confound")
+    assert strongest.verdict == cl.UNRESOLVED and strongest.words["factor"] == "distance from centre"
+    undefined = cl.by_topic(found, "m: undefined confounds")
+    assert undefined.verdict == UNDEFINED and undefined.words["factors"] == "bounding box size"
+    assert len(render_claims(found).splitlines()) == 5  # every template fills from its rows and words
+
+
+def test_claims_state_resolved_differences():
+    rows = hand_made_rows(full=(0.10, 0.05, 0.16), gain=(0.30, 0.22, 0.38), nouns=(0.60, 0.50, 0.70),
+                          predicates=(0.30, 0.21, 0.39),
+                          confounds=((0.05, -0.05, 0.15), (-0.24, -0.33, -0.15), (0.08, -0.02, 0.18)))
+    found = claims(rows)
+    assert cl.by_topic(found, "m: vs chance").verdict == cl.BELOW
+    assert cl.by_topic(found, "m: crop gain").verdict == cl.HIGHER
+    assert cl.by_topic(found, "m: nouns vs predicates").verdict == cl.HIGHER
+    strongest = cl.by_topic(found, "m: strongest confound")
+    assert strongest.verdict == cl.LOWER and strongest.words["factor"] == "distance from centre"
+    assert "m: undefined confounds" not in [c.topic for c in found]
+    swapped = claims(hand_made_rows(nouns=(0.30, 0.21, 0.39), predicates=(0.60, 0.50, 0.70)))
+    assert cl.by_topic(swapped, "m: nouns vs predicates").verdict == cl.LOWER
+    chance = claims(hand_made_rows(full=(0.26, 0.19, 0.33)))
+    assert cl.by_topic(chance, "m: vs chance").verdict == cl.UNRESOLVED
+
+
+def test_claims_cover_every_model_and_ignore_the_papers_rows():
+    rows = frame(list(hand_made_rows("a").to_dict("records")) + list(hand_made_rows("b").to_dict("records"))
+                 + [dict(_pairs("ViLT", "cropped", 0.75, np.nan, np.nan), source="Nikolaus et al. 2022, Table 1")])
+    topics = [c.topic for c in claims(rows)]
+    assert [t for t in topics if t.endswith("vs chance")] == ["a: vs chance", "b: vs chance"]
+    assert [c.topic for c in claims(rows, ["b"])][0] == "b: vs chance"

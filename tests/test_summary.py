@@ -1,0 +1,113 @@
+"""The summary page's selection (hand-made result files) and the rows a chapter exports from its notebook."""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import nbformat
+import pandas as pd
+import pytest
+
+from probekit import results
+from probekit.report import summary
+from probekit.report.export import rows_from_notebook
+
+ex = importlib.import_module("probekit.report.export")  # the module; ``probekit.report.export`` is the function
+from probekit.studies import STUDIES
+
+
+def _row(study, probe, model, value, *, subset="all", metric="pairwise", condition="", chance=0.5, n=40,
+         source=results.OURS, ci=0.05):
+    return results.row(study=study, probe=probe, model=model, condition=condition, subset=subset, metric=metric,
+                       value=value, ci=(value - ci, value + ci) if ci else (math.nan, math.nan), n=n,
+                       chance=chance, source=source)
+
+
+VERBS = [_row("verbs", "svo", "toy-vilt", 0.61), _row("verbs", "svo", "toy-clip", 0.72),
+         _row("verbs", "svo", "toy-clip", 0.55, subset="verb"),
+         _row("verbs", "svo", "ViLBERT", 0.70, source="Hendricks & Nematzadeh 2021, Table 4", ci=0, n=math.nan)]
+MASKING = [_row("masking", "top-k", "toy-bert", 0.30, condition="full image", metric="accuracy", chance=0.1),
+           _row("masking", "top-k", "toy-bert", 0.08, condition="full image − subject ablated",
+                metric="accuracy_diff", chance=0.0),
+           _row("masking", "top-k", "toy-bert", 0.20, condition="subject ablated", metric="accuracy", chance=0.1)]
+HEADS = {"verbs": [dict(probe="svo", subset="all", metric="pairwise"), dict(probe="svo", subset="verb")],
+         "masking": [dict(probe="top-k", condition="full image", metric="accuracy"),
+                     dict(probe="top-k", metric="accuracy_diff")]}
+
+
+@pytest.fixture
+def chapters_dir(tmp_path):
+    results.save(results.frame(VERBS), tmp_path / "verbs.results.parquet")
+    results.save(results.frame(MASKING), tmp_path / "masking.results.parquet")
+    return tmp_path
+
+
+def test_only_executed_chapters_have_results(chapters_dir):
+    loaded = summary.load_results(chapters_dir, STUDIES)
+    assert list(loaded) == ["verbs", "masking"]  # reading order; prednoun, conceptual have no result file
+    assert len(loaded["verbs"]) == 4
+
+
+def test_headline_rows_are_ours_in_headline_order(chapters_dir):
+    rows = summary.headline_rows(summary.load_results(chapters_dir), HEADS)
+    got = list(zip(rows["study"], rows["model"], rows["subset"], rows["condition"], rows["metric"]))
+    assert got == [("verbs", "toy-vilt", "all", "", "pairwise"), ("verbs", "toy-clip", "all", "", "pairwise"),
+                   ("verbs", "toy-clip", "verb", "", "pairwise"),
+                   ("masking", "toy-bert", "all", "full image", "accuracy"),
+                   ("masking", "toy-bert", "all", "full image − subject ablated", "accuracy_diff")]
+    assert "ViLBERT" not in set(rows["model"])       # the paper's row is not a headline unless asked for
+    assert rows[summary.LINK].iloc[0].startswith('<a href="verbs.html">')
+    assert rows[summary.LINK].iloc[-1].startswith('<a href="masking.html">')
+
+
+def test_a_headline_may_ask_for_the_papers_rows(chapters_dir):
+    heads = {"verbs": [dict(probe="svo", source="Hendricks & Nematzadeh 2021, Table 4")], "masking": []}
+    rows = summary.headline_rows(summary.load_results(chapters_dir), heads)
+    assert list(rows["model"]) == ["ViLBERT"]
+
+
+def test_summary_table_cells_chance_and_blanks(chapters_dir):
+    rows = summary.headline_rows(summary.load_results(chapters_dir), HEADS)
+    wide = summary.summary_table(rows)
+    assert list(wide.columns) == ["chance", "toy-vilt", "toy-clip", "toy-bert"]
+    assert len(wide) == 4                            # verbs all, verbs verb, masking full, masking diff
+    first = wide.iloc[0]
+    assert first["chance"] == "50.0%"
+    assert first["toy-vilt"] == "61.0 [56.0, 66.0] (n = 40)"
+    assert first["toy-bert"] == ""                   # not a model of that chapter
+    diff = wide.iloc[3]
+    assert diff["chance"] == "+0.0 pts" and diff["toy-bert"] == "+8.0 [+3.0, +13.0] (n = 40)"
+
+
+def test_no_results_gives_an_empty_selection(tmp_path):
+    rows = summary.headline_rows(summary.load_results(tmp_path), {})
+    assert len(rows) == 0 and summary.LABEL in rows.columns
+
+
+def test_every_study_names_its_headlines():
+    heads = summary.headlines(STUDIES)
+    for study in STUDIES:
+        assert 1 <= len(heads[study]) <= 3, study
+        for where in heads[study]:
+            assert set(where) <= set(results.KEYS), (study, where)
+
+
+def test_export_round_trip_through_a_notebook(monkeypatch):
+    published = []
+    monkeypatch.setattr(ex, "display", lambda data, raw: published.append(data))
+    rows = results.frame(VERBS)
+    ex.export(results.StudyResult("verbs", {}, rows))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("report.export(result)", outputs=[
+        nbformat.v4.new_output("display_data", data=published[0])])]
+    nbformat.validate(nbformat.reads(nbformat.writes(nb), as_version=4))  # strict JSON: NaN written as null
+    back = rows_from_notebook(nbformat.reads(nbformat.writes(nb), as_version=4))
+    pd.testing.assert_frame_equal(back, rows)
+    assert math.isnan(back["n"].iloc[3]) and math.isnan(back["ci_low"].iloc[3])
+
+
+def test_a_notebook_that_exported_nothing_has_no_rows():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("1", outputs=[nbformat.v4.new_output("stream", name="stdout", text="1")])]
+    assert rows_from_notebook(nb) is None
