@@ -4,6 +4,8 @@
 >>> s = load_scorer("toy-vilt")                 # a registry name ...
 >>> s = load_scorer("/path/to/ckpt", family="vilt")   # ... or any hub id / local directory with its family
 >>> s.match(images, texts); s.similarity(images, texts); s.fill_mask([f"a dog {MASK} a ball"], images)
+>>> s.token_logprobs(["a dog holding a ball"], images)    # log P(true token) of each token, masked alone
+>>> load_scorer("owlvit-b32").detect(images, ["dog"])    # one (x, y, w, h) box or None per (image, query)
 
 ``REGISTRY`` / ``list_models()`` is the table of named models (family, checkpoint, capabilities, head and
 normalisation, papers); ``FAMILIES`` maps each family to its adapter module, imported only when used.

@@ -32,18 +32,18 @@ class Engine:
     """Batching, caching and skipping for a :class:`probekit.scorers.base.Scorer` (its base class).
 
     Expects ``name``, ``device``, ``half``, ``batch_size``, ``num_workers``, ``skipped``, ``forward_seconds``,
-    ``fingerprint`` and ``_cache_root`` (None, a directory, or False for an in-memory cache) on the instance.
+    ``fingerprint``, ``_cache_root`` (None, a directory, or False for an in-memory cache) and ``_caches`` (a dict)
+    on the instance.
     """
 
     def _cache(self, method: str) -> ScoreCache:
-        caches = self.__dict__.setdefault("_caches", {})
-        if method not in caches:
+        if method not in self._caches:
             if self._cache_root is False:
-                caches[method] = NullCache()
+                self._caches[method] = NullCache()
             else:
-                caches[method] = ScoreCache(self._cache_root, self.fingerprint, method, RECIPES[method],
-                                            flush_every=self.batch_size * 8)
-        return caches[method]
+                self._caches[method] = ScoreCache(self._cache_root, self.fingerprint, method, RECIPES[method],
+                                                  flush_every=self.batch_size * 8)
+        return self._caches[method]
 
     def _forward(self, fn, *args):
         """Run one model forward under no-grad (and fp16 autocast on CUDA), timing it; tensors come back on CPU."""

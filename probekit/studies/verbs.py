@@ -22,10 +22,10 @@ from typing import Sequence
 import pandas as pd
 
 from probekit import papers
-from probekit.datasets import default_data_dir, load_dataset
+from probekit.datasets import load_dataset
 from probekit.metrics import itm
 from probekit.papers.guided_masking import GUIDED_MASKING_VERB_PAIRS
-from probekit.results import StudyResult, concat
+from probekit.results import OURS, StudyResult, concat, select
 from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.studies.verbs_claims import claims
 
@@ -74,7 +74,7 @@ def run(models: Sequence[str] = ("toy-vilt", "toy-clip"), dataset: str = "toy", 
     params = dict(models=list(models), dataset=dataset, data_dir=data_dir, limit=limit, seed=seed, device=device,
                   batch_size=batch_size, cache_dir=cache_dir, threshold=threshold, min_verb_count=min_verb_count,
                   top_k=top_k, n_resamples=n_resamples)
-    items = load_dataset(STUDY, dataset, data_dir=data_dir or default_data_dir(), limit=limit, seed=seed)
+    items = load_dataset(STUDY, dataset, data_dir=data_dir, limit=limit, seed=seed)
     parts, records, verb_images, verb_order = [], {}, {}, {}
     for name in models:
         scorer = load_scorer(name, device=device, batch_size=batch_size, cache_dir=cache_dir)
@@ -94,7 +94,7 @@ def run(models: Sequence[str] = ("toy-vilt", "toy-clip"), dataset: str = "toy", 
         "verb_rows_with_both_images": int(((kinds == "verb") & both).sum()),
         "guided_masking_verb_pairs": GUIDED_MASKING_VERB_PAIRS["all"],
         "heads": {name: r["head"] for name, r in records.items()},
-        "thresholded": [name for name, r in records.items() if r["scored as"].startswith("ITM")],
+        "thresholded": list(dict.fromkeys(select(rows, source=OURS, metric="avg")["model"])),
         "scored": {name: r["scored"] for name, r in records.items()},
         "missing_image": {name: r["missing_image"] for name, r in records.items()},
         "verbs_ranked": {name: r["verbs ranked"] for name, r in records.items()},
