@@ -58,6 +58,8 @@ def frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, **defaults: Any) -> 
     column, a non-numeric value or an interval that does not hold its value raises :class:`SchemaError`.
     """
     df = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+    if df.empty and not len(df.columns):
+        df = pd.DataFrame(columns=COLUMNS)
     for key, value in defaults.items():
         if key not in df.columns:
             df[key] = value

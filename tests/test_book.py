@@ -243,11 +243,13 @@ def test_pages_load_in_chromium_with_figures(served_book, executed_chapter, tmp_
     if exe is None:
         pytest.fail("Debian's chromium is not installed (the README's test command installs it)")
     executed_chapter("verbs")
+    executed_chapter("summary")
     profile = tmp_path / "chromium-profile"
     profile.mkdir()
     browser = Browser(exe, profile)
     try:
-        for page, needs_figure in (("book/intro.html", False), ("book/chapters/verbs.html", True)):
+        for page, needs_figure in (("book/intro.html", False), ("book/chapters/summary.html", True),
+                                   ("book/chapters/verbs.html", True)):
             browser.open(f"{served_book}/{page}")
             shot = tmp_path / (page.replace("/", "_") + ".png")
             browser.screenshot(shot)

@@ -156,3 +156,24 @@ def test_claims_cover_every_model_and_ignore_the_papers_rows():
     topics = [c.topic for c in claims(rows)]
     assert [t for t in topics if t.endswith("vs chance")] == ["a: vs chance", "b: vs chance"]
     assert [c.topic for c in claims(rows, ["b"])][0] == "b: vs chance"
+
+
+def test_report_tables_put_our_rows_beside_the_papers(result):
+    from probekit.report import cell, prednoun as figures
+
+    t1 = figures.table(result, 1)
+    assert list(t1.columns) == ["full", "cropped"]
+    for model in MODELS:
+        shown = one(result.ours(), probe="pairs", model=model, condition="cropped", subset="all",
+                    metric="pair_accuracy")
+        assert t1.loc[("ours", model), "cropped"] == cell(shown)
+    assert t1.loc[("Nikolaus et al. 2022, Table 1", "ViLT"), "cropped"] == "75.0"
+    t8 = figures.table(result, 8)
+    assert list(t8.columns) == [("full", "noun"), ("full", "predicate"), ("cropped", "noun"), ("cropped", "predicate")]
+    t6 = figures.table(result, 6)
+    assert t6.loc[("Nikolaus et al. 2022, Table 6", "CLIP RN50 cc12m"), "architecture"] == "RN50"
+    assert ("ours", "toy-clip") in t6.index and ("ours", "toy-vilt") not in t6.index
+    t9 = figures.table(result, 9)
+    assert t9.loc[("ours", "toy-vilt"), ("bounding box size", "r")] == "n/a"
+    with pytest.raises(ValueError, match="tables: 1, 6, 7, 8, 9"):
+        figures.table(result, 2)

@@ -62,13 +62,17 @@ def bar_ci(rows: pd.DataFrame, x: str, hue: str | None = None, *, ax=None, order
         part = rows if h is None else rows[rows[hue] == h]
         part = part.drop_duplicates(x).set_index(x).reindex(xs)
         value = part["value"].to_numpy(float) * scale
-        low = np.nan_to_num(value - part["ci_low"].to_numpy(float) * scale)
-        high = np.nan_to_num(part["ci_high"].to_numpy(float) * scale - value)
+        low = value - part["ci_low"].to_numpy(float) * scale
+        high = part["ci_high"].to_numpy(float) * scale - value
         where = pos + (j - (len(hues) - 1) / 2) * width
         draw = ax.barh if horizontal else ax.bar
-        err = {"xerr" if horizontal else "yerr": [np.clip(low, 0, None), np.clip(high, 0, None)]}
         draw(where, value, width, color=colours[j], hatch=hatch, edgecolor="white" if hatch else None,
-             label=None if h is None else str(h), capsize=2, error_kw={"lw": 1, "ecolor": "0.2"}, **err)
+             label=None if h is None else str(h))
+        has = np.isfinite(low) & np.isfinite(high) & np.isfinite(value)
+        if has.any():  # a paper's number has no interval: no error bar at all, not a zero-width one
+            err = [np.clip(low[has], 0, None), np.clip(high[has], 0, None)]
+            ax.errorbar(value[has] if horizontal else where[has], where[has] if horizontal else value[has],
+                        **{"xerr" if horizontal else "yerr": err}, fmt="none", ecolor="0.2", lw=1, capsize=2)
         if chance and "chance" in part:
             for p, c in zip(where, part["chance"].to_numpy(float)):
                 if np.isfinite(c):
