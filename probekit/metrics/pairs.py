@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from probekit.results import COLUMNS, frame, row
+from probekit.results import frame, row
 from probekit.scorers import head_for
 from probekit.stats import bootstrap_ci, bootstrap_std
 
@@ -182,7 +182,7 @@ def concept_rows(concepts: pd.DataFrame, *, model: str, condition: str = "full")
     out = [row(study=STUDY, probe=f"{c.kind}s", model=model, condition=condition, subset=c.label,
                metric="pair_accuracy", value=c.accuracy, ci=(c.ci_low, c.ci_high), n=c.n_pairs, chance=PAIR_CHANCE)
            for c in concepts.itertuples()]
-    return frame(pd.DataFrame(out, columns=COLUMNS))
+    return frame(out)
 
 
 def tuple_accuracy(items: pd.DataFrame, min_count: int = 10, seed: int = 0) -> pd.DataFrame:
@@ -208,4 +208,4 @@ def tuple_rows(tuples: pd.DataFrame, *, model: str, condition: str = "full") -> 
     out = [row(study=STUDY, probe=f"{t.swap} tuples", model=model, condition=condition,
                subset=f"{t.target} → {t.distractor}", metric="triplet_accuracy", value=t.accuracy,
                ci=(t.ci_low, t.ci_high), n=t.n_triplets, chance=TRIPLET_CHANCE) for t in tuples.itertuples()]
-    return frame(pd.DataFrame(out, columns=COLUMNS))
+    return frame(out)
