@@ -39,6 +39,8 @@ _SPECS = [
                 "toy world: captions with the verb's position and the subject's box"),
     DatasetSpec("masking", "svo-probes", "probekit.data.masking", "load_svo_masking",
                 "positive pairs of SVO-Probes with the verb located by lemma"),
+    DatasetSpec("masking", "v-coco", "probekit.data.vcoco", "load_vcoco_masking",
+                "V-COCO (Gupta & Malik 2015): COCO val2014 captions of its verb-annotated people"),
     DatasetSpec("probe-r", "toy", "probekit.toyworld.conceptual", "make_probe_r",
                 "toy world: relation prompts vs predicate/subject swaps, subject-only images"),
     DatasetSpec("probe-r", "probe-r", "probekit.data.conceptual", "load_probe_r",

@@ -1,7 +1,8 @@
 """Where models run: ``resolve_device("auto")`` picks cuda, then mps, then cpu; any torch device string overrides.
 
-Half precision is used on CUDA only (autocast to float16 around the forward, with scores returned as float32),
-because fp16 kernels on CPU are slow or missing and MPS autocast is not reliable for every architecture.
+Mixed precision is on by default on CUDA only (autocast to float16 around the forward, with scores returned as
+float32), because fp16 kernels on CPU are slow or missing and MPS autocast is not reliable for every architecture;
+bfloat16 can be asked for on CUDA and on the CPU (``precision_for``).
 """
 
 from __future__ import annotations
@@ -26,17 +27,30 @@ def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
     return dev
 
 
-def use_half(device: torch.device, half: bool | None = None) -> bool:
-    """Whether to run the forward under float16 autocast: ``half=None`` means "on CUDA only"."""
+#: autocast dtypes by name; "fp32" runs without autocast
+PRECISIONS = {"fp32": None, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def precision_for(device: torch.device, half: bool | str | None = None) -> str:
+    """The forward's precision: "fp32", "fp16" or "bf16" (autocast; scores always come back as float32).
+
+    ``half=None``: fp16 on CUDA, fp32 elsewhere; ``False`` or "fp32": fp32 (the flag that turns autocast off);
+    ``True`` or "fp16": fp16 (CUDA only: fp16 kernels on CPU are slow or missing); "bf16": bfloat16 (CUDA or CPU).
+    """
     if half is None:
-        return device.type == "cuda"
-    if half and device.type != "cuda":
-        raise ValueError(f"half precision is only supported on CUDA, not on {device.type}")
-    return bool(half)
+        return "fp16" if device.type == "cuda" else "fp32"
+    name = {True: "fp16", False: "fp32"}.get(half, half) if isinstance(half, bool) else str(half)
+    if name not in PRECISIONS:
+        raise ValueError(f"half must be None, True, False or one of {sorted(PRECISIONS)}, not {half!r}")
+    if (name == "fp16" and device.type != "cuda") or (name == "bf16" and device.type not in ("cuda", "cpu")):
+        raise ValueError(f"{name} autocast is not supported on {device.type}; use half=False"
+                         + (" or half='bf16'" if device.type == "cpu" else ""))
+    return name
 
 
-def autocast(device: torch.device, half: bool):
-    """Context manager for one forward: float16 autocast on CUDA when ``half``, else a no-op."""
-    if half and device.type == "cuda":
-        return torch.autocast(device_type="cuda", dtype=torch.float16)
-    return contextlib.nullcontext()
+def autocast(device: torch.device, precision: str):
+    """Context manager for one forward: autocast to ``precision`` (fp16/bf16), or a no-op for fp32."""
+    dtype = PRECISIONS[precision]
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=dtype)

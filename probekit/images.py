@@ -4,22 +4,24 @@ Images are given as paths (str / Path) or PIL images.  ``load_image`` returns an
 file is missing or cannot be decoded (the caller records it in ``scorer.skipped`` and scores it NaN: never a
 silent zero).  ``image_key`` is the identity an image is cached under: its absolute path, size and modification
 time (so a file rewritten in place is scored again), or a hash of the pixels for an in-memory PIL image.
-``batches`` decodes and preprocesses images in a torch DataLoader (optionally with worker processes).
+:class:`Loader` decodes and preprocesses a scorer's batches, in the calling process or in persistent worker
+processes that run ahead of the model forward (started once per scorer, so each call pays no start-up), with
+pinned memory for a CUDA device.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import multiprocessing
 import os
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Iterator, Sequence
 
 import torch
 from PIL import Image, UnidentifiedImageError
 from torch.utils.data import DataLoader, Dataset
-
 
 
 def is_missing(img: Any) -> bool:
@@ -68,52 +70,90 @@ def load_image(img: Any) -> Image.Image | None:
         return None
 
 
-class _Items(Dataset):
-    """Items ``(image, extra)``; decodes each image, reusing the previous decode when an image repeats."""
+class _Tasks(Dataset):
+    """Decodes one task ``(i, image, extra, prepare)`` (the sampler hands tasks, not indices, so one persistent
+    set of workers serves every call); a repeated image reuses the previous decode."""
 
-    def __init__(self, images: Sequence[Any], extras: Sequence[Any] | None = None):
-        self.images = images
-        self.extras = extras
+    def __init__(self):
         self._last: tuple[Any, Any] = (object(), None)
 
-    def __len__(self) -> int:
-        return len(self.images)
-
-    def __getitem__(self, i: int):
-        src = self.images[i]
+    def __getitem__(self, task):
+        i, src, extra, prepare = task
         if src is self._last[0] or (isinstance(src, (str, os.PathLike)) and src == self._last[0]):
             pil = self._last[1]
         else:
             pil = load_image(src)
             self._last = (src, pil)
-        return i, pil, (self.extras[i] if self.extras is not None else None)
+        return i, pil, extra, prepare
 
 
 class _Collate:
-    """Picklable collate: drops unreadable images and calls ``prepare(pils, extras)`` on the rest."""
+    """Drops unreadable images and calls ``owner.<prepare>(pils, extras)`` on the rest (the owner, a scorer, is
+    inherited by forked workers, never pickled)."""
 
-    def __init__(self, prepare: Callable[[list, list], dict]):
-        self.prepare = prepare
+    def __init__(self, owner):
+        self.owner = owner
 
     def __call__(self, rows):
         ok = [r for r in rows if r[1] is not None]
         bad = [r[0] for r in rows if r[1] is None]
-        inputs = self.prepare([r[1] for r in ok], [r[2] for r in ok]) if ok else None
+        inputs = getattr(self.owner, rows[0][3])([r[1] for r in ok], [r[2] for r in ok]) if ok else None
         return [r[0] for r in ok], inputs, bad
 
 
-def batches(images: Sequence[Any], prepare: Callable[[list, list], dict], *, extras: Sequence[Any] | None = None,
-            batch_size: int = 32, num_workers: int = 0) -> DataLoader:
-    """A DataLoader over ``images`` (with per-item ``extras``, e.g. texts) yielding ``(ok_idx, inputs, bad_idx)``.
+class _Plan:
+    """Batch sampler of a persistent DataLoader: yields the batches of tasks of the current call."""
 
-    ``prepare(pils, extras) -> dict of tensors`` runs inside the loader (in workers when ``num_workers > 0``);
-    ``ok_idx`` index the rows ``inputs`` hold, ``bad_idx`` the unreadable images of the batch.
+    def __init__(self):
+        self.batches: list[list] = []
+
+    def __iter__(self):
+        return iter(self.batches)
+
+    def __len__(self) -> int:
+        return len(self.batches)
+
+
+class Loader:
+    """Batches of decoded, preprocessed images for one scorer (``owner``), each ``(ok_idx, inputs, bad_idx)``.
+
+    With ``num_workers == 0`` everything runs in the calling process.  Otherwise ``num_workers`` worker
+    processes, forked once at the first call and kept for the scorer's lifetime, decode images and run
+    ``owner.<prepare>`` up to ``4 * num_workers`` batches ahead of the consumer (the model forward), returning
+    tensors through shared memory; ``pin_memory`` (for a CUDA device) pins them so that ``to_device`` copies
+    without blocking.  Workers see the scorer as it was when they started.
     """
-    if num_workers > 0:  # fast tokenizers must not use their own threads inside forked workers
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    return DataLoader(_Items(images, extras), batch_size=batch_size, shuffle=False, num_workers=num_workers,
-                      collate_fn=_Collate(prepare), prefetch_factor=4 if num_workers > 0 else None)
+
+    def __init__(self, owner, num_workers: int = 0, pin_memory: bool = False):
+        self.num_workers = int(num_workers)
+        self._collate = _Collate(owner)
+        self._plan = _Plan()
+        self._loader: DataLoader | None = None
+        self.pin_memory = pin_memory
+
+    def _dataloader(self) -> DataLoader:
+        if self._loader is None:
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # no tokenizer threads in forked workers
+            fork = "fork" in multiprocessing.get_all_start_methods()
+            self._loader = DataLoader(_Tasks(), batch_sampler=self._plan, num_workers=self.num_workers,
+                                      collate_fn=self._collate, prefetch_factor=4, persistent_workers=True,
+                                      pin_memory=self.pin_memory,
+                                      multiprocessing_context=multiprocessing.get_context("fork") if fork else None)
+        return self._loader
+
+    def batches(self, prepare: str, images: Sequence[Any], extras: Sequence[Any] | None = None,
+                batch_size: int = 32) -> Iterator[tuple[list, dict | None, list]]:
+        """Batches of ``batch_size`` items ``(images[i], extras[i])``, prepared by ``owner.<prepare>``."""
+        tasks = [(i, src, extras[i] if extras is not None else None, prepare) for i, src in enumerate(images)]
+        plan = [tasks[s:s + batch_size] for s in range(0, len(tasks), batch_size)]
+        if self.num_workers == 0:
+            items = _Tasks()
+            return (self._collate([items[t] for t in batch]) for batch in plan)
+        self._plan.batches = plan
+        return iter(self._dataloader())
 
 
 def to_device(inputs: dict, device: torch.device) -> dict:
-    return {k: (v.to(device) if isinstance(v, torch.Tensor) else v) for k, v in inputs.items()}
+    """Tensors moved to ``device``; copies from pinned memory do not block (the forward waits for them)."""
+    return {k: (v.to(device, non_blocking=device.type == "cuda" and v.is_pinned()) if isinstance(v, torch.Tensor)
+                else v) for k, v in inputs.items()}

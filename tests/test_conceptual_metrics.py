@@ -2,8 +2,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from probekit.metrics.conceptual import (average_precision, log_odds, probe_b_table, probe_c_table,
-                                         probe_r_item_metrics, probe_r_table, relative_robustness, winoground)
+from probekit.metrics.background import average_precision, probe_b_rows, relative_robustness
+from probekit.metrics.conceptual import (log_odds, probe_c_rows, probe_r_item_metrics, probe_r_rows, winoground,
+                                         zero_shot_rows, zero_shot_scores)
+from probekit.results import one
 
 
 def test_winoground_scores_on_hand_made_groups():
@@ -41,16 +43,20 @@ def test_probe_r_confidence_is_a_two_way_softmax_and_itm_probabilities_normalise
     assert c == pytest.approx(p1 * (1 - p2) / (p1 * (1 - p2) + p2 * (1 - p1)))
 
 
-def test_probe_r_and_c_tables_per_model_and_kind():
+def test_probe_r_and_c_rows_per_model_and_kind_as_fractions_with_chance():
     scored = pd.DataFrame({"model": ["m"] * 4, "kind": ["predicate_swap"] * 2 + ["subject_swap"] * 2,
                            "confidence": [0.8, 0.4, 0.9, 0.7], "correct": [1.0, 0.0, 1.0, 1.0]})
-    t = probe_r_table(scored).set_index(["kind", "metric"])
-    assert t.loc[("predicate_swap", "mu_c"), "value"] == pytest.approx(60.0)
-    assert t.loc[("predicate_swap", "acc"), "value"] == pytest.approx(50.0)
-    assert t.loc[("subject_swap", "acc"), ["value", "lo", "hi"]].tolist() == [100.0, 100.0, 100.0]
+    t = probe_r_rows(scored)
+    assert set(t["study"]) == {"conceptual"} and set(t["probe"]) == {"probe-r"}
+    mu = one(t, subset="predicate_swap", metric="mu_c")
+    assert mu["value"] == pytest.approx(0.6) and mu["n"] == 2 and mu["chance"] == 0.5
+    assert one(t, subset="predicate_swap", metric="acc")["value"] == pytest.approx(0.5)
+    assert one(t, subset="subject_swap", metric="acc")[["value", "ci_low", "ci_high"]].tolist() == [1.0, 1.0, 1.0]
     c = pd.DataFrame({"model": "m", "split": "object", **winoground([5, 5], [1, 6], [2, 1], [6, 2])})
-    tc = probe_c_table(c).set_index("metric")["value"]
-    assert tc["text"] == 50.0 and tc["group"] == 50.0
+    tc = probe_c_rows(c)
+    assert one(tc, metric="text")["value"] == 0.5 and one(tc, metric="group")["value"] == 0.5
+    assert one(tc, metric="text")["chance"] == 0.25 and one(tc, metric="group")["chance"] == pytest.approx(1 / 6)
+    assert one(tc, metric="image")["subset"] == "object"
 
 
 def test_average_precision_hand_computed():
@@ -70,17 +76,39 @@ def test_relative_robustness_hand_computed():
     assert relative_robustness([1.0, 0.0], [1.0, 1.0], per_item=False) == pytest.approx(2.0)  # improvement > 1
 
 
-def test_probe_b_table_computes_map_gamma_and_confidence_change():
+def test_probe_b_rows_compute_map_gamma_and_confidence_change():
     scored = pd.DataFrame({"model": "m", "filler": "black", "single_object": False,
                            "h_x0": [1.0, 0.5], "h_x0_patch": [1.0, 0.5], "h_x1_fill": [0.5, 0.5],
                            "conf_x0": [0.6, 0.4], "conf_x0_patch": [0.5, 0.4], "conf_x1_fill": [0.2, 0.2]})
-    t = probe_b_table(scored).set_index("metric")["value"]
-    assert t["mAP x0"] == pytest.approx(75.0) and t["mAP x̃1"] == pytest.approx(50.0)
-    assert t["γ (x0,x̃1)"] == pytest.approx((0.5 + 1.0) / 2)
-    assert t["Δc (c0−c̃0)"] == pytest.approx(5.0) and t["Δc (c0−c̃1)"] == pytest.approx(30.0)
+    t = probe_b_rows(scored)
+    assert set(t["probe"]) == {"probe-b"} and set(t["condition"]) == {"black"}
+    assert one(t, metric="map", subset="x0")["value"] == pytest.approx(0.75)
+    assert one(t, metric="map", subset="x̃1")["value"] == pytest.approx(0.5)
+    assert one(t, metric="gamma", subset="(x0, x̃1)")["value"] == pytest.approx((0.5 + 1.0) / 2)
+    assert one(t, metric="delta_c_pts", subset="(x0, x̃0)")["value"] == pytest.approx(5.0)   # points
+    assert one(t, metric="delta_c_pts", subset="(x0, x̃1)")["value"] == pytest.approx(30.0)
     single = scored.assign(single_object=True, h_x0=[1.0, 0.0], h_x1_fill=[1.0, 1.0])
-    ts = probe_b_table(single).set_index("metric")["value"]
-    assert ts["acc x0"] == 50.0 and ts["γ (x0,x̃1)"] == pytest.approx(2.0)
+    ts = probe_b_rows(single)
+    assert set(ts["probe"]) == {"probe-b-single"}
+    assert one(ts, metric="acc", subset="x0")["value"] == 0.5
+    assert one(ts, metric="gamma", subset="(x0, x̃1)")["value"] == pytest.approx(2.0)
+
+
+def test_zero_shot_top_k_with_chance_per_class_count():
+    class Fixed:
+        name, capabilities = "fixed", {"similarity"}
+
+        def similarity(self, images, texts):   # image "i<k>" scores class k highest, then k+1, ...
+            return np.array([[-((j - int(i[1:])) % len(texts)) for j in range(len(texts))] for i in images], float)
+
+    items = pd.DataFrame({"item_id": ["a", "b", "c"], "image": ["i0", "i1", "i2"], "label": ["x0", "x0", "x0"]})
+    prompts = {f"x{k}": f"p{k}" for k in range(6)}
+    scored = zero_shot_scores(Fixed(), items, prompts)
+    # the gold class x0 ranks 1st for i0, 6th for i1 (every other class above it), 5th for i2
+    assert scored["top1"].tolist() == [1.0, 0.0, 0.0] and scored["top5"].tolist() == [1.0, 0.0, 1.0]
+    rows = zero_shot_rows(scored, probe="patching", model="fixed")
+    assert one(rows, metric="top1")["value"] == pytest.approx(1 / 3) and one(rows, metric="top1")["chance"] == 1 / 6
+    assert one(rows, metric="top5")["chance"] == pytest.approx(5 / 6) and set(rows["subset"]) == {"general"}
 
 
 class _Dual:

@@ -22,7 +22,8 @@ def encoded(fmt: str, colour=(200, 30, 30), size=(24, 16)) -> bytes:
 
 
 class Server:
-    """Serves ``routes`` ({path: bytes or list of status codes/bytes served in turn}); records every request."""
+    """Serves ``routes`` ({path: bytes, a list of status codes/bytes served in turn, or ("redirect", path)});
+    records every request."""
 
     def __init__(self, routes: dict):
         self.routes, self.requests = routes, []
@@ -34,6 +35,11 @@ class Server:
                 body = owner.routes.get(self.path)
                 if isinstance(body, list):
                     body = body.pop(0) if len(body) > 1 else body[0]
+                if isinstance(body, tuple):  # ("redirect", target path): a 302, as image hosts answer
+                    self.send_response(302)
+                    self.send_header("Location", body[1])
+                    self.end_headers()
+                    return
                 if body is None or isinstance(body, int):
                     self.send_response(body or 404)
                     self.end_headers()
@@ -155,3 +161,24 @@ def test_an_interrupted_download_leaves_no_half_file_behind(server, tmp_path):
     table = fetch_images({"1": f"{server.url}/a.jpg"}, tmp_path, retries=0, progress=False)
     assert table["ok"].all() and not table["cached"].any()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["1.jpg", "manifest.csv"]
+
+
+def test_a_redirect_to_a_hosts_placeholder_photo_counts_as_missing(tmp_path):
+    stand_in, photo = encoded("PNG", (128, 128, 128), (50, 40)), encoded("JPEG", (10, 20, 200))
+    srv = Server({"/photos/1.jpg": ("redirect", "/images/photo_unavailable.png"),
+                  "/images/photo_unavailable.png": stand_in,
+                  "/photos/2.jpg": ("redirect", "/static/s.png"), "/photos/3.jpg": ("redirect", "/static/s.png"),
+                  "/static/s.png": stand_in,  # one unnamed target reached from two ids: a stand-in too
+                  "/photos/4.jpg": ("redirect", "/cdn/4-large.jpg"), "/cdn/4-large.jpg": photo})
+    try:
+        urls = {str(i): f"{srv.url}/photos/{i}.jpg" for i in range(1, 5)}
+        table = fetch_images(urls, tmp_path, workers=2, retries=0, progress=False).set_index("id")
+        assert table["ok"].to_dict() == {"1": False, "2": False, "3": False, "4": True}  # a moved photo is kept
+        assert table["placeholder"].to_dict() == {"1": True, "2": True, "3": True, "4": False}
+        assert "photo_unavailable" in table.loc["1", "error"] and "2 ids" in table.loc["2", "error"]
+        assert sorted(p.name for p in tmp_path.glob("*") if p.name != "manifest.csv") == ["4.jpg"]
+        srv.requests.clear()  # placeholders are permanent failures: a re-run asks for none of them again
+        again = fetch_images(urls, tmp_path, workers=2, retries=0, progress=False).set_index("id")
+        assert srv.requests == [] and again["placeholder"].sum() == 3 and again.loc["4", "ok"]
+    finally:
+        srv.close()

@@ -9,8 +9,8 @@ from PIL import Image
 from probekit.ablation import PatchGrid, condition_image, patches_under_box
 from probekit import papers
 from probekit.data.masking import locate_verb, masking_items, pair_subject_boxes, triplet_subjects
-from probekit.metrics.masking import (accuracy_rows, drop_rows, join_pieces, mask_span, predict_verbs,
-                                      score_predictions, top_candidates, topk_chance, verb_lemmas)
+from probekit.metrics.masking import accuracy_rows, drop_rows, mask_span, predict_verbs, score_predictions, topk_chance
+from probekit.metrics.verb_pieces import join_pieces, top_candidates, verb_lemmas
 from probekit.results import COLUMNS, one
 
 
@@ -78,7 +78,7 @@ def _items(verbs):
     return pd.DataFrame({"item_id": [f"i{i}" for i in range(len(verbs))], "verb": verbs})
 
 
-def test_score_predictions_lemma_match_within_top_k():
+def test_score_predictions_whole_word_lemma_match_within_top_k():
     items = _items(["run", "sit", "jog", "ride"])
     preds = [
         [[("walks", .5), ("ran", .3), ("is", .1)]],                        # irregular form at rank 2
@@ -86,18 +86,19 @@ def test_score_predictions_lemma_match_within_top_k():
         [[("run", .5), ("walk", .2)], [("##ning", .7), ("##ging", .2)]],   # two pieces, no "jog" anywhere
         [[("holds", .9), ("kicks", .1)]],                                  # absent
     ]
-    out = score_predictions(items, preds, k=2)
+    pieces = [["runs"], ["sits"], ["jog", "##ging"], ["rides"]]
+    out = score_predictions(items, preds, pieces, k=2)
     assert list(out["rank"].fillna(0)) == [2, 0, 0, 0]
-    assert list(out["correct"]) == [True, False, False, False]
+    assert list(out["word_correct"]) == [True, False, False, False]
     assert out.loc[2, "predictions"] == ["running", "walkning"]       # 0.35, 0.14 (product of pieces)
     assert out.loc[2, "probs"] == pytest.approx([.35, .14])
-    out3 = score_predictions(items, preds, k=3)
-    assert list(out3["correct"]) == [True, True, False, False]
+    out3 = score_predictions(items, preds, pieces, k=3)
+    assert list(out3["word_correct"]) == [True, True, False, False]
     # a multi-piece verb counts once its combination is among the k most probable combinations
     preds[2] = [[("run", .5), ("jog", .4)], [("##ning", .7), ("##ging", .2)]]
     # running .35, jogning .28, runging .10, jogging .08
-    assert not score_predictions(items, preds, k=3).loc[2, "correct"]
-    out = score_predictions(items, preds, k=4)
+    assert not score_predictions(items, preds, pieces, k=3).loc[2, "word_correct"]
+    out = score_predictions(items, preds, pieces, k=4)
     assert out.loc[2, "rank"] == 4 and out.loc[2, "predictions"][3] == "jogging"
 
 
@@ -113,7 +114,8 @@ def test_predict_verbs_asks_for_as_many_masks_as_pieces():
     items = pd.DataFrame({"sentence": ["A man jogging.", "A man runs."], "verb_start": [6, 6],
                           "verb_end": [13, 10]})
     fake = Fake()
-    preds = predict_verbs(fake, items, images=["a.png", "b.png"], k=3)
+    preds = predict_verbs(fake, items, [fake.word_pieces("jogging"), fake.word_pieces("runs")],
+                          images=["a.png", "b.png"], k=3)
     assert fake.seen == (["A man [MASK] [MASK].", "A man [MASK]."], ["a.png", "b.png"], 3)
     assert [len(p) for p in preds] == [2, 1]
 
@@ -123,7 +125,10 @@ def test_accuracy_and_paired_drop_rows():
         "model": ["m"] * 12, "scored_by": ["m"] * 8 + ["bert"] * 4,
         "condition": ["full image"] * 4 + ["subject ablated"] * 4 + ["text only"] * 4,
         "item_id": ["a", "b", "c", "d"] * 3, "correct": [1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 0]})
-    acc = accuracy_rows(per_item, chance=.25)
+    per_item["word_correct"] = per_item["correct"] * 0            # the second metric: every caption wrong
+    rows = accuracy_rows(per_item, chance=.25)
+    assert (rows[rows["metric"] == "word_accuracy"]["value"] == 0).all()
+    acc = rows[rows["metric"] == "accuracy"]
     assert list(acc.columns) == COLUMNS and set(acc["study"]) == {"masking"} and set(acc["probe"]) == {"top-k"}
     assert one(acc, model="m", condition="full image")["value"] == .75
     assert one(acc, model="m", condition="subject ablated")["value"] == .25
@@ -132,7 +137,9 @@ def test_accuracy_and_paired_drop_rows():
     assert (acc["ci_low"] <= acc["value"]).all() and (acc["value"] <= acc["ci_high"]).all()
 
     drops = drop_rows(per_item)
-    assert set(drops["metric"]) == {"accuracy_diff"} and (drops["chance"] == 0).all()
+    assert set(drops["metric"]) == {"accuracy_diff", "word_accuracy_diff"} and (drops["chance"] == 0).all()
+    assert (drops[drops["metric"] == "word_accuracy_diff"]["value"] == 0).all()
+    drops = drops[drops["metric"] == "accuracy_diff"]
     subj = one(drops, condition="full image − subject ablated")
     assert subj["model"] == "m" and subj["value"] == pytest.approx(.5) and subj["n"] == 4
     assert 0 <= subj["ci_low"] <= .5 <= subj["ci_high"] <= 1
@@ -146,7 +153,8 @@ def test_paired_drop_uses_only_captions_scored_in_both():
     per_item = pd.DataFrame({"model": ["m"] * 5, "scored_by": ["m"] * 5,
                              "condition": ["full image"] * 3 + ["subject ablated"] * 2,
                              "item_id": ["a", "b", "c", "a", "b"], "correct": [1, 1, 1, 0, 1]})
-    drop = one(drop_rows(per_item), condition="full image − subject ablated")
+    drop = one(drop_rows(per_item.assign(word_correct=per_item["correct"])), condition="full image − subject ablated",
+               metric="accuracy_diff")
     assert drop["n"] == 2 and drop["value"] == pytest.approx(.5)
 
 

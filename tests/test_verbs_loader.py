@@ -92,3 +92,13 @@ def test_bad_csv_is_named_with_the_missing_column(tmp_path):
         load_dataset("verbs", "svo-probes", data_dir=tmp_path)
     with pytest.raises(ValueError, match="only an evaluation split"):
         load_dataset("verbs", "svo-probes", data_dir=tmp_path, split="train")
+
+
+def test_a_placeholder_photo_is_a_missing_image_and_counted(release, monkeypatch):
+    srv, data_dir = release
+    monkeypatch.setattr(svo, "SVO_CSV_URL", f"{srv.url}/svo_probes.csv")
+    srv.routes["/g4.jpg"] = ("redirect", "/images/photo_unavailable.png")
+    srv.routes["/images/photo_unavailable.png"] = srv.routes["/g1.jpg"]  # a real image file, not the photo
+    items = load_dataset("verbs", "svo-probes", data_dir=data_dir)
+    assert items["neg_image"].iloc[3] is None and items["neg_image"].isna().sum() == 3
+    assert items.attrs["n_images_placeholder"] == 1 and items.attrs["n_images_missing"] == 3

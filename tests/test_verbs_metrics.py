@@ -7,23 +7,29 @@ import pandas as pd
 import pytest
 
 from probekit.metrics.itm import (coverage, itm_accuracy, negative_type, pairwise_accuracy, ranked_verbs,
-                                  score_pairs, verb_accuracy, verb_image_counts)
+                                  score_pairs, triplet_negative_counts, verb_accuracy, verb_pair_counts)
 from probekit.results import COLUMNS
 
 
-def table(rows):
-    return pd.DataFrame(rows, columns=["sentence", "pos_image_id", "neg_image_id", "subj_neg", "verb_neg",
-                                       "obj_neg", "verb"])
+def table(rows, triplets=None):
+    """Item rows; each sentence's positive triplet is "<sentence>,<verb>,x" unless ``triplets`` says otherwise;
+    image paths "/<id>" (present)."""
+    out = pd.DataFrame(rows, columns=["sentence", "pos_image_id", "neg_image_id", "subj_neg", "verb_neg",
+                                      "obj_neg", "verb"])
+    out["pos_triplet"] = triplets if triplets is not None else out["sentence"] + "," + out["verb"] + ",x"
+    out["pos_image"], out["neg_image"] = "/" + out["pos_image_id"], "/" + out["neg_image_id"]
+    return out
 
 
 # s1 has two negatives sharing its positive p1 (counted once); s3's row has two flags set (left out everywhere).
-ITEMS = table([
+ROWS = [
     ("s1", "p1", "n1", True, False, False, "run"),
     ("s1", "p1", "n2", False, True, False, "run"),
     ("s2", "p2", "n3", False, True, False, "eat"),
     ("s2", "p2", "n4", False, False, True, "eat"),
     ("s3", "p3", "n5", True, True, False, "sit"),
-])
+]
+ITEMS = table(ROWS)
 POS = [0.9, 0.9, 0.4, 0.4, 0.8]
 NEG = [0.2, 0.7, 0.1, 0.6, 0.1]
 
@@ -62,12 +68,31 @@ def test_average_weights_positives_and_negatives_equally():
     assert got["all", "avg"][0] == pytest.approx((1.0 + 1 / 3) / 2)
 
 
-def test_unscored_pairs_are_left_out_and_counted():
-    got = values(itm_accuracy(ITEMS, [np.nan] + POS[1:], NEG[:3] + [np.nan, 0.1], "m", n_resamples=50))
+def test_a_row_with_an_unscored_pair_is_dropped_whole_and_counted():
+    # row 0 (subject) lost its positive score, row 3 (object) its negative score: both rows go, positives too
+    pos, neg = [np.nan] + POS[1:], NEG[:3] + [np.nan, 0.1]
+    got = values(itm_accuracy(ITEMS, pos, neg, "m", n_resamples=50))
     assert got["subject", "pos"] == (pytest.approx(np.nan, nan_ok=True), 0)
-    assert got["all", "neg"] == (pytest.approx(2 / 3), 3)
-    assert coverage(ITEMS, [np.nan] + POS[1:], NEG[:3] + [np.nan, 0.1]) == \
-        {"rows": 5, "scored": 2, "missing_image": 2, "mixed_flags": 1}
+    assert got["object", "pos"][1] == 0  # p2's positive is still counted once, through row 2
+    assert got["all", "pos"] == (0.5, 2) and got["all", "neg"] == (0.5, 2)  # n2 wrong, n3 right
+    assert coverage(ITEMS, pos, neg) == {"rows": 5, "scored": 2, "missing_pos_image": 0, "missing_neg_image": 0,
+                                         "unreadable_image": 2, "mixed_flags": 1}
+
+
+def test_a_row_missing_its_negative_image_loses_its_positive_too():
+    """The authors' notebook drops the row: verb positive accuracy 1.000 (probekit used to give 0.500)."""
+    items = table([("s1", "p1", "n1", False, True, False, "run"), ("s2", "p2", "n2", False, True, False, "run"),
+                   ("s3", "p3", "n3", True, False, False, "run")])
+    items.loc[1, "neg_image"] = None  # s2's negative image is missing: its positive (rejected, 0.1) goes too
+    items.loc[2, "pos_image"] = None
+    scores = {("s1", "/p1"): 0.9, ("s1", "/n1"): 0.2, ("s2", "/p2"): 0.1, ("s2", "/n2"): 0.3, ("s3", "/n3"): 0.8}
+    scorer = CountingScorer({"match"}, scores)
+    pos, neg = score_pairs(scorer, items, "match")
+    assert [pair for _, pairs in scorer.calls for pair in pairs] == [("/p1", "s1"), ("/n1", "s1")]
+    got = values(itm_accuracy(items, pos, neg, "m", n_resamples=50))
+    assert got["verb", "pos"] == (1.0, 1) and got["verb", "neg"] == (1.0, 1) and got["all", "avg"] == (1.0, 2)
+    assert coverage(items, pos, neg) == {"rows": 3, "scored": 1, "missing_pos_image": 1, "missing_neg_image": 1,
+                                         "unreadable_image": 0, "mixed_flags": 0}
 
 
 def test_intervals_bracket_the_value_and_shrink_with_n():
@@ -87,7 +112,7 @@ def test_random_scorer_lands_near_chance():
     flags = np.eye(3, dtype=bool)[rng.integers(0, 3, n)]
     items = pd.DataFrame(dict(sentence=[f"s{i // 3}" for i in range(n)], pos_image_id=[f"p{i // 3}" for i in range(n)],
                               neg_image_id=[f"n{i}" for i in range(n)], subj_neg=flags[:, 0], verb_neg=flags[:, 1],
-                              obj_neg=flags[:, 2], verb=rng.choice(["a", "b", "c"], n)))
+                              obj_neg=flags[:, 2], verb=rng.choice(["a", "b", "c"], n), pos_triplet="x,a,y"))
     pos = np.repeat(rng.random(n // 3), 3)  # one score per (sentence, positive image)
     res = itm_accuracy(items, pos, rng.random(n), "random", n_resamples=200).set_index(["subset", "metric"])
     assert abs(res.loc[("all", "avg"), "value"] - 0.5) < 0.04
@@ -108,32 +133,59 @@ def test_pairwise_accuracy_by_hand():
     assert tie["all", "pairwise"] == (0.5, 1)
 
 
-def test_verb_accuracy_filters_on_distinct_negative_images_and_ranks():
-    got = verb_accuracy(ITEMS, POS, NEG, "m", min_count=2, n_resamples=50)
+def test_verb_accuracy_filters_on_triplets_and_ranks():
+    items = ITEMS.assign(pos_triplet=["a,run,x", "a,run,x", "b,eat,y", "b,eat,y", "c,sit,z"])
+    got = verb_accuracy(items, POS, NEG, "m", min_negatives=2, n_resamples=50)
     assert list(got.columns) == COLUMNS and set(got["probe"]) == {"svo-verbs"} and set(got["metric"]) == {"neg"}
     got = got.set_index("subset")
     assert list(got.index) == ["eat", "run"]  # "sit" has only a mixed-flag row
     assert got.loc["run", "value"] == 0.5 and got.loc["eat", "value"] == 0.5 and got.loc["eat", "n"] == 2
-    assert verb_image_counts(ITEMS, POS, NEG).to_dict() == {"eat": 2, "run": 2}
-    assert verb_accuracy(ITEMS, POS, NEG, "m", min_count=3, n_resamples=50).empty
-    pair = verb_accuracy(ITEMS, POS, NEG, "m", metric="pairwise", min_count=2, n_resamples=50).set_index("subset")
+    assert triplet_negative_counts(items, POS, NEG).to_dict() == {"a,run,x": 2, "b,eat,y": 2}
+    assert verb_accuracy(items, POS, NEG, "m", min_negatives=3, n_resamples=50).empty
+    pair = verb_accuracy(items, POS, NEG, "m", metric="pairwise", min_negatives=2, n_resamples=50).set_index("subset")
     assert pair.loc["run", "value"] == 1.0 and pair.loc["eat", "value"] == 0.5
     assert set(pair["metric"]) == {"pairwise"} and set(pair["condition"]) == {""}
-    # a missing negative score takes that image out of the verb's count, and so out of the filter
-    assert verb_image_counts(ITEMS, POS, [0.2, np.nan, 0.1, 0.6, 0.1]).to_dict() == {"eat": 2, "run": 1}
+    # a missing negative score takes that row out of its triplet's count, and so out of the filter
+    assert triplet_negative_counts(items, POS, [0.2, np.nan, 0.1, 0.6, 0.1]).to_dict() == {"a,run,x": 1,
+                                                                                          "b,eat,y": 2}
     verbs = pd.DataFrame({"subset": list("abcde"), "value": [0.5, 0.1, 0.9, 0.1, 0.7]})
     assert ranked_verbs(verbs, k=2) == ["b", "d", "e", "c"]  # two hardest (ties by name), two easiest
     assert ranked_verbs(verbs, k=3) == ["b", "d", "a", "e", "c"]  # at most 2 k verbs: all of them
 
 
-class CountingScorer:
-    """Stands in for a loaded scorer: scores are a fixed function of (image, text); every call is recorded."""
+def test_table6_keeps_triplets_not_verbs():
+    """A verb spread over triplets with 20 and 15 negatives (35 in all) is dropped; a 30-negative triplet stays."""
+    rows = [("s1", "p1", f"a{i}", False, True, False, "hug") for i in range(20)]
+    rows += [("s2", "p2", f"b{i}", False, True, False, "hug") for i in range(15)]
+    rows += [("s3", "p3", f"c{i}", False, False, True, "ride") for i in range(30)]
+    items = table(rows, ["man,hug,dog"] * 20 + ["girl,hug,cat"] * 15 + ["man,ride,horse"] * 30)
+    pos, neg = np.full(65, 0.9), np.r_[np.full(35, 0.1), np.full(15, 0.1), np.full(15, 0.8)]
+    assert triplet_negative_counts(items, pos, neg).to_dict() == {"girl,hug,cat": 15, "man,hug,dog": 20,
+                                                                  "man,ride,horse": 30}
+    kept = verb_accuracy(items, pos, neg, "m", min_negatives=30, n_resamples=50).set_index("subset")
+    assert list(kept.index) == ["ride"] and kept.loc["ride", "value"] == 0.5 and kept.loc["ride", "n"] == 30
+    both = verb_accuracy(items, pos, neg, "m", min_negatives=15, n_resamples=50).set_index("subset")
+    assert both.loc["hug", "value"] == 1.0 and both.loc["hug", "n"] == 35
 
-    def __init__(self, capabilities):
-        self.name, self.capabilities, self.calls = "counting", frozenset(capabilities), []
+
+def test_verb_pairs_count_positives_plus_negatives_of_verb_negatives_with_both_images():
+    items = table(ROWS + [("s4", "p4", "n6", False, True, False, "go")])
+    items.loc[5, "neg_image"] = None  # not countable: no negative image
+    # verb negatives with both images: (s1, p1, n2) and (s2, p2, n3): 2 positive + 2 negative pairs
+    assert verb_pair_counts(items) == {"pos": 2, "neg": 2, "all": 4}
+
+
+class CountingScorer:
+    """Stands in for a loaded scorer: scores are a fixed function of (image, text) (or looked up in ``scores``
+    by (text, image)); every call is recorded."""
+
+    def __init__(self, capabilities, scores=None):
+        self.name, self.capabilities, self.calls, self.scores = "counting", frozenset(capabilities), [], scores
 
     def match(self, images, texts):
         self.calls.append(("match", list(zip(images, texts))))
+        if self.scores is not None:
+            return np.array([self.scores[text, image] for image, text in zip(images, texts)])
         return np.array([0.9 if text.endswith(image[-1]) else 0.2 for image, text in zip(images, texts)])
 
     def choose_image(self, image_lists, texts, head=None):
@@ -146,9 +198,9 @@ def test_score_pairs_scores_each_distinct_pair_once_and_leaves_missing_images_na
                               neg_image=["/x", "/y", None, "/b"]))
     itm_scorer = CountingScorer({"match", "fill_mask"})
     pos, neg = score_pairs(itm_scorer, items, "match")
-    assert len(itm_scorer.calls) == 1 and len(itm_scorer.calls[0][1]) == 4  # (s a,/a) once, /x, /y, /b
-    np.testing.assert_allclose(pos, [0.9, 0.9, 0.9, np.nan])
-    np.testing.assert_allclose(neg, [0.2, 0.2, np.nan, 0.9])
+    assert len(itm_scorer.calls) == 1 and len(itm_scorer.calls[0][1]) == 3  # (s a,/a) once, /x, /y
+    np.testing.assert_allclose(pos, [0.9, 0.9, np.nan, np.nan])  # rows 2, 3 lack an image: dropped whole
+    np.testing.assert_allclose(neg, [0.2, 0.2, np.nan, np.nan])
     dual = CountingScorer({"similarity"})
     pos, neg = score_pairs(dual, items, "similarity")
     assert dual.calls == [("choose_image", [("/a", "/x"), ("/a", "/y")], "similarity")]

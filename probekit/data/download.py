@@ -4,8 +4,10 @@
 per-request timeouts, retries with exponential backoff on transient errors, and every file checked to decode
 as an image before it is kept.  Files are written to a temporary name and renamed, so an interrupted run
 loses nothing and a re-run only fetches what is still missing.  The outcome of every id (including why it
-failed) goes to ``manifest.csv`` in the folder; ids that failed for good (HTTP 404, not an image) are not
-retried unless asked.  Images a user already has are used as they are when named ``<id>.<ext>`` in that
+failed) goes to ``manifest.csv`` in the folder; ids that failed for good (HTTP 404, not an image, a
+placeholder) are not retried unless asked.  An image host's "photo unavailable" placeholder reached by a redirect
+decodes as an image, so it is recognised by where the redirect went (:mod:`probekit.data.placeholders`); such ids
+count as missing.  Images a user already has are used as they are when named ``<id>.<ext>`` in that
 folder.  ``fetch_file`` downloads one data file (an annotation CSV) with the same care.
 """
 
@@ -18,6 +20,7 @@ import socket
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 import warnings
@@ -28,7 +31,9 @@ from typing import Mapping
 
 import pandas as pd
 from PIL import Image
+
 from ..progress import bar as tqdm
+from .placeholders import PLACEHOLDER, drop_shared_redirects, placeholder_target
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp", ".tif", ".tiff")
 MANIFEST = "manifest.csv"
@@ -83,17 +88,18 @@ def check_image(data: bytes) -> str:
     return _EXT.get(fmt, f".{fmt.lower()}")
 
 
-def _http_get(url: str, timeout: float, max_bytes: int) -> bytes:
+def _http_get(url: str, timeout: float, max_bytes: int) -> tuple[bytes, str]:
     request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
     with urllib.request.urlopen(request, timeout=timeout) as response:
-        data = response.read(max_bytes + 1)
+        data, final_url = response.read(max_bytes + 1), response.geturl()
     if len(data) > max_bytes:
         raise _Failure(f"larger than max_bytes={max_bytes}", permanent=True, reached_server=True)
-    return data
+    return data, final_url
 
 
-def _get_with_retries(url: str, timeout: float, retries: int, backoff: float, max_bytes: int) -> bytes:
-    """GET ``url``; retry transient failures (timeouts, refused connections, 5xx, 429) ``retries`` times."""
+def _get_with_retries(url: str, timeout: float, retries: int, backoff: float, max_bytes: int) -> tuple[bytes, str]:
+    """GET ``url`` -> (body, URL after redirects); retry transient failures (timeouts, refused connections, 5xx,
+    429) ``retries`` times."""
     for attempt in range(retries + 1):
         try:
             return _http_get(url, timeout, max_bytes)
@@ -145,7 +151,8 @@ def fetch_images(urls: Mapping[str, str], dest_dir: str | os.PathLike, workers: 
     """Download the images ``{id: url}`` into ``dest_dir`` as ``<id>.<ext>``; return one row per id.
 
     Columns: ``id``, ``url``, ``path`` (absolute path of the image file, None when unavailable), ``ok``,
-    ``error`` (why it is unavailable, "" when ok), ``cached`` (True when the file was already there).
+    ``error`` (why it is unavailable, "" when ok), ``cached`` (True when the file was already there),
+    ``placeholder`` (True when the host redirected to its "photo unavailable" image: missing, not an image).
     Existing image files named after the id are used without a download, so ``dest_dir`` may hold images a
     user already has.  Ids whose earlier failure was permanent (HTTP 4xx, not an image) are skipped unless
     ``retry_failed``.  When the first ``offline_after`` attempts all fail without reaching any server, the
@@ -180,13 +187,17 @@ def fetch_images(urls: Mapping[str, str], dest_dir: str | os.PathLike, workers: 
     def fetch_one(image_id: str) -> dict:
         url = urls[image_id]
         row = dict(id=image_id, url=url, path=None, ok=False, error="", permanent=False, cached=False,
-                   unknown_host=False)
+                   unknown_host=False, redirect="")
         if offline.is_set():
             row["error"] = "not attempted: network unreachable"
             return row
         try:
-            data = _get_with_retries(url, timeout, retries, backoff, max_bytes)
+            data, final_url = _get_with_retries(url, timeout, retries, backoff, max_bytes)
             reached = True
+            row["redirect"] = final_url if final_url != url else ""
+            if placeholder_target(url, final_url):
+                data = None
+                row.update(error=f"{PLACEHOLDER}: redirected to {final_url}", permanent=True)
         except _Failure as failure:
             data, reached = None, failure.reached_server
             row.update(error=str(failure), permanent=failure.permanent, unknown_host=failure.unknown_host)
@@ -230,12 +241,14 @@ def fetch_images(urls: Mapping[str, str], dest_dir: str | os.PathLike, workers: 
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
             bar.close()
+            drop_shared_redirects(rows)
             flush()  # also when interrupted
     else:
         flush()
 
     table = pd.DataFrame([rows[i] for i in urls], columns=["id", "url", "path", "ok", "error", "permanent", "cached"])
     table = table.drop(columns="permanent")
+    table["placeholder"] = table["error"].astype(str).str.startswith(PLACEHOLDER)
     nothing_reached = stats["attempted"] > 0 and stats["reached"] == 0
     table["path"] = pd.Series([p if isinstance(p, str) else None for p in table["path"]], dtype=object)
     n_missing = int((~table["ok"]).sum())
@@ -265,7 +278,7 @@ def fetch_file(url: str, dest: str | os.PathLike, timeout: float = 60, retries: 
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     try:
-        data = _get_with_retries(url, timeout, retries, backoff, max_bytes)
+        data, _ = _get_with_retries(url, timeout, retries, backoff, max_bytes)
     except _Failure as failure:
         cls = DownloadError if failure.reached_server else OfflineError
         raise cls(f"could not download {what or dest.name} from {url}: {failure}. Download it by hand "

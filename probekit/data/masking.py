@@ -1,7 +1,8 @@
 """The guided-masking probe on real data: SVO-Probes' positive pairs with the verb located and the subject boxed.
 
 Each distinct (sentence, positive image) of SVO-Probes becomes one item.  The verb is the middle word of
-``pos_triplet``; it is found in the sentence by lemma (any inflected form: "jogs", "jogging", "ran"), and a
+``pos_triplet``; it is found in the sentence by lemma (any inflected form: "jogs", "jogging", "ran") and, where
+the lemma occurs more than once, by its place after the triplet's subject (:func:`locate_verb`), and a
 sentence where no word has that lemma is not guessed at: it is dropped, counted and listed in
 ``items.attrs["unlocated"]``.  No model runs here: the items leave ``subject_box`` None and carry the subject
 noun (``subject``), which the masking study (``probekit.studies.masking``) gives to an open-vocabulary detector
@@ -27,22 +28,48 @@ def verb_forms(lemma: str) -> set[str]:
     return {lemma} | {form.lower() for forms in table.values() for form in forms}
 
 
-def locate_verb(sentence: str, lemma: str) -> tuple[int, int] | None:
-    """Character span of the first word of ``sentence`` that is a form of the verb ``lemma``, else None.
+def noun_forms(noun: str) -> set[str]:
+    """The head word (last word) of ``noun`` and its noun inflections ("troupe" -> troupe, troupes)."""
+    head = noun.strip().lower().split()[-1] if noun.strip() else ""
+    table = getAllInflections(head, upos="NOUN") or getAllInflectionsOOV(head, upos="NOUN")
+    return {head} | {form.lower() for forms in table.values() for form in forms} if head else set()
 
-    A word matches when it is one of the lemma's inflections or lemmatizes (as a verb) to the lemma.
+
+def locate_verb(sentence: str, lemma: str, subject: str | None = None) -> tuple[int, int] | None:
+    """Character span of the verb ``lemma`` in ``sentence``, located by a rule on the triplet's order, or None.
+
+    No part-of-speech tagger runs here (their models need a download); the rule, in order:
+
+    1. the candidates are the words that are forms of the verb ``lemma`` (one of its inflections, or a word that
+       lemmatizes to it as a verb);
+    2. when the triplet's ``subject`` (its head noun or that noun's plural) occurs in the sentence and a
+       candidate follows it, the verb is the first candidate after the subject's first occurrence: in English
+       captions the verb follows its subject ("A dance troupe dances": the noun "dance" precedes "troupe";
+       "Kids dance by a dancing fountain": the verb is "dance", not the participle after it);
+    3. otherwise (no subject given, the caption names it differently, or nothing follows it) the verb is the
+       first candidate inflected as a verb (a form other than the bare lemma: "dances", "dancing", "danced"),
+       else the first candidate.
+
     Multi-word verbs ("pick up") are never located: masking one word of them would be a guess.
     """
     lemma = lemma.strip().lower()
     if not lemma or not _WORD.fullmatch(lemma):
         return None
     forms = verb_forms(lemma)
-    for match in _WORD.finditer(sentence):
+    words = list(_WORD.finditer(sentence))
+    candidates = []
+    for i, match in enumerate(words):
         word = match.group().lower()
         lemmas = getAllLemmas(word, upos="VERB").get("VERB") or getAllLemmasOOV(word, upos="VERB").get("VERB", ())
         if word in forms or lemma in lemmas:
-            return match.span()
-    return None
+            candidates.append((i, match))
+    subject_at = next((i for i, m in enumerate(words) if m.group().lower() in noun_forms(subject or "")), None)
+    after = [m for i, m in candidates if subject_at is not None and i > subject_at]
+    if after:
+        return after[0].span()
+    inflected = [m for _, m in candidates if m.group().lower() != lemma]
+    chosen = inflected[0] if inflected else (candidates[0][1] if candidates else None)
+    return chosen.span() if chosen is not None else None
 
 
 def pair_subject_boxes(pairs: pd.DataFrame) -> tuple[list, list]:
@@ -69,7 +96,7 @@ def masking_items(pairs: pd.DataFrame) -> pd.DataFrame:
     rows, unlocated = [], []
     for item, triplet in zip(pos.itertuples(index=False), triplets):
         subject, verb = triplet[0].strip(), item.verb
-        span = locate_verb(item.sentence, verb)
+        span = locate_verb(item.sentence, verb, subject)
         if span is None:
             unlocated.append({"sentence": item.sentence, "verb": verb})
             continue

@@ -118,7 +118,9 @@ def validate_entries(entries: Any, source: str = EVAL_SET_NAME) -> None:
 # --------------------------------------------------------------------------------------------- loading
 
 
-def _eval_set_path(data_dir: Path) -> Path:
+def eval_set_path(data_dir: Path) -> Path:
+    """The evaluation set under ``data_dir`` (``eval_set.json`` or ``prednoun/eval_set.json``), downloaded to
+    the latter the first time."""
     for candidate in (data_dir / EVAL_SET_NAME, data_dir / "prednoun" / EVAL_SET_NAME):
         if candidate.is_file():
             return candidate
@@ -177,7 +179,7 @@ def load_eval_set(data_dir: Path, limit: int | None, seed: int, split: str) -> p
         raise ValueError(f"the predicate-noun evaluation set has only the split 'eval' (got {split!r}); it is a "
                          "zero-shot probe without training items")
     data_dir = Path(data_dir)
-    entries = read_eval_set(_eval_set_path(data_dir))
+    entries = read_eval_set(eval_set_path(data_dir))
     items = items_from_entries(entries, select_pairs(len(entries), limit, seed))
     found = open_images(items["image_id"], items["open_images_split"], data_dir)
     paths = dict(zip(zip(found["image_id"], found["split"]), found["path"]))

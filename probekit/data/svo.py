@@ -6,7 +6,9 @@ Layout under ``data_dir``::
     svo-probes/images/<image_id>.<ext> fetched by ``fetch_images`` (or images a user already has)
     svo-probes/images/manifest.csv     every image id, its URL, and why it is missing if it is
 
-Many of the image URLs are dead; such images get a path of None and the chapter counts the pairs it skips.
+Many of the image URLs are dead, and some hosts redirect a removed photo to a "photo unavailable" placeholder
+(counted as missing, :mod:`probekit.data.placeholders`); such images get a path of None and the chapter drops
+every row that lacks its positive or its negative image, as the authors do, and counts them.
 The paper's reported numbers are rows of ``probekit.papers.svo_probes``.
 """
 
@@ -100,7 +102,8 @@ def load_svo_probes(data_dir: str | os.PathLike, limit: int | None = None, seed:
 
     ``limit`` keeps that many rows drawn at random under ``seed`` (in CSV order), and only their images are
     fetched.  With ``download=False`` nothing is fetched: only images already in ``svo-probes/images`` are used.
-    ``items.attrs`` holds ``n_images``, ``n_images_missing`` and ``image_manifest`` (the downloader's record).
+    ``items.attrs`` holds ``n_images``, ``n_images_missing`` (placeholders included), ``n_images_placeholder``
+    and ``image_manifest`` (the downloader's record).
     """
     if split != "eval":
         raise ValueError(f"SVO-Probes has only an evaluation split; got split={split!r} (use split='eval')")
@@ -124,9 +127,11 @@ def load_svo_probes(data_dir: str | os.PathLike, limit: int | None = None, seed:
             raise OfflineError(f"{err} To use SVO-Probes images you already have, place them in {images_dir} "
                                f"or pass data_dir=<folder> whose svo-probes/images holds them.") from None
         paths = {i: (p if isinstance(p, str) else None) for i, p in zip(fetched["id"], fetched["path"])}
+        placeholders = int(fetched["placeholder"].sum())
     else:
         local = find_local_images(images_dir)
         paths = {i: (str(local[image_filename(i)]) if image_filename(i) in local else None) for i in urls}
+        placeholders = 0
 
     items = table[["item_id", "sentence", "pos_triplet", "neg_triplet", "pos_image_id", "neg_image_id",
                    "subj_neg", "verb_neg", "obj_neg"]].copy()
@@ -135,6 +140,6 @@ def load_svo_probes(data_dir: str | os.PathLike, limit: int | None = None, seed:
     items["verb"] = [verb_lemma(t) for t in items["pos_triplet"]]
     all_ids = set(items["pos_image_id"]) | set(items["neg_image_id"])
     items.attrs.update(n_images=len(all_ids), n_images_missing=sum(paths.get(i) is None for i in all_ids),
-                       image_manifest=str(images_dir / "manifest.csv"))
+                       n_images_placeholder=placeholders, image_manifest=str(images_dir / "manifest.csv"))
     return items.reset_index(drop=True)
 

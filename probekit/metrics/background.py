@@ -26,6 +26,8 @@ DELTA_PAIRS = (("x0", "x0_patch"), ("x0_patch", "x1_fill"), ("x0", "x1_fill"))
 #: the model / condition of rows pooled over every model / every filler (the paper's averaged tables)
 ALL_MODELS, ALL_FILLERS = "all models", "all fillers"
 MULTI, SINGLE = "probe-b", "probe-b-single"
+#: the probes of rows pooled over models (model ``all models``), kept apart so every ``probe-b`` row is one model's
+POOLED = {MULTI: "probe-b-pooled", SINGLE: "probe-b-single-pooled"}
 
 
 def pair_label(a: str, b: str) -> str:
@@ -120,11 +122,11 @@ def probe_b_rows(scored: pd.DataFrame, by: dict[str, str] | None = None, seed: i
 
 
 def probe_b_all_rows(scored: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Both splits per model x filler, and the multi-object rows pooled over models (per filler) and over
-    fillers (per model), as the paper reports Table 8."""
+    """Both splits per model x filler, and the multi-object rows pooled over models (per filler, probe
+    ``probe-b-pooled``) and over fillers (per model, condition ``all fillers``), as the paper reports Table 8."""
     multi, single = scored[~scored["single_object"]], scored[scored["single_object"]]
     parts = [probe_b_rows(multi, seed=seed), probe_b_rows(single, seed=seed),
-             probe_b_rows(multi, {"condition": "filler"}, seed, model=ALL_MODELS),
+             probe_b_rows(multi, {"condition": "filler"}, seed, model=ALL_MODELS, probe=POOLED[MULTI]),
              probe_b_rows(multi, {"model": "model"}, seed, condition=ALL_FILLERS)]
     return concat(parts)
 

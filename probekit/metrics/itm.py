@@ -3,6 +3,11 @@
 Inputs are an item table in the ``verbs`` schema and two score arrays aligned with its rows: the score of
 (sentence, positive image) and of (sentence, negative image); NaN marks a pair that could not be scored.
 
+Rules, as in the authors' evaluation notebook:
+
+* **A row is scored whole or not at all.**  A row whose positive or negative image is missing (or unreadable)
+  is dropped entirely: its positive pair is not counted either (:func:`coverage` says how many rows were
+  dropped for a missing positive and for a missing negative image).
 * ``itm_accuracy``: a pair is predicted a match when its score >= ``threshold``.  Accuracy on positives (each
   (sentence, positive image) counted once), on negatives (each (sentence, negative image) counted once) and
   their equal-weight average, overall and per negative type.  A row belongs to a negative type when exactly
@@ -10,12 +15,15 @@ Inputs are an item table in the ``verbs`` schema and two score arrays aligned wi
   several or no flags set are left out everywhere, as in the paper's Table 4).
 * ``pairwise_accuracy``: the fraction of (sentence, positive image, negative image) triples where the positive
   image scores higher; ties count 1/2.  Every model gets it (dual encoders only it).
-* ``verb_accuracy`` / ``ranked_verbs``: accuracy per verb (lemma of the positive triplet's verb) for verbs
-  with at least ``min_count`` distinct negative images (``verb_image_counts``), and the hardest and easiest
-  ``k`` (Table 6).
+* ``verb_accuracy`` (Table 6): only SVO *triplets* (the positive triplet) with at least ``min_negatives``
+  distinct negative images are kept (:func:`triplet_negative_counts`); accuracy per verb (lemma of the
+  triplet's verb) over the rows of its kept triplets.  A verb spread over small triplets is dropped however many
+  negatives it has in total.  ``ranked_verbs`` orders ours; the paper's own lists are sets, not rankings.
+* ``verb_pair_counts``: positive and negative pairs of verb negatives with both images, the quantity the
+  guided-masking paper counts (11,571 + 22,322 = 33,893).
 
-``score_pairs`` is the hand-off from a scorer to these metrics: it returns the two score arrays, scoring each
-distinct (sentence, image) pair once and leaving NaN where an image is missing.
+``score_pairs`` is the hand-off from a scorer to these metrics: it returns the two score arrays for the rows
+with both images, scoring each distinct (sentence, image) pair once, and NaN for every other row.
 
 Rows are in the one result schema (:mod:`probekit.results`), ``study="verbs"``, values as fractions, each with
 a percentile-bootstrap 95% interval (``probekit.stats.bootstrap_ci``) over the counted units:
@@ -60,10 +68,11 @@ def _scored(items: pd.DataFrame, pos_scores, neg_scores) -> pd.DataFrame:
     pos_scores, neg_scores = np.asarray(pos_scores, float), np.asarray(neg_scores, float)
     if len(pos_scores) != len(items) or len(neg_scores) != len(items):
         raise ValueError(f"score arrays have {len(pos_scores)} and {len(neg_scores)} entries for {len(items)} rows")
-    scored = items[["sentence", "pos_image_id", "neg_image_id", "verb"]].copy()
+    scored = items[["sentence", "pos_triplet", "pos_image_id", "neg_image_id", "verb"]].copy()
     scored["type"] = negative_type(items).to_numpy()
     scored["pos_score"], scored["neg_score"] = pos_scores, neg_scores
-    return scored[scored["type"].notna()]
+    whole = ~(np.isnan(pos_scores) | np.isnan(neg_scores))  # a row without either score is dropped whole
+    return scored[scored["type"].notna().to_numpy() & whole]
 
 
 def _subset(scored: pd.DataFrame, subset: str) -> pd.DataFrame:
@@ -71,13 +80,11 @@ def _subset(scored: pd.DataFrame, subset: str) -> pd.DataFrame:
 
 
 def _positives(scored: pd.DataFrame) -> np.ndarray:
-    unique = scored.drop_duplicates(["sentence", "pos_image_id"])
-    return unique["pos_score"].dropna().to_numpy()
+    return scored.drop_duplicates(["sentence", "pos_image_id"])["pos_score"].to_numpy()
 
 
 def _negatives(scored: pd.DataFrame) -> np.ndarray:
-    unique = scored.drop_duplicates(["sentence", "neg_image_id"])
-    return unique["neg_score"].dropna().to_numpy()
+    return scored.drop_duplicates(["sentence", "neg_image_id"])["neg_score"].to_numpy()
 
 
 def _row(model, metric, subset, values, statistic=np.mean, n_resamples=1000, seed=0, probe=PROBE,
@@ -118,42 +125,40 @@ def itm_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = "mode
 
 
 def score_pairs(scorer, items: pd.DataFrame, head: str) -> tuple[np.ndarray, np.ndarray]:
-    """Score of (sentence, positive image) and (sentence, negative image) for every row of ``items``.
+    """Score of (sentence, positive image) and (sentence, negative image) for the rows of ``items`` with both.
 
     ``head="match"``: ``scorer.match`` probabilities, each distinct (sentence, image) pair scored once (the
     scores a threshold applies to, and the choice head of ITM models).  ``head="similarity"``:
     ``scorer.choose_image`` over [positive, negative] per row with that head (a softmax over the two images'
-    similarities), for rows with both images.  Missing images (None) give NaN.  Which head answers which
-    question is ``probekit.scorers.head_for``'s decision, not this function's.
+    similarities).  A row missing either image (None) is dropped whole, as the authors do: both its scores are
+    NaN and neither pair is scored.  Which head answers which question is ``probekit.scorers.head_for``'s
+    decision, not this function's.
     """
     if head not in HEADS:
         raise ValueError(f"head must be one of {HEADS}, not {head!r}")
     n = len(items)
     pos, neg = np.full(n, np.nan), np.full(n, np.nan)
-    has_pos = items["pos_image"].notna().to_numpy()
-    has_neg = items["neg_image"].notna().to_numpy()
+    both = (items["pos_image"].notna() & items["neg_image"].notna()).to_numpy()
+    if not both.any():
+        return pos, neg
+    part = items.loc[both]
     if head == "match":
-        pairs = pd.concat([items.loc[has_pos, ["sentence", "pos_image"]].set_axis(["text", "image"], axis=1),
-                           items.loc[has_neg, ["sentence", "neg_image"]].set_axis(["text", "image"], axis=1)])
+        pairs = pd.concat([part[["sentence", "pos_image"]].set_axis(["text", "image"], axis=1),
+                           part[["sentence", "neg_image"]].set_axis(["text", "image"], axis=1)])
         pairs = pairs.drop_duplicates().reset_index(drop=True)
-        if len(pairs):
-            scores = np.asarray(scorer.match(pairs["image"].tolist(), pairs["text"].tolist()), float)
-            lookup = dict(zip(zip(pairs["text"], pairs["image"]), scores))
-            pos[has_pos] = [lookup[k] for k in zip(items.loc[has_pos, "sentence"], items.loc[has_pos, "pos_image"])]
-            neg[has_neg] = [lookup[k] for k in zip(items.loc[has_neg, "sentence"], items.loc[has_neg, "neg_image"])]
+        scores = np.asarray(scorer.match(pairs["image"].tolist(), pairs["text"].tolist()), float)
+        lookup = dict(zip(zip(pairs["text"], pairs["image"]), scores))
+        pos[both] = [lookup[k] for k in zip(part["sentence"], part["pos_image"])]
+        neg[both] = [lookup[k] for k in zip(part["sentence"], part["neg_image"])]
     else:
-        both = has_pos & has_neg
-        if both.any():
-            part = items.loc[both]
-            probs = np.asarray(scorer.choose_image([[p, q] for p, q in zip(part["pos_image"], part["neg_image"])],
-                                                   part["sentence"].tolist(), head=head), float)
-            pos[both], neg[both] = probs[:, 0], probs[:, 1]
+        probs = np.asarray(scorer.choose_image([[p, q] for p, q in zip(part["pos_image"], part["neg_image"])],
+                                               part["sentence"].tolist(), head=head), float)
+        pos[both], neg[both] = probs[:, 0], probs[:, 1]
     return pos, neg
 
 
 def _pair_correct(scored: pd.DataFrame) -> np.ndarray:
     unique = scored.drop_duplicates(["sentence", "pos_image_id", "neg_image_id"])
-    unique = unique.dropna(subset=["pos_score", "neg_score"])
     diff = unique["pos_score"].to_numpy() - unique["neg_score"].to_numpy()
     return np.where(diff > 0, 1.0, np.where(diff == 0, 0.5, 0.0))
 
@@ -166,38 +171,27 @@ def pairwise_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = 
                   for subset in SUBSETS])
 
 
-def _check_metric(metric: str) -> None:
-    if metric not in {"neg", "pairwise"}:
-        raise ValueError(f"metric must be 'neg' (thresholded negatives) or 'pairwise', not {metric!r}")
-
-
-def _verb_parts(scored: pd.DataFrame, metric: str):
-    for verb, part in scored.groupby("verb", sort=True):
-        part = part.dropna(subset=["neg_score"] if metric == "neg" else ["pos_score", "neg_score"])
-        yield verb, part, part["neg_image_id"].nunique()
-
-
-def verb_image_counts(items: pd.DataFrame, pos_scores, neg_scores, metric: str = "neg") -> pd.Series:
-    """Per verb: the number of distinct negative images among its scored rows (what ``min_count`` filters on)."""
-    _check_metric(metric)
-    counts = {verb: int(n) for verb, _, n in _verb_parts(_scored(items, pos_scores, neg_scores), metric)}
-    return pd.Series(counts, dtype=int, name="n_images")
+def triplet_negative_counts(items: pd.DataFrame, pos_scores, neg_scores) -> pd.Series:
+    """Per positive SVO triplet: distinct negative images among its scored rows (what Table 6's filter counts)."""
+    scored = _scored(items, pos_scores, neg_scores)
+    return scored.groupby("pos_triplet")["neg_image_id"].nunique().astype(int).rename("n_negatives")
 
 
 def verb_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = "model", metric: str = "neg",
-                  threshold: float = 0.5, min_count: int = 30, n_resamples: int = 1000,
+                  threshold: float = 0.5, min_negatives: int = 30, n_resamples: int = 1000,
                   seed: int = 0) -> pd.DataFrame:
-    """Per-verb accuracy on negatives for verbs with at least ``min_count`` distinct negative images.
+    """Per-verb accuracy on negatives over the SVO triplets with at least ``min_negatives`` negative images.
 
     ``metric="neg"``: fraction of (sentence, negative image) pairs scored below ``threshold`` (condition
     "threshold <t>"); ``metric="pairwise"``: fraction of triples where the positive image wins.  ``probe`` is
-    "svo-verbs" and ``subset`` holds the verb; the image counts are :func:`verb_image_counts`.
+    "svo-verbs" and ``subset`` holds the verb; the triplets' counts are :func:`triplet_negative_counts`.
     """
-    _check_metric(metric)
+    if metric not in {"neg", "pairwise"}:
+        raise ValueError(f"metric must be 'neg' (thresholded negatives) or 'pairwise', not {metric!r}")
+    scored = _scored(items, pos_scores, neg_scores)
+    counts = scored.groupby("pos_triplet")["neg_image_id"].transform("nunique")
     rows = []
-    for verb, part, n_images in _verb_parts(_scored(items, pos_scores, neg_scores), metric):
-        if n_images < min_count:
-            continue
+    for verb, part in scored[counts >= min_negatives].groupby("verb", sort=True):
         if metric == "neg":
             correct, cond = (_negatives(part) < threshold).astype(float), condition(threshold)
         else:
@@ -207,16 +201,28 @@ def verb_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = "mod
 
 
 def ranked_verbs(verbs: pd.DataFrame, k: int = 10) -> list[str]:
-    """Table 6 as one list, hardest first: the ``k`` hardest (lowest accuracy, ties by name) and then the ``k``
-    easiest verbs, ending with the easiest; every verb when there are at most ``2 k``."""
+    """Our Table 6 as one list, hardest first: the ``k`` hardest (lowest accuracy, ties by name) and then the
+    ``k`` easiest verbs, ending with the easiest; every verb when there are at most ``2 k``."""
     ordered = verbs.sort_values(["value", "subset"], kind="stable")["subset"].tolist()
     return ordered if len(ordered) <= 2 * k else ordered[:k] + ordered[-k:]
 
 
 def coverage(items: pd.DataFrame, pos_scores, neg_scores) -> dict:
-    """How many rows could be scored: both pairs, and rows skipped for a missing image or a mixed flag set."""
-    pos_ok = ~np.isnan(np.asarray(pos_scores, float))
-    neg_ok = ~np.isnan(np.asarray(neg_scores, float))
+    """How many rows could be scored, and how many were dropped whole: for a missing positive image, for a
+    missing negative image (positive present), for an image the model could not read, or for a mixed flag set."""
+    has_pos, has_neg = items["pos_image"].notna().to_numpy(), items["neg_image"].notna().to_numpy()
+    read = ~(np.isnan(np.asarray(pos_scores, float)) | np.isnan(np.asarray(neg_scores, float)))
     typed = negative_type(items).notna().to_numpy()
-    return {"rows": int(len(items)), "scored": int((pos_ok & neg_ok & typed).sum()),
-            "missing_image": int((~(pos_ok & neg_ok)).sum()), "mixed_flags": int((~typed).sum())}
+    return {"rows": int(len(items)), "scored": int((read & typed).sum()),
+            "missing_pos_image": int((~has_pos).sum()), "missing_neg_image": int((has_pos & ~has_neg).sum()),
+            "unreadable_image": int((has_pos & has_neg & ~read).sum()), "mixed_flags": int((~typed).sum())}
+
+
+def verb_pair_counts(items: pd.DataFrame) -> dict:
+    """Pairs of verb negatives with both images, as the guided-masking paper counts them: distinct (sentence,
+    positive image) pairs ("pos"), distinct (sentence, negative image) pairs ("neg") and their sum ("all")."""
+    verb = items[(negative_type(items) == "verb").to_numpy()
+                 & (items["pos_image"].notna() & items["neg_image"].notna()).to_numpy()]
+    pos = len(verb.drop_duplicates(["sentence", "pos_image_id"]))
+    neg = len(verb.drop_duplicates(["sentence", "neg_image_id"]))
+    return {"pos": pos, "neg": neg, "all": pos + neg}

@@ -2,24 +2,22 @@
 
 The verb's surface form (``sentence[verb_start:verb_end]``) is replaced by as many mask tokens as the model's
 tokenizer splits it into (``scorer.word_pieces``), so the model is asked for a word of the verb's length in
-pieces, not told how it is spelt.
+pieces, not told how it is spelt.  Lemmas, piece markers and the two scoring rules are
+:mod:`probekit.metrics.verb_pieces`'s:
 
-**Lemma matching.**  Gold and predicted words are lemmatized as verbs with ``lemminflect`` (rule-based, no
-download at run time; an irregular form such as "ran" maps to "run", "sitting" to "sit").  A word may have
-several verb lemmas ("saw" -> "see", "saw"); a caption counts as correct when a gold lemma is among the lemmas
-of its top-k candidate words.
+* ``correct`` (metric ``accuracy``, the paper's rule): at least half of the verb's pieces hit, a piece hitting
+  when its lemma is among its position's top-k lemmas;
+* ``word_correct`` (metric ``word_accuracy``): a gold verb lemma is among the lemmas of the top-k whole words
+  (combinations of pieces ranked by joint probability).  For a one-piece verb the two agree.
 
-**Multi-piece verbs.**  When the verb takes several pieces, the candidate words are the ``k`` best
-*combinations* of per-position predictions: each masked position contributes its top-k pieces, a combination's
-probability is the product of its pieces' probabilities (the head predicts positions independently), and the
-``k`` most probable combinations, joined into words by the tokenizer's continuation convention ("##" continues
-a WordPiece word; "Ġ"/"▁" start a new BPE/SentencePiece word), are the top-k words.  For a one-piece verb this
-is exactly the head's top-k.  A combination that spells several words never matches a one-word verb.
+**Rows.**  :func:`accuracy_rows` gives both accuracies per model × condition in the result schema (study
+``masking``, probe ``top-k``, chance :func:`topk_chance`); :func:`drop_rows` the paired differences between
+conditions (metric ``<metric>_diff``, condition "full image − subject ablated", chance 0);
+:func:`itm_under_ablation` ITM accuracy rows (probe ``itm``) per image condition, with the pooled average
+(:func:`pooled_rows`) beside the balanced one.
 
-**Rows.**  :func:`accuracy_rows` gives top-k accuracy per model × condition in the result schema (study
-``masking``, probe ``top-k``, metric ``accuracy``, chance :func:`topk_chance`); :func:`drop_rows` the paired
-differences between conditions (metric ``accuracy_diff``, condition "full image − subject ablated", chance 0);
-:func:`itm_under_ablation` ITM accuracy rows (probe ``itm``) per image condition.
+**One item set.**  :func:`common_items` keeps the items scored in every condition; drops and accuracies then
+compare the same captions (the others are the caller's to report).
 
 The scoring functions take item tables and predictions, never a model; :func:`predict_verbs`,
 :func:`guided_masking` and :func:`itm_under_ablation` are the ones that call scorers, on image paths the caller
@@ -28,24 +26,23 @@ made (``probekit.ablation``): this module writes no images.
 
 from __future__ import annotations
 
-import heapq
-import re
-from itertools import product
-
 import numpy as np
 import pandas as pd
-from lemminflect import getLemma
 
-from probekit.metrics.itm import itm_accuracy, score_pairs
+from probekit.metrics.itm import itm_accuracy, negative_type, score_pairs
+from probekit.metrics.verb_pieces import (piece_ranks, pieces_correct, top_candidates, verb_lemmas)
 from probekit.results import concat, frame, row
 from probekit.scorers import MASK
 from probekit.stats import bootstrap_ci
 
-_WORD_START = ("Ġ", "▁")
 STUDY, PROBE, TEXT_ONLY = "masking", "top-k", "text only"
+#: metric name -> the per-item column it averages
+METRICS = {"accuracy": "correct", "word_accuracy": "word_correct"}
 #: the paired differences of top-k accuracy the study reports (a − b)
 DROPS = (("full image", "subject ablated"), ("full image", "image ablated"), ("full image", TEXT_ONLY),
          ("subject ablated", "image ablated"))
+PER_ITEM = ["item_id", "verb", "pieces", "piece_ranks", "hits", "correct", "predictions", "probs", "rank",
+            "word_correct"]
 
 
 def mask_span(sentence: str, start: int, end: int, n_masks: int, mask: str = MASK) -> str:
@@ -57,66 +54,46 @@ def mask_span(sentence: str, start: int, end: int, n_masks: int, mask: str = MAS
     return sentence[:start] + " ".join([mask] * n_masks) + sentence[end:]
 
 
-def verb_lemmas(word: str) -> frozenset[str]:
-    """All verb lemmas of ``word`` (lower-cased; out-of-vocabulary words by lemminflect's rules)."""
-    w = re.sub(r"[^a-z'-]", "", word.lower())
-    if not w:
-        return frozenset()
-    return frozenset(getLemma(w, upos="VERB", lemmatize_oov=True))
-
-
-def join_pieces(pieces) -> str:
-    """Join tokenizer pieces into text.  WordPiece: "##x" continues the previous word.  BPE/SentencePiece
-    (some piece starts with "Ġ" or "▁"): a marked piece starts a word, an unmarked one continues it."""
-    bpe = any(p.startswith(_WORD_START) for p in pieces)
-    words: list[str] = []
-    for piece in pieces:
-        if bpe and piece.startswith(_WORD_START):
-            words.append(piece[1:])
-        elif words and (bpe or piece.startswith("##")):
-            words[-1] += piece.removeprefix("##")
-        else:
-            words.append(piece.removeprefix("##"))
-    return " ".join(words)
-
-
-def top_candidates(positions, k: int) -> list[tuple[str, float]]:
-    """The ``k`` most probable words from per-position ``(piece, prob)`` predictions (see the module docstring)."""
-    if len(positions) == 1:
-        return [(join_pieces([p]), float(q)) for p, q in list(positions[0])[:k]]
-    pools = [list(pos)[:k] for pos in positions]
-    combos = heapq.nlargest(k, product(*pools), key=lambda c: np.prod([q for _, q in c]))
-    return [(join_pieces([p for p, _ in c]), float(np.prod([q for _, q in c]))) for c in combos]
-
-
-def score_predictions(items: pd.DataFrame, predictions, k: int = 5) -> pd.DataFrame:
-    """One row per item: the gold lemma, the top-k words and their probabilities, the rank of the first
-    candidate whose lemmas contain a gold lemma (NaN if none) and ``correct`` (rank <= k).
+def score_predictions(items: pd.DataFrame, predictions, pieces, k: int = 5) -> pd.DataFrame:
+    """One row per item (columns ``PER_ITEM``): the gold ``pieces``, each position's gold-piece rank, the
+    ``hits`` within top-k and ``correct`` (the paper's rule); the top-k whole words and their probabilities, the
+    rank of the first whose lemmas contain a gold lemma (NaN if none) and ``word_correct`` (rank <= k).
 
     ``predictions`` holds, per item in order, ``scorer.fill_mask``'s list over masked positions of
-    ``(piece, prob)`` tuples.
+    ``(piece, prob)`` tuples (None for an unreadable image: both verdicts NaN); ``pieces`` the verb's gold pieces
+    per item (``scorer.word_pieces`` of its surface form).
     """
-    if len(predictions) != len(items):
-        raise ValueError(f"{len(predictions)} predictions for {len(items)} items")
+    if not len(predictions) == len(pieces) == len(items):
+        raise ValueError(f"{len(predictions)} predictions and {len(pieces)} piece lists for {len(items)} items")
     rows = []
-    for item, positions in zip(items.itertuples(index=False), predictions):
+    for item, positions, gold_pieces in zip(items.itertuples(index=False), predictions, pieces):
+        out = {"item_id": item.item_id, "verb": item.verb, "pieces": list(gold_pieces)}
+        if positions is None:
+            rows.append({**out, "piece_ranks": None, "hits": np.nan, "correct": np.nan, "predictions": None,
+                         "probs": None, "rank": np.nan, "word_correct": np.nan})
+            continue
+        ranks = piece_ranks(gold_pieces, [list(p)[:k] for p in positions])
+        hits = int(sum(r <= k for r in ranks))
         gold = verb_lemmas(item.verb) or frozenset([item.verb.lower()])
         cands = top_candidates(positions, k)
         rank = next((i + 1 for i, (w, _) in enumerate(cands) if verb_lemmas(w) & gold), np.nan)
-        rows.append({"item_id": item.item_id, "verb": item.verb,
-                     "predictions": [w for w, _ in cands], "probs": [p for _, p in cands],
-                     "rank": rank, "correct": bool(rank == rank and rank <= k)})
-    return pd.DataFrame(rows)
+        rows.append({**out, "piece_ranks": ranks, "hits": hits, "correct": pieces_correct(hits, len(ranks)),
+                     "predictions": [w for w, _ in cands], "probs": [p for _, p in cands], "rank": rank,
+                     "word_correct": bool(rank == rank and rank <= k)})
+    return pd.DataFrame(rows, columns=PER_ITEM)
 
 
-def predict_verbs(scorer, items: pd.DataFrame, images=None, k: int = 5) -> list:
-    """Mask each item's verb with as many masks as ``scorer`` splits it into; return ``scorer.fill_mask``'s
-    per-item predictions (``images``: one path per item, or None for text only)."""
-    texts = []
-    for item in items.itertuples(index=False):
-        surface = item.sentence[int(item.verb_start):int(item.verb_end)]
-        texts.append(mask_span(item.sentence, int(item.verb_start), int(item.verb_end),
-                               len(scorer.word_pieces(surface))))
+def verb_pieces(scorer, items: pd.DataFrame) -> list[list[str]]:
+    """The gold pieces of each item's verb as ``scorer``'s tokenizer splits its surface form."""
+    return [scorer.word_pieces(item.sentence[int(item.verb_start):int(item.verb_end)])
+            for item in items.itertuples(index=False)]
+
+
+def predict_verbs(scorer, items: pd.DataFrame, pieces, images=None, k: int = 5) -> list:
+    """Mask each item's verb with one mask per gold piece (``pieces``, :func:`verb_pieces`); return
+    ``scorer.fill_mask``'s per-item predictions (``images``: one path per item, or None for text only)."""
+    texts = [mask_span(item.sentence, int(item.verb_start), int(item.verb_end), len(p))
+             for item, p in zip(items.itertuples(index=False), pieces)]
     return scorer.fill_mask(texts, images=images, k=k)
 
 
@@ -128,74 +105,118 @@ def topk_chance(verbs, k: int) -> float:
     return min(1.0, k / len(lemmas)) if lemmas else float("nan")
 
 
-def accuracy_rows(per_item: pd.DataFrame, chance: float = float("nan"), seed: int = 0) -> pd.DataFrame:
-    """Top-k accuracy per model (the one that answered, ``scored_by``) and condition, with a 95% percentile
-    bootstrap interval over captions; a text-only model listed under several image models counts once."""
+def accuracy_rows(per_item: pd.DataFrame, chance: float = float("nan"), seed: int = 0,
+                  subset: str = "all") -> pd.DataFrame:
+    """Both accuracies (``METRICS``) per model (the one that answered, ``scored_by``) and condition, with a 95%
+    percentile bootstrap interval over captions; a text-only model listed under several image models counts
+    once.  Captions without a verdict (NaN) are not counted."""
     once = per_item.drop_duplicates(["scored_by", "condition", "item_id"])
     rows = []
     for (model, condition), group in once.groupby(["scored_by", "condition"], sort=False):
-        hits = group["correct"].dropna().to_numpy(dtype=float)
-        rows.append(row(study=STUDY, probe=PROBE, model=model, condition=condition, metric="accuracy",
-                        value=hits.mean() if len(hits) else np.nan, ci=bootstrap_ci(hits, seed=seed),
-                        n=len(hits), chance=chance))
+        for metric, column in METRICS.items():
+            hits = group[column].dropna().to_numpy(dtype=float)
+            rows.append(row(study=STUDY, probe=PROBE, model=model, condition=condition, subset=subset,
+                            metric=metric, value=hits.mean() if len(hits) else np.nan,
+                            ci=bootstrap_ci(hits, seed=seed), n=len(hits), chance=chance))
     return frame(rows)
 
 
 def drop_rows(per_item: pd.DataFrame, pairs=DROPS, seed: int = 0) -> pd.DataFrame:
-    """Paired differences of top-k accuracy per model: ``a − b`` for each (a, b) in ``pairs`` (metric
-    ``accuracy_diff``, condition "a − b"), over the captions scored in both, with a paired bootstrap interval
+    """Paired differences of both accuracies per model: ``a − b`` for each (a, b) in ``pairs`` (metric
+    ``<metric>_diff``, condition "a − b"), over the captions scored in both, with a paired bootstrap interval
     (the same captions are resampled for both conditions); chance 0."""
     rows = []
     for model, group in per_item.groupby("model", sort=False):
-        table = group.pivot(index="item_id", columns="condition", values="correct").astype(float)
-        for a, b in pairs:
-            if a not in table or b not in table:
-                continue
-            diff = (table[a] - table[b]).dropna().to_numpy()
-            rows.append(row(study=STUDY, probe=PROBE, model=model, condition=f"{a} − {b}", metric="accuracy_diff",
-                            value=diff.mean() if len(diff) else np.nan, ci=bootstrap_ci(diff, seed=seed),
-                            n=len(diff), chance=0.0))
+        for metric, column in METRICS.items():
+            table = group.pivot(index="item_id", columns="condition", values=column).astype(float)
+            for a, b in pairs:
+                if a not in table or b not in table:
+                    continue
+                diff = (table[a] - table[b]).dropna().to_numpy()
+                rows.append(row(study=STUDY, probe=PROBE, model=model, condition=f"{a} − {b}",
+                                metric=f"{metric}_diff", value=diff.mean() if len(diff) else np.nan,
+                                ci=bootstrap_ci(diff, seed=seed), n=len(diff), chance=0.0))
     return frame(rows)
+
+
+def common_items(per_item: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(rows of the items with a verdict in every model × condition of ``per_item``, rows of the others)."""
+    verdicts = per_item.pivot_table(index="item_id", columns=["model", "condition"], values="correct",
+                                    aggfunc="first", dropna=False)
+    full = verdicts.index[verdicts.notna().all(axis=1)] if verdicts.shape[1] else verdicts.index
+    inside = per_item["item_id"].isin(full)
+    return per_item[inside].reset_index(drop=True), per_item[~inside].reset_index(drop=True)
 
 
 def guided_masking(items: pd.DataFrame, scorers, text_scorer, images, k: int = 5) -> pd.DataFrame:
     """Per item, model and condition: :func:`score_predictions`'s row plus ``model``, ``condition`` and
     ``scored_by`` (the model that answered).  ``images[(scorer.name, condition)]`` is one path (or None) per
     item for each image condition of each masked-LM scorer; "text only" is answered once by ``text_scorer``
-    and listed under every model (same items, so drops stay paired).  An item whose image under a condition
-    is None (missing image, or no subject box to ablate) has no row in that condition."""
+    and listed under every model.  An item whose image under a condition is None (missing image, or no subject
+    box to ablate) gets a row without a verdict there (:func:`common_items` then sets it apart)."""
     frames, text = [], None
     if text_scorer is not None:
-        text = score_predictions(items, predict_verbs(text_scorer, items, None, k), k)
+        pieces = verb_pieces(text_scorer, items)
+        text = score_predictions(items, predict_verbs(text_scorer, items, pieces, None, k), pieces, k)
     for scorer in scorers:
+        pieces = verb_pieces(scorer, items) if len(items) else []
         for (name, condition), paths in images.items():
             if name != scorer.name:
                 continue
-            keep = np.array([p is not None for p in paths], bool)
-            part = items[keep]
-            preds = predict_verbs(scorer, part, [str(p) for p in paths if p is not None], k) if len(part) else []
-            frames.append(score_predictions(part, preds, k).assign(model=scorer.name, condition=condition,
-                                                                   scored_by=scorer.name))
+            shown = [i for i, p in enumerate(paths) if p is not None]
+            preds = [None] * len(items)
+            if shown:
+                found = predict_verbs(scorer, items.iloc[shown], [pieces[i] for i in shown],
+                                      [str(paths[i]) for i in shown], k)
+                for i, pred in zip(shown, found):
+                    preds[i] = pred
+            frames.append(score_predictions(items, preds, pieces, k).assign(model=scorer.name, condition=condition,
+                                                                            scored_by=scorer.name))
         if text is not None:
             frames.append(text.assign(model=scorer.name, condition=TEXT_ONLY, scored_by=text_scorer.name))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=["item_id", "verb", "predictions", "probs", "rank", "correct", "model", "condition", "scored_by"])
+        columns=[*PER_ITEM, "model", "condition", "scored_by"])
+
+
+def pooled_rows(pairs: pd.DataFrame, pos_scores, neg_scores, model: str, threshold: float = 0.5,
+                seed: int = 0) -> pd.DataFrame:
+    """ITM accuracy pooled over all pairs (metric ``avg_pooled``): every distinct (sentence, positive image) and
+    (sentence, negative image) pair counts once, so a subset with twice as many negatives weighs negatives
+    twice (the paper's Table 1 average: 0.954 on 11,571 positives and 0.209 on 22,322 negatives give 0.463).
+    Subsets ``all`` (rows of one negative type) and each negative type; chance 0.5."""
+    scored = pairs[["sentence", "pos_image_id", "neg_image_id"]].assign(
+        type=negative_type(pairs).to_numpy(), pos=np.asarray(pos_scores, float), neg=np.asarray(neg_scores, float))
+    scored = scored[scored["type"].notna()]
+    rows = []
+    for subset in ["all", *dict.fromkeys(negative_type(pairs).dropna())]:
+        part = scored if subset == "all" else scored[scored["type"] == subset]
+        pos = part.drop_duplicates(["sentence", "pos_image_id"])["pos"].dropna().to_numpy()
+        neg = part.drop_duplicates(["sentence", "neg_image_id"])["neg"].dropna().to_numpy()
+        hits = np.concatenate([pos >= threshold, neg < threshold]).astype(float)
+        rows.append(row(study=STUDY, probe="itm", model=model, subset=subset, metric="avg_pooled",
+                        value=hits.mean() if len(hits) else np.nan, ci=bootstrap_ci(hits, seed=seed),
+                        n=len(hits), chance=0.5))
+    return frame(rows)
 
 
 def itm_under_ablation(pairs: pd.DataFrame, scorers, images, threshold: float = 0.5) -> pd.DataFrame:
-    """ITM accuracy rows (``probekit.metrics.itm.itm_accuracy``: positives, negatives, average, per negative
-    type) of each scorer on a ``verbs`` table under each image condition: ``images[(scorer.name, condition)]``
-    = (positive paths, negative paths), one per row, None where the image or its box is missing (that pair is
-    left out of the condition).  Probe ``itm``, the condition in ``condition``, chance 0.5 (a coin flip is right
-    on half the positives and half the negatives)."""
+    """ITM accuracy rows (``probekit.metrics.itm.itm_accuracy``: positives, negatives, balanced average, per
+    negative type; and :func:`pooled_rows`) of each scorer on a ``verbs`` table under each image condition:
+    ``images[(scorer.name, condition)]`` = (positive paths, negative paths), one per row, None where the image
+    or its box is missing.  Only the rows with both images in every condition of the scorer are scored, so each
+    condition sees the same pairs.  Probe ``itm``, the condition in ``condition``, chance 0.5 (a coin flip is
+    right on half the positives and half the negatives)."""
     parts = []
     for scorer in scorers:
-        for (name, condition), (pos, neg) in images.items():
-            if name != scorer.name:
-                continue
-            shown = pairs.assign(pos_image=[None if p is None else str(p) for p in pos],
-                                 neg_image=[None if p is None else str(p) for p in neg])
-            table = itm_accuracy(pairs, *score_pairs(scorer, shown, head="match"), model=scorer.name,
-                                 threshold=threshold)
-            parts.append(frame(table.assign(study=STUDY, probe="itm", condition=condition), chance=0.5))
+        mine = {c: paths for (name, c), paths in images.items() if name == scorer.name}
+        complete = np.array([all(p is not None for pos, neg in mine.values() for p in (pos[i], neg[i]))
+                             for i in range(len(pairs))], bool)
+        kept = pairs[complete]
+        for condition, (pos, neg) in mine.items():
+            shown = kept.assign(pos_image=[str(p) for p, ok in zip(pos, complete) if ok],
+                                neg_image=[str(p) for p, ok in zip(neg, complete) if ok])
+            scores = score_pairs(scorer, shown, head="match")
+            table = itm_accuracy(kept, *scores, model=scorer.name, threshold=threshold)
+            parts += [frame(table.assign(study=STUDY, probe="itm", condition=condition), chance=0.5),
+                      pooled_rows(kept, *scores, model=scorer.name, threshold=threshold).assign(condition=condition)]
     return concat(parts)

@@ -28,6 +28,9 @@ PAIR_CHANCE = 0.25
 TRIPLET_CHANCE = 0.5
 SWAP_NAMES = {"subject": "noun", "object": "predicate"}
 N_BOOT = 1000
+#: the authors' plotting code keeps a (target, distractor) tuple with at least this many triplets (Fig. 6: 48
+#: tuples); a concept needs 5 pairs (= 10 triplets, :func:`concept_accuracy`'s ``min_count``)
+TUPLE_MIN_COUNT = 5
 
 
 def score_triplets(scorer, items: pd.DataFrame, images: Sequence | None = None,
@@ -185,10 +188,10 @@ def concept_rows(concepts: pd.DataFrame, *, model: str, condition: str = "full")
     return frame(out)
 
 
-def tuple_accuracy(items: pd.DataFrame, min_count: int = 10, seed: int = 0) -> pd.DataFrame:
+def tuple_accuracy(items: pd.DataFrame, min_count: int = TUPLE_MIN_COUNT, seed: int = 0) -> pd.DataFrame:
     """Per-triplet accuracy (chance 0.5) of each (target, distractor) word tuple with at least ``min_count``
-    scored triplets, its 95% bootstrap interval over those triplets.  Columns: target, distractor, swap,
-    accuracy, ci_low, ci_high, n_triplets."""
+    scored triplets (the authors' 5, :data:`TUPLE_MIN_COUNT`), its 95% bootstrap interval over those
+    triplets.  Columns: target, distractor, swap, accuracy, ci_low, ci_high, n_triplets."""
     scored = triplet_correct(items)
     scored = scored[scored["correct"].notna()]
     rows = []

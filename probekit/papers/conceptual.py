@@ -4,8 +4,9 @@ Tables 2, 3, 4, 6, 8, 9 and 10 as result rows (percentages become fractions; γ 
 The tables are kept as printed (tab-separated, the paper's model labels, in its row order); :func:`rows` turns
 them into the vocabulary of :mod:`probekit.studies.conceptual`'s own rows: probe ``probe-r`` (subset = kind),
 ``probe-c`` (subset = split), ``probe-c-category`` (subset = attribute category, the paper's spelling),
-``probe-b`` / ``probe-b-single`` (condition = filler or ``all fillers``, model ``all models`` for the per-filler
-block, subset = view), and ``patching`` (Tables 2 and 10; condition ``<encoders>, α = <a>``).
+``probe-b`` / ``probe-b-single`` (condition = filler or ``all fillers``, subset = view; the per-filler blocks,
+averaged over models, as ``probe-b-pooled`` / ``probe-b-single-pooled`` with model ``all models``), and
+``patching`` (Tables 2 and 10; condition ``<encoders>, α = <a>``).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from probekit.metrics.background import ALL_FILLERS, ALL_MODELS, DELTA_PAIRS, GAMMA_PAIRS, LABEL, MULTI, SINGLE, \
-    pair_label
+from probekit.metrics.background import ALL_FILLERS, ALL_MODELS, DELTA_PAIRS, GAMMA_PAIRS, LABEL, MULTI, POOLED, \
+    SINGLE, pair_label
 from probekit.metrics.conceptual import CHANCE, STUDY
 from probekit.results import frame, row
 
@@ -222,10 +223,10 @@ def rows() -> pd.DataFrame:
            + _rows(_TABLE6A, "Table 6", t6a, probe="probe-c-category")
            + _rows(_TABLE6B, "Table 6", t6b, probe="probe-c-category")
            + [dict(r, condition=r["model"], model=ALL_MODELS) for r in
-              _rows(_TABLE8_FILLERS, "Table 8", _b_columns("map", True), probe=MULTI)]
+              _rows(_TABLE8_FILLERS, "Table 8", _b_columns("map", True), probe=POOLED[MULTI])]
            + _rows(_TABLE8_MODELS, "Table 8", _b_columns("map", True), probe=MULTI, condition=ALL_FILLERS)
            + [dict(r, condition=r["model"], model=ALL_MODELS) for r in
-              _rows(_TABLE9_FILLERS, "Table 9", _b_columns("acc", False), probe=SINGLE)]
+              _rows(_TABLE9_FILLERS, "Table 9", _b_columns("acc", False), probe=POOLED[SINGLE])]
            + _rows(_TABLE9_MODELS, "Table 9", _b_columns("acc", False), probe=SINGLE, condition=ALL_FILLERS)
            + _rows(_TABLE2, "Table 2", t2, probe="patching"))
     for code, alpha, *values in _parse(_TABLE10):

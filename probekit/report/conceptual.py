@@ -52,3 +52,23 @@ def alpha_sweep(sweep: pd.DataFrame, panels, general: tuple[str, str] = ("genera
         ax.legend(fontsize=8, title="encoders (α annotated)", title_fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def data_text(facts: dict) -> str:
+    """The page's data paragraph: item counts, unreadable images and the head that scored each model."""
+    unreadable = ", ".join(f"{k} {v}" for k, v in facts["unreadable"].items())
+    heads = ", ".join(f"`{m}` ({h})" for m, h in facts["heads"].items())
+    return (f"**Data** ({facts['dataset']}): Probe-R {facts['probe_r_items']} comparisons in "
+            f"{facts['probe_r_groups']} groups, Probe-C {facts['probe_c_groups']} groups, Probe-B "
+            f"{facts['probe_b_images']} images ({facts['probe_b_single']} single-object). Unreadable images, left "
+            f"out of every score: {unreadable}. **Models** (the head giving the compatibility score): {heads}."
+            + (f" No scene images were found, so the filler(s) {', '.join(facts['fillers_left_out'])} are left out."
+               if facts["fillers_left_out"] else ""))
+
+
+def sweep_text(facts: dict, params: dict) -> str:
+    """The patching section's data paragraph."""
+    return (f"Fine-tuned `{params['finetune_model']}` on {facts['triplets']} triplets for {params['finetune_steps']} "
+            f"steps ({params['finetune_optimizer']}, lr {params['finetune_lr']}) per encoder setting; held-out task: "
+            f"{facts['general_task']} ({facts['general_items']} images); the sweep is evaluated on "
+            f"{facts['sweep_probe_r']} Probe-R comparisons and {facts['sweep_probe_c']} Probe-C groups.")

@@ -18,6 +18,7 @@ from probekit.papers import prednoun as paper
 from probekit.report.figures import CHANCE_STYLE, heatmap, paper_vs_ours
 from probekit.report.format import table as wide
 from probekit.results import StudyResult, concat, select
+from probekit.studies.prednoun import RELEASED
 
 _LAYOUT = {  # table number: (probe, conditions, subsets, columns, our models (fact))
     1: ("pairs", ["full", "cropped"], ["all"], "condition", "main_models"),
@@ -51,6 +52,21 @@ def table(result: StudyResult, number: int) -> pd.DataFrame:
     if number == 6:
         shown[["architecture", "pretraining data"]] = [paper.TABLE6_MODELS.get(m, ("", "")) for _, m in shown.index]
     return shown
+
+
+def released_table(result: StudyResult, number: int) -> pd.DataFrame:
+    """The paper's Table ``number`` (1, 2, 7, 8) recomputed from the authors' released outputs (with intervals),
+    beside the numbers the paper prints (none for Table 2, whose models are the CTRL_* folders)."""
+    if number not in (1, 2, 7, 8):
+        raise ValueError(f"the released outputs give Tables 1, 2, 7 and 8, not Table {number}")
+    probe, conditions, subsets, columns, _ = _LAYOUT[1 if number == 2 else number]
+    released = select(result.reported(), source=RELEASED)
+    ctrl = [m for m in result.facts["released"] if m.startswith("CTRL_")]
+    models = ctrl if number == 2 else [m for m in result.facts["released"] if m not in ctrl]
+    where = dict(probe=probe, condition=conditions, subset=subsets, metric="pair_accuracy", model=models)
+    rows = concat([select(released, **where),
+                   select(result.reported(), source=f"{paper.PAPER}, Table {number}", **where)])
+    return wide(rows, ["source", "model"], columns, order=_ORDER)
 
 
 def accuracy_figure(result: StudyResult):
@@ -103,10 +119,11 @@ def wrong_pairs(result: StudyResult, model: str, condition: str = "full", limit:
     return fig
 
 
-def concepts(result: StudyResult):
+def concepts(result: StudyResult, released: bool = False):
     """Fig. 3/5: pair accuracy per noun and per predicate, ± the std over the bootstrap resamples (the paper's
-    spread); None when no concept is frequent enough."""
-    per = result.data["concepts"]
+    spread), of our models or (``released``) of the authors' released outputs; None when no concept is frequent
+    enough."""
+    per = result.data["released_concepts" if released else "concepts"]
     kinds = [k for k in ("noun", "predicate") if len(per) and (per["kind"] == k).any()]
     if not kinds:
         return None
@@ -133,10 +150,10 @@ def concepts(result: StudyResult):
     return fig
 
 
-def tuples(result: StudyResult):
-    """Fig. 6: triplet accuracy of each (target, distractor) tuple, one heatmap per model and swap; None when no
-    tuple is frequent enough."""
-    per = result.data["tuples"]
+def tuples(result: StudyResult, released: bool = False):
+    """Fig. 6: triplet accuracy of each (target, distractor) tuple, one heatmap per model and swap, of our models
+    or (``released``) of the authors' released outputs; None when no tuple is frequent enough."""
+    per = result.data["released_tuples" if released else "tuples"]
     if not len(per):
         return None
     models, swaps = list(dict.fromkeys(per["model"])), [s for s in ("noun", "predicate") if (per["swap"] == s).any()]

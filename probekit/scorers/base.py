@@ -22,7 +22,7 @@ import numpy as np
 
 from probekit import images as imgs
 from probekit.cache import item_key, model_fingerprint
-from probekit.device import resolve_device, use_half
+from probekit.device import precision_for, resolve_device
 from probekit.scorers import mlm
 from probekit.scorers.engine import Engine
 
@@ -56,7 +56,7 @@ class Scorer(Engine):
         self.capabilities = frozenset(capabilities) if capabilities else None
         self.head = head
         self.device = resolve_device(device)
-        self.half = use_half(self.device, half)
+        self.precision = precision_for(self.device, half)  # "fp32", or autocast to "fp16"/"bf16"
         self.batch_size = int(batch_size)
         self.num_workers = int(num_workers)
         self.skipped: list[str] = []
@@ -73,9 +73,11 @@ class Scorer(Engine):
             raise CapabilityError(f"{self.family} models have no {sorted(extra)} capability; "
                                   f"they have: {', '.join(self.family_capabilities)}")
         self.model_revision = self._resolved_revision()
-        self.fingerprint = model_fingerprint(name, source, self.model_revision)
+        self.fingerprint = model_fingerprint(name, source, self.model_revision) + (
+            "" if self.precision == "fp32" else f"-{self.precision}")  # mixed-precision scores are cached apart
         self._cache_root = cache_dir
         self._caches: dict = {}
+        self._loader = None  # probekit.images.Loader, made at the first batch of images
 
     # ------------------------------------------------------------------------------------------------ hooks
     def _load(self, source: str, **options) -> None:
@@ -119,7 +121,7 @@ class Scorer(Engine):
         """(M, D) unit embeddings; each unique image embedded once (and cached); NaN rows for unreadable images."""
         rows = self._compute("image_embed", [item_key(imgs.image_key(x)) for x in images],
                              lambda inputs: self._forward(self._embed_images, inputs).numpy(),
-                             prepare=self._prepare_only_images, images=images, desc="images")
+                             prepare="_prepare_only_images", images=images, desc="images")
         dim = next((r.shape[0] for r in rows if r is not None), 1)
         return np.stack([r if r is not None else np.full(dim, np.nan, np.float32) for r in rows]) if rows \
             else np.zeros((0, dim), np.float32)
@@ -129,7 +131,7 @@ class Scorer(Engine):
         texts = [str(t) for t in texts]
         rows = self._compute("text_embed", [item_key("text", t) for t in texts],
                              lambda inputs: self._forward(self._embed_texts, inputs).numpy(),
-                             prepare=self._prepare_only_texts, extras=texts, desc="texts")
+                             prepare="_prepare_only_texts", extras=texts, desc="texts")
         return np.stack(rows) if rows else np.zeros((0, 1), np.float32)
 
     def _pair_logits(self, img_emb: np.ndarray, txt_emb: np.ndarray) -> np.ndarray:
@@ -167,7 +169,7 @@ class Scorer(Engine):
         ikeys = [imgs.image_key(x) for x in images]
         rows = self._compute("match", [item_key(ik, t) for ik, t in zip(ikeys, texts)],
                              lambda inputs: self._forward(self._match_probs, inputs).numpy(),
-                             prepare=self._prepare_pairs, images=images, extras=texts, sort_keys=ikeys, desc="pairs")
+                             prepare="_prepare_pairs", images=images, extras=texts, sort_keys=ikeys, desc="pairs")
         return np.array([np.nan if r is None else float(r[0]) for r in rows], dtype=np.float64)
 
     def _choice_head(self, head: str | None) -> str:
@@ -260,7 +262,7 @@ class Scorer(Engine):
                              f"baseline use a text-only model such as 'toy-bert' or 'bert-base')")
         ikeys = [imgs.image_key(x) for x in images] if images is not None else [""] * len(texts)
         return self._compute(method, [item_key(ik, t, *key_parts) for ik, t in zip(ikeys, texts)], forward,
-                             prepare=self._prepare_only_texts if images is None else self._prepare_pairs,
+                             prepare="_prepare_only_texts" if images is None else "_prepare_pairs",
                              images=images, extras=model_texts, json=method == "fill_mask", sort_keys=ikeys,
                              desc=method)
 
@@ -276,7 +278,7 @@ class Scorer(Engine):
         ikeys = [imgs.image_key(x) for x in images]
         rows = self._compute("detect", [item_key(ik, q, self.detect_setting) for ik, q in zip(ikeys, queries)],
                              lambda inputs: self._forward(self._detect_boxes, inputs), json=True,
-                             prepare=self._prepare_detection, images=images, extras=queries, sort_keys=ikeys,
+                             prepare="_prepare_detection", images=images, extras=queries, sort_keys=ikeys,
                              desc="detect")
         return [tuple(r) if r else None for r in rows]
 

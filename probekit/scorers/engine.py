@@ -3,14 +3,18 @@
 ``Engine._compute`` takes one cache key per item (image identity and/or text and options, see
 :func:`probekit.cache.item_key`), computes each distinct key not yet in the method's :class:`ScoreCache` once, in
 batches, and returns the cached value of every item (None where its image is missing or unreadable; such images
-are listed in ``scorer.skipped``).  Items with images are decoded and preprocessed in a DataLoader
-(:func:`probekit.images.batches`, optionally in worker processes); text-only items are chunked here.  Forwards
-run under no-grad (and fp16 autocast on CUDA) and are timed (``forward_seconds``).
+are listed in ``scorer.skipped``).  Items with images are decoded and preprocessed by the scorer's
+:class:`probekit.images.Loader` (in persistent worker processes when ``num_workers > 0``, ahead of the forward,
+pinned for CUDA); text-only items are chunked here.  Forwards run under inference mode (and mixed-precision
+autocast when ``precision`` is fp16/bf16) and are timed (``forward_seconds``).  A batch that runs out of GPU
+memory is split in halves until it fits; the scorer then keeps the smaller ``batch_size`` and warns once,
+naming it (see :func:`fitting_batch`).
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any, Callable, Iterable, Sequence
 
 import torch
@@ -31,9 +35,9 @@ def progress(total: int, batch_size: int, desc: str):
 class Engine:
     """Batching, caching and skipping for a :class:`probekit.scorers.base.Scorer` (its base class).
 
-    Expects ``name``, ``device``, ``half``, ``batch_size``, ``num_workers``, ``skipped``, ``forward_seconds``,
-    ``fingerprint``, ``_cache_root`` (None, a directory, or False for an in-memory cache) and ``_caches`` (a dict)
-    on the instance.
+    Expects ``name``, ``device``, ``precision`` ("fp32", "fp16" or "bf16"), ``batch_size``, ``num_workers``,
+    ``skipped``, ``forward_seconds``, ``fingerprint``, ``_cache_root`` (None, a directory, or False for an
+    in-memory cache), ``_caches`` (a dict) and ``_loader`` (None until the first batch of images) on the instance.
     """
 
     def _cache(self, method: str) -> ScoreCache:
@@ -46,14 +50,15 @@ class Engine:
         return self._caches[method]
 
     def _forward(self, fn, *args):
-        """Run one model forward under no-grad (and fp16 autocast on CUDA), timing it; tensors come back on CPU."""
+        """Run one model forward in inference mode (and mixed-precision autocast), timing it; tensors come back
+        as float32 on the CPU."""
         t0 = time.perf_counter()
-        with torch.inference_mode(), autocast(self.device, self.half):
+        with torch.inference_mode(), autocast(self.device, self.precision):
             out = fn(*args)
             if isinstance(out, torch.Tensor):
                 out = out.float().cpu()
             elif isinstance(out, tuple):
-                out = tuple(o.cpu() for o in out)
+                out = tuple((o.float() if o.is_floating_point() else o).cpu() for o in out)
         self.forward_seconds += time.perf_counter() - t0
         return out
 
@@ -63,13 +68,13 @@ class Engine:
             self.skipped.append(desc)
 
     def _compute(self, method: str, keys: Sequence[str], forward: Callable[[dict], Iterable], *,
-                 prepare: Callable[[list, list], dict], images: Sequence[Any] | None = None,
+                 prepare: str, images: Sequence[Any] | None = None,
                  extras: Sequence[Any] | None = None, json: bool = False, sort_keys: Sequence[str] | None = None,
                  desc: str = "") -> list:
         """The cached value of every item: each distinct key computed once, batched, then read back.
 
-        ``prepare(pils, extras) -> inputs`` builds a batch (``pils`` is empty for text-only items, i.e. when
-        ``images`` is None); ``forward(inputs)`` returns one value per row (an array, or a JSON-able value when
+        ``prepare`` names the scorer's method ``prepare(pils, extras) -> inputs`` that builds a batch (``pils`` is
+        empty for text-only items, i.e. when ``images`` is None; a name, so that worker processes can call it); ``forward(inputs)`` returns one value per row (an array, or a JSON-able value when
         ``json``).  ``sort_keys`` (one per item, e.g. image keys) orders the work so that rows sharing an image
         are batched together.  None for an item whose image is missing or unreadable.
         """
@@ -95,24 +100,63 @@ class Engine:
             out.append(value)
         return out
 
-    def _run(self, todo, first, forward, prepare, images, extras, put, bad: set, desc: str) -> None:
+    def _run(self, todo, first, forward, prepare: str, images, extras, put, bad: set, desc: str) -> None:
         todo_extras = [extras[first[key]] for key in todo] if extras is not None else None
         if images is None:
+            prep = getattr(self, prepare)
             loader = ((list(range(s, min(s + self.batch_size, len(todo)))),
-                       prepare([], todo_extras[s:s + self.batch_size]), [])
+                       prep([], todo_extras[s:s + self.batch_size]), [])
                       for s in range(0, len(todo), self.batch_size))
             srcs: list = []
         else:
+            if self._loader is None:
+                self._loader = imgs.Loader(self, self.num_workers, pin_memory=self.device.type == "cuda")
             srcs = [images[first[key]] for key in todo]
-            loader = imgs.batches(srcs, prepare, extras=todo_extras, batch_size=self.batch_size,
-                                  num_workers=self.num_workers)
+            loader = self._loader.batches(prepare, srcs, todo_extras, self.batch_size)
         progress_bar = progress(len(todo), self.batch_size, f"{self.name}: {desc}")
         for ok, inputs, bad_idx in loader:
             for j in bad_idx:
                 bad.add(todo[j])
                 self._skip(srcs[j])
             if ok:
-                for j, value in zip(ok, forward(imgs.to_device(inputs, self.device))):
+                for j, value in zip(ok, self._fitting(forward, imgs.to_device(inputs, self.device), len(ok))):
                     put(todo[j], value)
             progress_bar.update(len(ok) + len(bad_idx))
         progress_bar.close()
+
+    def _fitting(self, forward, inputs: dict, n: int) -> list:
+        """``forward(inputs)`` in slices of at most ``batch_size`` rows; a slice that runs out of GPU memory is
+        halved (and ``batch_size`` lowered to what fits, with one warning) until one row alone does not fit."""
+        out: list = []
+        s = 0
+        while s < n:
+            size = min(self.batch_size, n - s)
+            part = inputs if size == n else rows(inputs, s, s + size, n)
+            try:
+                out.extend(forward(part))
+            except torch.OutOfMemoryError as err:
+                smaller = fitting_batch(size, err, self.name)
+                if self.device.type == "cuda":
+                    torch.cuda.empty_cache()
+                warnings.warn(f"probekit: {self.name}: a batch of {size} ran out of {self.device.type} memory; "
+                              f"continuing with batch_size={smaller} (pass batch_size={smaller} to load_scorer to "
+                              f"start there)", stacklevel=2)
+                self.batch_size = smaller
+                continue
+            s += size
+        return out
+
+
+def fitting_batch(size: int, err: BaseException, name: str = "model") -> int:
+    """The batch size to try after ``size`` ran out of memory: half of it; an error naming the way out when
+    even one item does not fit."""
+    if size <= 1:
+        raise torch.OutOfMemoryError(f"probekit: {name}: one item alone does not fit in GPU memory ({err}); free "
+                                     f"the GPU, use a smaller model, or load it with device='cpu'") from err
+    return size // 2
+
+
+def rows(inputs: dict, start: int, stop: int, n: int) -> dict:
+    """Rows ``start:stop`` of a batch of ``n``: every tensor whose first axis is the batch axis is sliced."""
+    return {k: (v[start:stop] if isinstance(v, torch.Tensor) and v.dim() and v.shape[0] == n else v)
+            for k, v in inputs.items()}

@@ -36,7 +36,9 @@ def top_k_words(mlm_logits: Callable[[dict], torch.Tensor], inputs: dict, tokeni
 
 def _words(tokenizer, probs: torch.Tensor, ids: torch.Tensor) -> list:
     tokens = tokenizer.convert_ids_to_tokens(ids.tolist())
-    return [[tokenizer.convert_tokens_to_string([t]).strip(), float(p)] for t, p in zip(tokens, probs.tolist())]
+    # a byte-level BPE / SentencePiece piece keeps its word-start marker ("Ġ"/"▁"): piece joining needs it
+    return [[t[0] * t.startswith(("Ġ", "▁")) + tokenizer.convert_tokens_to_string([t]).strip(), float(p)]
+            for t, p in zip(tokens, probs.tolist())]
 
 
 def scored_positions(inputs: dict, special_ids: Sequence[int]) -> torch.Tensor:

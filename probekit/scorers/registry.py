@@ -20,6 +20,7 @@ FAMILIES = {
     "siglip": "probekit.scorers.hf_clip:SiglipScorer",
     "open_clip": "probekit.scorers.openclip:OpenClipScorer",
     "vilt": "probekit.scorers.vilt:ViltScorer",
+    "vilt-itm": "probekit.scorers.vilt:ViltItmScorer",
     "blip": "probekit.scorers.blip:BlipScorer",
     "bridgetower": "probekit.scorers.bridgetower:BridgeTowerScorer",
     "flava": "probekit.scorers.flava:FlavaScorer",
@@ -30,7 +31,7 @@ FAMILIES = {
 #: what each family can do when loaded from an arbitrary hub id / directory (narrowed by the checkpoint's heads)
 FAMILY_CAPABILITIES = {
     "clip": ("similarity",), "siglip": ("similarity", "match"), "open_clip": ("similarity",),
-    "vilt": ("match", "fill_mask"), "blip": ("match",), "bridgetower": ("match", "fill_mask"),
+    "vilt": ("match", "fill_mask"), "vilt-itm": ("match",), "blip": ("match",), "bridgetower": ("match", "fill_mask"),
     "flava": ("match", "similarity", "fill_mask"), "bert": ("fill_mask",), "owlvit": ("detect",),
 }
 
@@ -40,6 +41,7 @@ FAMILY_HEADS = {
     "siglip": "similarity: logit_scale x cosine + logit_bias; match: sigmoid of that logit; choices: softmax",
     "open_clip": "similarity: logit_scale x cosine of open_clip encode_image/encode_text; choices: softmax",
     "vilt": "match: sigmoid of ViltForImageAndTextRetrieval's single rank logit; fill_mask: ViltForMaskedLM softmax",
+    "vilt-itm": "match: softmax of the pretrained checkpoint's 2-way itm_score head, index 1 (calibrated ITM)",
     "blip": "match: softmax of BlipForImageTextRetrieval's ITM head (use_itm_head=True), index 1 (not ITC)",
     "bridgetower": "match: softmax of BridgeTowerForImageAndTextRetrieval's 2-way ITM logits, index 1; "
                    "fill_mask: BridgeTowerForMaskedLM softmax",
@@ -96,6 +98,8 @@ _SPECS = [
        note="the conceptual paper's 'CLIP CNN'"),
     # ITM / MLM cross-encoders
     _s("vilt-coco", "vilt", "dandelin/vilt-b32-finetuned-coco", ("match",), papers=("prednoun", "conceptual")),
+    _s("vilt-itm", "vilt-itm", "https://github.com/dandelin/ViLT/releases/download/200k/vilt_200k_mlm_itm.ckpt",
+       papers=("svo", "prednoun"), note="ViLT's pretrained ITM head (authors' checkpoint, converted once)"),
     _s("vilt-mlm", "vilt", "dandelin/vilt-b32-mlm", ("fill_mask",), papers=("masking",)),
     _s("blip-itm-base", "blip", "Salesforce/blip-itm-base-coco", papers=("masking",)),
     _s("blip-itm-large", "blip", "Salesforce/blip-itm-large-coco", papers=("masking",)),

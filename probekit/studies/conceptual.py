@@ -136,7 +136,6 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
         parts.append(sweep)
         facts.update(sweep_facts)
         data["sweep"] = with_alpha(sweep)
-        data["paper_sweep"] = with_alpha(papers.reported(STUDY, "Table 10"))
     rows = concat(parts + [papers.reported(STUDY)])
     facts["paper_categories"] = shared_categories(rows, facts["categories"])
     data["claims"] = conceptual_claims.sections(rows, models, finetune_model, list(finetune_encoders), list(alphas))

@@ -119,9 +119,9 @@ def probe_b_claims(rows: pd.DataFrame, models) -> list[Claim]:
                         "other filler: no sign that it expects objects in their usual context.",
                 LOWER: "`{model}`: with an unrelated scene behind the objects γ is {a}, lower than with every other "
                        "filler: it leans on the usual context.",
-                UNRESOLVED: "`{model}`: with an unrelated scene behind the objects γ is {a}; resolved higher than "
-                            "with {less}, lower than with {more}."}, {"a": g.loc["scene"]}, model=m,
-                less=", ".join(less) or "no filler", more=", ".join(more) or "no filler"))
+                UNRESOLVED: "`{model}`: with an unrelated scene behind the objects γ is {a}: resolved above the γ "
+                            "of {less}, below that of {more}, not resolved from the rest."}, {"a": g.loc["scene"]},
+                model=m, less=", ".join(less) or "no filler", more=", ".join(more) or "no filler"))
         x0, x1 = _one(single, model=m, subset="x0"), _one(single, model=m, subset="x̃1")
         out += _pair(f"{m}: isolation", x1, x0, {
             HIGHER: "Alone on a filler, the object is recognised more often ({a}) than in the original ({b}), as in "
@@ -155,14 +155,16 @@ def patching_claims(rows: pd.DataFrame, model: str, encoders, alphas) -> list[Cl
             words = dict(who=names.get(enc, enc), alpha=f"{a:g}")
             if probe is not None:
                 out.append(claim(f"{enc} α={a:g}: probe", difference(probe), {
-                    HIGHER: "Fine-tuning {who}, patched at α = {alpha}: predicate-swap μ(c) rises by {a}.",
-                    LOWER: "Fine-tuning {who}, patched at α = {alpha}: predicate-swap μ(c) falls by {a}.",
+                    HIGHER: "Fine-tuning {who}, patched at α = {alpha}: predicate-swap μ(c) rises ({a}, paired "
+                            "over the same items).",
+                    LOWER: "Fine-tuning {who}, patched at α = {alpha}: predicate-swap μ(c) falls ({a}, paired over "
+                           "the same items).",
                     UNRESOLVED: "Fine-tuning {who}, patched at α = {alpha}: the change in predicate-swap μ(c), {a}, "
                                 "is not resolved."}, {"a": probe}, **words))
             if general is not None:
                 out.append(claim(f"{enc} α={a:g}: general task", difference(general), {
-                    HIGHER: "The held-out task improves by {a}.",
-                    LOWER: "The held-out task loses {a}: the forgetting patching is meant to limit.",
+                    HIGHER: "The held-out task improves ({a}).",
+                    LOWER: "The held-out task loses ({a}): the forgetting patching is meant to limit.",
                     UNRESOLVED: "The change on the held-out task, {a}, is not resolved: no forgetting shown at this "
                                 "n."}, {"a": general}, **words))
     paper = select(rows, source=f"{PAPER}, Table 2")

@@ -27,7 +27,6 @@ import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -189,7 +188,8 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
     def embed_texts(texts, grad):
         tok = tokenizer(list(texts), padding=True, truncation=True, return_tensors="pt").to(device)
         with torch.set_grad_enabled(grad):
-            x = pooled_features(model.get_text_features(input_ids=tok["input_ids"], attention_mask=tok["attention_mask"]))
+            x = pooled_features(model.get_text_features(input_ids=tok["input_ids"],
+                                                        attention_mask=tok["attention_mask"]))
         return torch.nn.functional.normalize(x, dim=-1)
 
     grad_v, grad_t = config.encoders in ("vision", "both"), config.encoders in ("text", "both")
@@ -246,7 +246,8 @@ def interpolate(theta_orig: dict, theta_ft: dict, alpha: float) -> dict:
 
 
 def patched_model(base, finetuned, alpha: float, out_dir) -> Path:
-    """Write the patched model θ(α) of ``base`` and ``finetuned`` (registry names, directories or hub ids) to ``out_dir``
+    """Write the patched model θ(α) of ``base`` and ``finetuned`` (registry names, directories or hub ids) to
+    ``out_dir``
     (reused when present) and return it."""
     out_dir = Path(out_dir)
     if (out_dir / "config.json").exists():

@@ -4,12 +4,15 @@ image-text matching on the verb pairs under the same ablations.
 
 Rows (vocabulary shared with :mod:`probekit.papers.guided_masking`):
 
-* probe ``top-k``, metric ``accuracy``, condition ``full image`` / ``subject ablated`` / ``image ablated`` per
-  masked-LM model and ``text only`` for the text model (``model`` is the model that answered); chance
-  ``probekit.metrics.masking.topk_chance``;
-* probe ``top-k``, metric ``accuracy_diff``, condition "a − b" (``full image − subject ablated``, ``full image −
-  image ablated``, ``full image − text only``, ``subject ablated − image ablated``): paired bootstrap, chance 0;
-* probe ``itm``, metrics ``avg``/``pos``/``neg``, subset ``all``/negative type, per ITM model and condition.
+* probe ``top-k``, metrics ``accuracy`` (the paper's per-piece rule) and ``word_accuracy`` (whole words),
+  condition ``full image`` / ``subject ablated`` / ``image ablated`` per masked-LM model and ``text only`` for
+  the text model (``model`` is the model that answered); chance ``probekit.metrics.masking.topk_chance``;
+  subset ``all`` = the captions scored in every condition, ``not in every condition`` = the others;
+* probe ``top-k``, metrics ``accuracy_diff``/``word_accuracy_diff``, condition "a − b" (``full image − subject
+  ablated``, ``full image − image ablated``, ``full image − text only``, ``subject ablated − image ablated``):
+  paired bootstrap over the same captions, chance 0;
+* probe ``itm``, metrics ``avg`` (balanced) / ``avg_pooled`` / ``pos`` / ``neg``, subset ``all``/negative type,
+  per ITM model and condition, on the pairs with both images in every condition.
 
 Subject boxes come from the dataset (the toy world's exact boxes) or, where it has none, from the detector
 adapter :data:`DETECTOR` queried with the subject noun.
@@ -25,8 +28,9 @@ import pandas as pd
 from probekit import papers
 from probekit.ablation import CONDITIONS, PatchGrid, condition_images, patches_under_box
 from probekit.data.masking import pair_subject_boxes, triplet_subjects
-from probekit.datasets import default_data_dir, load_dataset
-from probekit.metrics.masking import accuracy_rows, drop_rows, guided_masking, itm_under_ablation, topk_chance
+from probekit.datasets import default_data_dir, load_dataset, sources
+from probekit.metrics.masking import (accuracy_rows, common_items, drop_rows, guided_masking, itm_under_ablation,
+                                      topk_chance)
 from probekit.results import StudyResult, concat
 from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.studies.masking_claims import claims
@@ -34,12 +38,27 @@ from probekit.studies.masking_claims import claims
 STUDY = "masking"
 DETECTOR = "owlvit-b32"
 ALL_CONDITIONS = (*CONDITIONS, "text only")
+LEFT_OUT = "not in every condition"
+#: the paper's table for each dataset (its subset in the paper's rows)
+PAPER_SUBSETS = {"svo-probes": "SVO-Probes", "v-coco": "V-COCO", "toy": "SVO-Probes"}
 HEADLINES = [dict(probe="top-k", condition="full image", subset="all", metric="accuracy"),
              dict(probe="top-k", condition="full image − subject ablated", subset="all", metric="accuracy_diff")]
 
 
 def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def _present(value) -> bool:
+    return not _missing(value)
+
+
+def _left_out(items: pd.DataFrame, left: pd.DataFrame) -> pd.DataFrame:
+    """The captions not scored in every condition, with why: no image, no subject box, or an image unreadable."""
+    shown = items[items["item_id"].isin(left["item_id"])][["item_id", "sentence", "verb", "image", "subject_box"]]
+    why = ["no image" if _missing(im) else "no subject box" if _missing(b) else "image unreadable"
+           for im, b in zip(shown["image"], shown["subject_box"])]
+    return shown.assign(reason=why).reset_index(drop=True)
 
 
 def fill_boxes(boxes, images, queries, detector) -> tuple[list, int]:
@@ -91,16 +110,20 @@ def run(models=("toy-vilt",), dataset: str = "toy", data_dir=None, limit: int | 
     items = items.assign(subject_box=boxes)
     images = {(s.name, c): condition_images(items["image"].tolist(), c, PatchGrid.of(s), root, boxes=boxes)
               for s in mlm for c in CONDITIONS}
-    per_item = guided_masking(items, mlm, text_scorer, images, k=k)
+    per_item, left = common_items(guided_masking(items, mlm, text_scorer, images, k=k))
     chance = topk_chance(items["verb"], k)
     parts = [accuracy_rows(per_item, chance, seed), drop_rows(per_item, seed=seed)] if len(per_item) else []
+    if len(left):
+        parts.append(accuracy_rows(left, chance, seed, subset=LEFT_OUT))
 
     facts = dict(captions=len(items), unlocated=len(items.attrs.get("unlocated", [])),
                  with_image=int(items["image"].notna().sum()), with_box=sum(b is not None for b in boxes),
                  detected=detected, detector=DETECTOR if detected else None, k=k, chance=chance,
+                 in_every_condition=int(per_item["item_id"].nunique()), left_out=int(left["item_id"].nunique()),
+                 paper_subset=PAPER_SUBSETS.get(dataset, "SVO-Probes"),
                  text_model=text_model, fill_mask_heads={s.name: head_for(s, "fill_mask") for s in mlm},
                  itm_heads={s.name: head_for(s, "threshold") for s in itm}, threshold=0.5)
-    if itm:
+    if itm and dataset in sources("verbs"):
         pairs = load_dataset("verbs", dataset, data_dir=root, limit=limit, seed=seed)
         pos_boxes, neg_boxes = pair_subject_boxes(pairs)
         pos_boxes, n_pos = fill_boxes(pos_boxes, pairs["pos_image"].tolist(), triplet_subjects(pairs["pos_triplet"]),
@@ -114,10 +137,12 @@ def run(models=("toy-vilt",), dataset: str = "toy", data_dir=None, limit: int | 
                       for s in itm for c in CONDITIONS}
         parts.append(itm_under_ablation(pairs, itm, itm_images))
         facts.update(pairs=len(pairs), pair_images=2 * len(pairs), pair_detected=n_pos + n_neg,
-                     pair_images_boxed=sum(b is not None for b in pos_boxes + neg_boxes))
+                     pair_images_boxed=sum(b is not None for b in pos_boxes + neg_boxes),
+                     pairs_in_every_condition=sum(all(_present(p) for p in (a, b, c, d)) for a, b, c, d in
+                                                  zip(pairs["pos_image"], pairs["neg_image"], pos_boxes, neg_boxes)))
         if n_pos + n_neg:
             facts["detector"] = DETECTOR
     rows = concat([*parts, papers.reported(STUDY)])
     data = dict(items=items, unlocated=pd.DataFrame(items.attrs.get("unlocated", []), columns=["sentence", "verb"]),
-                per_item=per_item, examples=_examples(items, images, mlm[0], n_examples, seed) if mlm else None)
+                per_item=per_item, left_out=_left_out(items, left), examples=_examples(items, images, mlm[0], n_examples, seed) if mlm else None)
     return StudyResult(study=STUDY, params=params, rows=rows, data=data, facts=facts, claims=claims(rows, k=k))

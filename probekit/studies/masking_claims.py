@@ -1,10 +1,12 @@
 """The guided-masking discussion as claims: a pure function of the study's rows (``claims(rows, k)``).
 
-Per masked-LM model: its full-image top-k accuracy against chance; each ablation's paired drop (stated as a
-drop or a gain only when the paired interval excludes 0); the image's worth over the text-only model (same);
-and the paper's strict order full image > subject ablated > no image, checked on both paired differences.
-Once: the order in the paper's own Table 2.  Per ITM model: its average and negative accuracy under each
-ablation against the full image, compared by their intervals; nothing beyond what those rows show.
+Per masked-LM model: its full-image top-k accuracy (the paper's per-piece rule) against chance; each ablation's
+paired drop (stated as a drop or a gain only when the paired interval excludes 0); the image's worth over the
+text-only model (same); the paper's strict order full image > subject ablated > no image, checked on both paired
+differences; and the chance and subject-ablation verdicts under the whole-word rule (``word_accuracy``).
+Once: the order in the paper's own Table 2.  Per ITM model: its balanced and pooled average and its negative
+accuracy under each ablation against the full image, compared by their intervals; nothing beyond what those
+rows show.
 """
 
 from __future__ import annotations
@@ -61,7 +63,23 @@ _ITM = {
     UNRESOLVED: "ITM ({model}), {what} blanked: accuracy {metric} {b} against {a} with the full image; the "
                 "intervals overlap, so the change is not resolved at this n.",
 }
-_ITM_METRIC = {"avg": "averaged over positives and negatives", "neg": "on negatives"}
+_ITM_METRIC = {"avg": "averaged over positives and negatives (balanced)",
+               "avg_pooled": "pooled over all pairs", "neg": "on negatives"}
+_WORD_CHANCE = {
+    "above chance": "Scored by whole words (the k most probable combinations of pieces), **{model}** reaches {a} "
+                    "with the full image, above chance ({a.chance}).",
+    "below chance": "Scored by whole words, **{model}** reaches {a} with the full image, below chance "
+                    "({a.chance}).",
+    UNRESOLVED: "Scored by whole words, **{model}** reaches {a} with the full image; not resolved from chance "
+                "({a.chance}) at this n.",
+    "no chance level": "Scored by whole words, **{model}** reaches {a} with the full image.",
+}
+_WORD_DROP = {
+    HIGHER: "Scored by whole words, blanking the subject lowers {model}'s accuracy by {d}.",
+    LOWER: "Scored by whole words, blanking the subject raises {model}'s accuracy (full − ablated: {d}).",
+    UNRESOLVED: "Scored by whole words, blanking the subject moves {model}'s accuracy by {d}; the paired interval "
+                "includes 0.",
+}
 
 
 def _find(rows: pd.DataFrame, **where):
@@ -100,6 +118,19 @@ def _model_claims(top, drops, model: str, k: int) -> list:
     return out
 
 
+def _word_claims(words: pd.DataFrame, word_drops: pd.DataFrame, model: str) -> list:
+    full = _find(words, model=model, condition="full image")
+    if full is None:
+        return []
+    out = [claim(f"{model}: whole words, full image vs chance", versus_chance(full), _WORD_CHANCE,
+                 rows={"a": full}, model=model)]
+    d = _find(word_drops, model=model, condition="full image − subject ablated")
+    if d is not None:
+        out.append(claim(f"{model}: whole words, full image − subject ablated", difference(d), _WORD_DROP,
+                         rows={"d": d}, model=model))
+    return out
+
+
 def _paper_claim(paper: pd.DataFrame) -> list:
     table = paper[paper["source"].str.endswith("Table 2") & (paper["probe"] == "top-k")
                   & (paper["metric"] == "accuracy")]
@@ -132,10 +163,12 @@ def claims(rows: pd.DataFrame, k: int = 5) -> list:
     ours, paper = rows[rows["source"] == OURS], rows[rows["source"] != OURS]
     top = select(ours, probe="top-k", metric="accuracy", subset="all")
     drops = select(ours, probe="top-k", metric="accuracy_diff", subset="all")
+    words = select(ours, probe="top-k", metric="word_accuracy", subset="all")
+    word_drops = select(ours, probe="top-k", metric="word_accuracy_diff", subset="all")
     out = []
     for model in dict.fromkeys(select(top, condition="full image")["model"]):
         if _find(top, model=model, condition="full image") is not None:
-            out += _model_claims(top, drops, model, k)
+            out += _model_claims(top, drops, model, k) + _word_claims(words, word_drops, model)
     out += _paper_claim(paper)
     out += _itm_claims(select(ours, probe="itm", subset="all"))
     return out

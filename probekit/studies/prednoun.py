@@ -7,8 +7,13 @@ Rows (vocabulary shared with :mod:`probekit.papers.prednoun`):
   subset ``all`` / ``noun`` / ``predicate``: metrics ``pair_accuracy`` (chance 0.25) and ``triplet_accuracy``
   (0.5); ``pair_accuracy_diff`` with condition ``cropped − full`` (paired bootstrap over pairs);
 * probe ``nouns`` / ``predicates``, subset the concept (Fig. 3 and 5), and ``noun tuples`` / ``predicate
-  tuples``, subset "target → distractor" (Fig. 6): full images, default template;
-* probe ``confounds``, subset the factor: metrics ``r`` (Fisher z interval) and ``p`` (Table 9).
+  tuples``, subset "target → distractor" (Fig. 6, tuples with at least ``min_tuple_count`` triplets, the
+  authors' 5): full images, default template;
+* probe ``confounds``, subset the factor: metrics ``r`` (Fisher z interval) and ``p`` (Table 9);
+* probe ``crop overlap`` (model ""): the fraction of triplets whose distractor box lies more than half (90%)
+  inside the target's crop (:mod:`probekit.metrics.crop_overlap`);
+* with ``released_outputs``: the same pair, concept and tuple rows computed from the authors' released per-item
+  outputs (:mod:`probekit.data.prednoun_released`), source :data:`RELEASED`, models named as in the paper.
 """
 
 from __future__ import annotations
@@ -18,17 +23,21 @@ from pathlib import Path
 import pandas as pd
 
 from probekit import papers
+from probekit.data import prednoun_released
 from probekit.data.prednoun import crop_to_targets
 from probekit.datasets import default_data_dir, load_dataset
-from probekit.metrics import confounds, pairs
+from probekit.metrics import confounds, crop_overlap, pairs
+from probekit.papers.prednoun import PAPER
 from probekit.results import StudyResult, concat
 from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.scorers.mlm import pseudo_perplexity
+from probekit.scorers.registry import REGISTRY
 from probekit.studies.prednoun_claims import CROP_GAIN, claims
 
 STUDY = "prednoun"
 PROBES = {"default": "pairs", "alt": "pairs-alt"}
 CONDITIONS = ("full", "cropped")
+RELEASED = f"{PAPER}, released outputs"
 HEADLINES = [dict(probe="pairs", condition="full", subset="all", metric="pair_accuracy"),
              dict(probe="pairs", condition="cropped", subset="all", metric="pair_accuracy")]
 
@@ -47,14 +56,56 @@ def perplexities(lm, sentences) -> dict[str, float]:
     return {s: pseudo_perplexity(lp) for s, lp in zip(sentences, lm.token_logprobs(sentences))}
 
 
+def _stack(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def analyse(scored: dict, models, seed: int, min_concept_count: int, min_tuple_count: int, n_resamples: int,
+            detailed=None):
+    """Rows, per-concept and per-tuple frames of scored runs ``{(model, condition, template): items}``: pair and
+    triplet accuracy of every run, cropped − full of every model of ``models`` scored on both, and the concepts
+    and tuples of the full-image, default-template run of every model of ``detailed`` (default: ``models``)."""
+    parts = [pairs.accuracy(s, model=m, probe=PROBES[t], condition=c, seed=seed) for (m, c, t), s in scored.items()]
+    parts += [pairs.accuracy_diff(scored[(m, "cropped", t)], scored[(m, "full", t)], model=m, probe=PROBES[t],
+                                  condition=CROP_GAIN, seed=seed)
+              for m in models for t in PROBES if (m, "cropped", t) in scored and (m, "full", t) in scored]
+    concepts, tuples = [], []
+    for m in models if detailed is None else detailed:
+        full = scored[(m, "full", "default")]
+        concepts.append(pairs.concept_accuracy(full, min_concept_count, n_resamples, seed).assign(model=m))
+        tuples.append(pairs.tuple_accuracy(full, min_tuple_count, seed).assign(model=m))
+        parts += [pairs.concept_rows(concepts[-1], model=m), pairs.tuple_rows(tuples[-1], model=m)]
+    return concat(parts), _stack(concepts), _stack(tuples)
+
+
+def released(folders, root: Path, seed: int, min_concept_count: int, min_tuple_count: int, n_resamples: int):
+    """The authors' released outputs of ``folders`` through :func:`analyse`: rows of source :data:`RELEASED`,
+    concepts and tuples (Table 1's models only, as the paper's figures), and how many of the paper's printed pair
+    accuracies (Tables 1, 7, 8) the recomputation gives at 2 decimals."""
+    scored = prednoun_released.load_released(folders, root)
+    models = list(dict.fromkeys(m for m, _, _ in scored))
+    detailed = [m for m in models if m in prednoun_released.MODELS.values()]  # Fig. 3, 5, 6: Table 1's models
+    rows, concepts, tuples = analyse(scored, models, seed, min_concept_count, min_tuple_count, n_resamples,
+                                     detailed)
+    rows = rows.assign(source=RELEASED)
+    printed = papers.reported(STUDY)
+    printed = printed[printed["source"].str.endswith(("Table 1", "Table 7", "Table 8"))]
+    both = printed.merge(rows, on=["probe", "model", "condition", "subset", "metric"], suffixes=("_p", ""))
+    agree = int((both["value"].round(2) == both["value_p"].round(2)).sum())
+    return rows, concepts, tuples, dict(released=models, released_agree=agree, released_compared=len(both))
+
+
 def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, limit: int | None = None,
         seed: int = 0, device: str = "auto", batch_size: int = 32, cache_dir=None, min_concept_count: int = 10,
-        n_resamples: int = 100, perplexity_model: str = "toy-bert", clip_models=("toy-clip",)) -> StudyResult:
+        n_resamples: int = 100, perplexity_model: str = "toy-bert", clip_models=("toy-clip",),
+        min_tuple_count: int = pairs.TUPLE_MIN_COUNT, released_outputs=()) -> StudyResult:
     """Score every model of ``models`` (four runs: full/cropped × default/alt template) and of ``clip_models``
-    (full images, default template), and compute the study's rows, per-item data, facts and claims."""
+    (full images, default template), re-analyse the authors' ``released_outputs`` (their folder names, e.g.
+    "VILT"), and compute the study's rows, per-item data, facts and claims."""
     params = dict(models=list(models), dataset=dataset, data_dir=data_dir, limit=limit, seed=seed, device=device,
                   batch_size=batch_size, cache_dir=cache_dir, min_concept_count=min_concept_count,
-                  n_resamples=n_resamples, perplexity_model=perplexity_model, clip_models=list(clip_models))
+                  n_resamples=n_resamples, perplexity_model=perplexity_model, clip_models=list(clip_models),
+                  min_tuple_count=min_tuple_count, released_outputs=list(released_outputs))
     root = Path(data_dir) if data_dir is not None else default_data_dir()
     items = load_dataset(STUDY, dataset, data_dir=root, limit=limit, seed=seed)
     crops = crop_to_targets(items, root)
@@ -69,33 +120,32 @@ def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, li
     runs = [(m, c, t) for m in main for t in PROBES for c in CONDITIONS]
     runs += [(m, "full", "default") for m in clip_models if m in scorers and m not in main]
     scored = {key: _scored(key[0], scorers[key[0]], items, crops, key[1], key[2]) for key in runs}
+    rows, concepts, tuples = analyse(scored, main, seed, min_concept_count, min_tuple_count, n_resamples)
 
-    parts = [pairs.accuracy(s, model=m, probe=PROBES[t], condition=c, seed=seed) for (m, c, t), s in scored.items()]
-    parts += [pairs.accuracy_diff(scored[(m, "cropped", t)], scored[(m, "full", t)], model=m, probe=PROBES[t],
-                                  condition=CROP_GAIN, seed=seed) for m in main for t in PROBES]
-    concepts, tuples = [], []
-    for m in main:
-        full = scored[(m, "full", "default")]
-        concepts.append(pairs.concept_accuracy(full, min_concept_count, n_resamples, seed).assign(model=m))
-        tuples.append(pairs.tuple_accuracy(full, min_concept_count, seed).assign(model=m))
-        parts += [pairs.concept_rows(concepts[-1], model=m), pairs.tuple_rows(tuples[-1], model=m)]
     lm = load_scorer(perplexity_model, device=device, batch_size=batch_size, cache_dir=cache_dir) if main else None
     perplexity = perplexities(lm, list(items["sentence_target"]) + list(items["sentence_distractor"])) if lm else {}
-    parts += [confounds.confound_rows(scored[(m, "full", "default")], perplexity, model=m) for m in main]
-    rows = concat(parts + [papers.reported(STUDY)])
+    parts = [confounds.confound_rows(scored[(m, "full", "default")], perplexity, model=m) for m in main]
+    parts.append(crop_overlap.distractor_in_crop(items, seed=seed))
+    facts = dict(released=[], released_agree=0, released_compared=0)
+    data = dict(released_concepts=pd.DataFrame(), released_tuples=pd.DataFrame())
+    if released_outputs:
+        theirs, data["released_concepts"], data["released_tuples"], more = released(
+            released_outputs, root, seed, min_concept_count, min_tuple_count, n_resamples)
+        parts.append(theirs)
+        facts.update(more)
+    rows = concat([rows, *parts, papers.reported(STUDY)])
 
     swaps = items.assign(swap=items["pos"].map(pairs.SWAP_NAMES)).groupby("swap")
-    facts = dict(dataset=dataset, seed=seed, n_triplets=len(items), n_pairs=int(items["pair_id"].nunique()),
+    facts.update(dataset=dataset, seed=seed, n_triplets=len(items), n_pairs=int(items["pair_id"].nunique()),
                  missing_images=int(items["image"].isna().sum()), main_models=main,
                  clip_models=[m for m in clip_models if m in scorers], unusable=unusable,
                  heads={m: head_for(s, "choice") for m, s in scorers.items()},
+                 checkpoints={m: REGISTRY[m].source if m in REGISTRY else m for m in scorers},
                  skipped={m: len(s.skipped) for m, s in scorers.items()},
                  n_scored=sum(len(s) for s in scored.values()), perplexity_model=perplexity_model,
                  n_sentences=len(perplexity))
-    data = dict(items=items.assign(crop=crops),
+    data.update(items=items.assign(crop=crops),
                 counts=pd.DataFrame({"triplets": swaps.size(), "pairs": swaps["pair_id"].nunique()}),
-                scores=pd.concat(scored.values(), ignore_index=True) if scored else pd.DataFrame(),
-                concepts=pd.concat(concepts, ignore_index=True) if concepts else pd.DataFrame(),
-                tuples=pd.concat(tuples, ignore_index=True) if tuples else pd.DataFrame(),
-                perplexity=perplexity)
+                scores=_stack(list(scored.values())),
+                concepts=concepts, tuples=tuples, perplexity=perplexity)
     return StudyResult(STUDY, params, rows, data=data, facts=facts, claims=claims(rows, main))

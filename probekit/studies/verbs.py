@@ -4,10 +4,13 @@
 
 * ``rows``: ours (:mod:`probekit.metrics.itm`: Table 4 at the threshold for models that can answer the
   "threshold" question, pairwise accuracy for every model, per-verb accuracy) and the paper's Tables 4–5;
-* ``data``: ``overview`` (one row of dataset counts), ``coverage`` (per model: head, scored and skipped rows),
-  ``verb_order`` (per model, the ranked verbs shown, hardest first) and ``verb_images`` (per model, distinct
-  negative images per verb, what ``min_verb_count`` filters on);
-* ``facts``: the counts the page states, and which head scored each model (``heads``);
+* ``data``: ``overview`` (one row of dataset counts), ``coverage`` (per model: head, checkpoint, scored rows and
+  rows dropped whole for a missing positive / negative / unreadable image), ``verb_order`` (per model, the ranked
+  verbs shown, hardest first) and ``triplet_negatives`` (per model, distinct negative images per positive SVO
+  triplet, what ``min_triplet_negatives`` filters on, as the paper's Table 6 does);
+* ``facts``: the counts the page states (rows dropped for a missing positive and a missing negative image,
+  placeholder photos counted as missing, verb-negative pairs beside the guided-masking paper's), which head
+  scored each model (``heads``) and which head of which checkpoint that is (``head_of``);
 * ``claims``: :func:`probekit.studies.verbs_claims.claims` of the rows.
 
 Heads (``probekit.scorers.head_for``): a model with a "threshold" head (ITM) is scored by its match
@@ -26,7 +29,7 @@ from probekit.datasets import load_dataset
 from probekit.metrics import itm
 from probekit.papers.guided_masking import GUIDED_MASKING_VERB_PAIRS
 from probekit.results import OURS, StudyResult, concat, select
-from probekit.scorers import can_answer, head_for, load_scorer
+from probekit.scorers import REGISTRY, can_answer, head_for, load_scorer
 from probekit.studies.verbs_claims import claims
 
 STUDY = "verbs"
@@ -48,9 +51,15 @@ def overview(items: pd.DataFrame, dataset: str) -> pd.DataFrame:
     }, index=[dataset])
 
 
-def score_model(scorer, items: pd.DataFrame, threshold: float, min_verb_count: int, n_resamples: int,
+def head_of(scorer, head: str) -> str:
+    """Which head of which checkpoint scored a model, e.g. "match (sigmoid of ...) of dandelin/vilt-b32-..."."""
+    spec = REGISTRY.get(scorer.name)
+    return f"{head} ({scorer.head}) of {spec.source if spec else scorer.source}"
+
+
+def score_model(scorer, items: pd.DataFrame, threshold: float, min_triplet_negatives: int, n_resamples: int,
                 seed: int) -> tuple[pd.DataFrame, dict, pd.Series]:
-    """One model's rows, its coverage record and its per-verb image counts."""
+    """One model's rows, its coverage record and its per-triplet negative-image counts."""
     thresholded = can_answer(scorer, "threshold")
     head = head_for(scorer, "threshold") if thresholded else head_for(scorer, "choice")
     pos, neg = itm.score_pairs(scorer, items, head)
@@ -58,47 +67,52 @@ def score_model(scorer, items: pd.DataFrame, threshold: float, min_verb_count: i
     parts = [itm.itm_accuracy(items, pos, neg, name, threshold, n_resamples, seed)] if thresholded else []
     metric = "neg" if thresholded else "pairwise"
     parts += [itm.pairwise_accuracy(items, pos, neg, name, n_resamples, seed),
-              itm.verb_accuracy(items, pos, neg, name, metric, threshold, min_verb_count, n_resamples, seed)]
-    images = itm.verb_image_counts(items, pos, neg, metric)
-    record = {"family": scorer.family, "head": head,
+              itm.verb_accuracy(items, pos, neg, name, metric, threshold, min_triplet_negatives, n_resamples,
+                                seed)]
+    triplets = itm.triplet_negative_counts(items, pos, neg)
+    record = {"family": scorer.family, "head": head, "head of checkpoint": head_of(scorer, head),
               "scored as": f"ITM at threshold {threshold:g}" if thresholded else "choice of image (pairwise)",
               **itm.coverage(items, pos, neg), "unreadable images": len(scorer.skipped),
-              "verbs ranked": int((images >= min_verb_count).sum())}
-    return concat(parts), record, images
+              "triplets kept": int((triplets >= min_triplet_negatives).sum()),
+              "verbs ranked": int(len(parts[-1]))}
+    return concat(parts), record, triplets
 
 
 def run(models: Sequence[str] = ("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None,
         limit: int | None = None, seed: int = 0, device: str = "auto", batch_size: int = 32, cache_dir=None,
-        threshold: float = 0.5, min_verb_count: int = 30, top_k: int = 10, n_resamples: int = 1000) -> StudyResult:
+        threshold: float = 0.5, min_triplet_negatives: int = 30, top_k: int = 10, n_resamples: int = 1000) -> StudyResult:
     """The verbs study with the chapter's parameters (same names and defaults as its parameters cell)."""
     params = dict(models=list(models), dataset=dataset, data_dir=data_dir, limit=limit, seed=seed, device=device,
-                  batch_size=batch_size, cache_dir=cache_dir, threshold=threshold, min_verb_count=min_verb_count,
+                  batch_size=batch_size, cache_dir=cache_dir, threshold=threshold,
+                  min_triplet_negatives=min_triplet_negatives,
                   top_k=top_k, n_resamples=n_resamples)
     items = load_dataset(STUDY, dataset, data_dir=data_dir, limit=limit, seed=seed)
-    parts, records, verb_images, verb_order = [], {}, {}, {}
+    parts, records, triplet_negatives, verb_order = [], {}, {}, {}
     for name in models:
         scorer = load_scorer(name, device=device, batch_size=batch_size, cache_dir=cache_dir)
-        rows, records[name], verb_images[name] = score_model(scorer, items, threshold, min_verb_count,
-                                                             n_resamples, seed)
+        rows, records[name], triplet_negatives[name] = score_model(
+            scorer, items, threshold, min_triplet_negatives, n_resamples, seed)
         parts.append(rows)
         verb_order[name] = itm.ranked_verbs(rows[rows["probe"] == itm.VERB_PROBE], top_k)
     rows = concat([*parts, papers.reported(STUDY)])
     coverage = pd.DataFrame(records).T
     kinds = itm.negative_type(items)
-    both = items["pos_image"].notna() & items["neg_image"].notna()
+    has_pos = items["pos_image"].notna()
     facts = {
         "dataset": dataset, "rows": len(items), "sentences": int(items["sentence"].nunique()),
         "verbs": int(items["verb"].nunique()),
-        "missing_pos": int(items["pos_image"].isna().sum()), "missing_neg": int(items["neg_image"].isna().sum()),
+        "missing_pos": int((~has_pos).sum()), "missing_neg": int((has_pos & items["neg_image"].isna()).sum()),
+        "placeholder_images": int(items.attrs.get("n_images_placeholder", 0)),
         "mixed_flags": int(kinds.isna().sum()),
-        "verb_rows_with_both_images": int(((kinds == "verb") & both).sum()),
-        "guided_masking_verb_pairs": GUIDED_MASKING_VERB_PAIRS["all"],
+        "verb_pairs": itm.verb_pair_counts(items), "guided_masking_verb_pairs": dict(GUIDED_MASKING_VERB_PAIRS),
         "heads": {name: r["head"] for name, r in records.items()},
+        "head_of": {name: r["head of checkpoint"] for name, r in records.items()},
         "thresholded": list(dict.fromkeys(select(rows, source=OURS, metric="avg")["model"])),
         "scored": {name: r["scored"] for name, r in records.items()},
         "missing_image": {name: r["missing_image"] for name, r in records.items()},
         "verbs_ranked": {name: r["verbs ranked"] for name, r in records.items()},
+        "triplets_kept": {name: r["triplets kept"] for name, r in records.items()},
     }
     data = {"overview": overview(items, dataset), "coverage": coverage, "verb_order": verb_order,
-            "verb_images": verb_images}
+            "triplet_negatives": triplet_negatives}
     return StudyResult(STUDY, params, rows, data, facts, claims(rows, threshold=threshold))

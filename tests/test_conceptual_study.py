@@ -1,0 +1,115 @@
+"""The conceptual study: its claims on hand-made rows (resolved and not), the paper's rows and facts, and
+``studies.conceptual.run`` on the toy world with small limits and a short fine-tuning."""
+
+import pytest
+
+from probekit import papers
+from probekit.claims import HIGHER, LOWER, UNRESOLVED, by_topic
+from probekit.papers.conceptual import count, parse_condition, patch_condition
+from probekit.results import frame, one, row, select
+from probekit.studies import conceptual
+from probekit.studies.conceptual_claims import REPORTED, patching_claims, probe_b_claims, probe_c_claims, \
+    probe_r_claims
+
+
+def r(probe, metric, value, lo, hi, model="m", subset="all", condition="", n=50, chance=0.5):
+    return row(study="conceptual", probe=probe, model=model, subset=subset, condition=condition, metric=metric,
+               value=value, ci=(lo, hi), n=n, chance=chance)
+
+
+def test_subject_vs_predicate_swap_only_when_intervals_separate():
+    rows = frame([r("probe-r", "acc", 0.9, 0.85, 0.95, subset="subject_swap"),
+                  r("probe-r", "acc", 0.6, 0.5, 0.7, subset="predicate_swap"),
+                  r("probe-r", "mu_c", 0.55, 0.45, 0.65, subset="predicate_swap"),
+                  r("probe-r", "acc", 0.7, 0.6, 0.8, model="close", subset="subject_swap"),
+                  r("probe-r", "acc", 0.65, 0.55, 0.75, model="close", subset="predicate_swap")])
+    claims = probe_r_claims(rows, ["m", "close"])
+    assert by_topic(claims, "m: subject vs predicate swap").verdict == HIGHER
+    assert by_topic(claims, "close: subject vs predicate swap").verdict == UNRESOLVED
+    assert by_topic(claims, "m: predicate-swap confidence").verdict == UNRESOLVED   # 0.5 inside [0.45, 0.65]
+
+
+def test_object_vs_composition_and_text_vs_image():
+    rows = frame([r("probe-c", "group", 0.3, 0.2, 0.4, subset="composition", chance=1 / 6),
+                  r("probe-c", "group", 0.8, 0.7, 0.9, subset="object", chance=1 / 6),
+                  r("probe-c", "text", 0.4, 0.3, 0.5, subset="composition", chance=0.25),
+                  r("probe-c", "image", 0.45, 0.35, 0.55, subset="composition", chance=0.25)])
+    claims = probe_c_claims(rows, ["m"])
+    assert by_topic(claims, "m: object vs composition").verdict == HIGHER
+    assert by_topic(claims, "m: text vs image").verdict == UNRESOLVED
+
+
+def test_scene_filler_and_isolation():
+    g = dict(probe="probe-b", metric="gamma", subset="(x0, x̃1)", chance=float("nan"))
+    rows = frame([r(condition="scene", value=0.99, lo=0.95, hi=1.0, **g),
+                  r(condition="black", value=0.7, lo=0.6, hi=0.8, **g),
+                  r(condition="gray", value=0.97, lo=0.9, hi=1.02, **g),
+                  r("probe-b-single", "acc", 0.9, 0.8, 1.0, condition="all fillers", subset="x0"),
+                  r("probe-b-single", "acc", 0.3, 0.2, 0.4, condition="all fillers", subset="x̃1")])
+    claims = probe_b_claims(rows, ["m"])
+    scene = by_topic(claims, "m: scene filler")
+    assert scene.verdict == UNRESOLVED and scene.words["less"] == "black" and scene.words["more"] == "no filler"
+    assert by_topic(claims, "m: isolation").verdict == LOWER
+
+
+def test_patching_gain_and_forgetting_only_when_the_paired_difference_is_resolved():
+    cond = "text, α = 0.5 − original"
+    rows = frame([r("patching", "mu_c_diff", 0.1, 0.05, 0.15, model="clip", condition=cond,
+                    subset="probe-r predicate_swap", chance=0.0),
+                  r("patching", "top1_diff", -1 / 60, -0.05, 0.0, model="clip", condition=cond, subset="general",
+                    chance=0.0),   # one image in 60 lost: not forgetting at this n
+                  r("patching", "top1_diff", -0.2, -0.3, -0.1, model="clip", condition="text, α = 1 − original",
+                    subset="general", chance=0.0)])
+    claims = patching_claims(rows, "clip", ["text"], [0.0, 0.5, 1.0])
+    assert by_topic(claims, "text α=0.5: probe").verdict == HIGHER
+    assert by_topic(claims, "text α=0.5: general task").verdict == UNRESOLVED
+    assert by_topic(claims, "text α=1: general task").verdict == LOWER
+
+
+def test_the_papers_rows_are_fractions_and_its_facts_are_counted():
+    rows = papers.reported("conceptual")
+    t3 = select(rows, source="Schiappa et al. 2023, Table 3")
+    assert one(t3, model="BridgeTower", subset="subject_swap", metric="acc")["value"] == pytest.approx(0.8901)
+    assert count(t3, dict(subset="subject_swap", metric="acc"), dict(subset="predicate_swap", metric="acc")) == (15, 15)
+    t4 = select(rows, source="Schiappa et al. 2023, Table 4")
+    assert count(t4, dict(subset="composition", metric="text"), dict(subset="composition", metric="image")) == (14, 15)
+    gamma = one(rows, probe="probe-b-pooled", model="all models", condition="scene", subset="(x0, x̃1)",
+                metric="gamma")
+    assert gamma["value"] == pytest.approx(1.01)
+    t10 = select(rows, source="Schiappa et al. 2023, Table 10", condition=patch_condition("text", 0.6))
+    assert one(t10, subset="relcomp", metric="group")["value"] == pytest.approx(0.7463)
+    assert parse_condition(patch_condition("both", 0.25)) == ("both", 0.25)
+    assert len(select(rows, source="Schiappa et al. 2023, Table 2", model="ViLT")) == 3   # its ImageNet cell is "–"
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    d = tmp_path_factory.mktemp("conceptual")
+    return conceptual.run(limit=16, device="cpu", data_dir=d / "data", cache_dir=d / "scores",
+                          fillers=["black", "scene"], finetune_encoders=["text"], finetune_steps=2,
+                          alphas=[0.0, 1.0], finetune_eval_limit=12)
+
+
+def test_run_on_the_toy_world(result):
+    ours = result.ours()
+    assert set(ours["model"]) >= {"toy-vilt", "toy-clip"}
+    for headline in conceptual.HEADLINES:
+        got = select(ours, **headline)
+        assert set(got["model"]) == {"toy-vilt", "toy-clip"}, headline
+        assert ((got["value"] >= 0) & (got["value"] <= 1)).all()
+    acc = one(ours, probe="probe-r", model="toy-clip", subset="predicate_swap", metric="acc")
+    assert acc["chance"] == 0.5 and acc["ci_low"] <= acc["value"] <= acc["ci_high"] and acc["n"] > 0
+    assert set(select(ours, probe="probe-b")["condition"]) == {"black", "scene", "all fillers"}
+    assert result.facts["heads"] == {"toy-vilt": "match", "toy-clip": "similarity"}
+    assert result.facts["probe_r_items"] == 16 and result.facts["unreadable"]["Probe-B"] == 0
+    sweep = select(ours, probe="patching", model="toy-clip")
+    assert set(sweep["condition"]) == {"text, α = 0", "text, α = 1", "text, α = 1 − original"}
+    top1 = one(sweep, condition="text, α = 1 − original", subset="general", metric="top1_diff")
+    assert top1["n"] == 12 and top1["chance"] == 0.0
+    assert list(result.data["history"]["step"]) == [0, 1]
+    assert set(result.data["sweep"]["alpha"]) == {0.0, 1.0}
+    fractions = result.reported()[~result.reported()["metric"].isin(["gamma", "delta_c_pts"])]
+    assert len(fractions) and (fractions["value"].between(0, 1)).all()   # the paper's percentages as fractions
+    assert by_topic(result.claims, "paper: subject vs predicate swap").verdict == REPORTED
+    assert {c.verdict for c in result.claims} <= {HIGHER, LOWER, UNRESOLVED, REPORTED, "above chance",
+                                                  "below chance"}
