@@ -6,9 +6,14 @@ Two derived views of an image x0 with a binary mask of its annotated objects:
 * x̃0, the patched image: one square of filler pasted on the background where it occludes no annotated
   object, to measure how much *any* small edit moves a model.
 
+For the single-object split (the paper's Table 9) x0 is itself background-removed: every annotated object
+kept, the rest filled, so that (x0, x̃1) differs only by the other objects; x̃0 is the original with a patch.
+
 Fillers: ``black``, ``gray`` (RGB 128), ``noise`` (Gaussian, mean 128, sd 64, clipped) and ``scene`` (a
-background picture without the probe's objects, resized to the image).  Everything is deterministic under a
-seed, and :func:`derive_probe_b` writes the views as PNG files under ``data_dir/derived/probe-b/`` (reused
+background picture without the probe's objects, resized to the image).  The scene is *unrelated*: drawn, under
+the seed and the item id (never a file path), among the scenes other than the item's ``related_scenes`` (its own
+background and its objects' typical scenes, when the item table knows them).  Everything is deterministic under
+a seed, and :func:`derive_probe_b` writes the views as PNG files under ``data_dir/derived/probe-b/`` (reused
 when present) so that score caches, which key on image paths, see stable files.
 """
 
@@ -43,10 +48,19 @@ def load_mask(mask, size: tuple[int, int] | None = None) -> np.ndarray:
     return np.asarray(arr) > 0 if arr.dtype != bool else arr
 
 
-def scene_images(scene_dir) -> list[Path]:
+def scene_images(scene_dir) -> dict[str, Path]:
+    """The scene pictures of a folder by name (the file stem), in name order."""
     if scene_dir is None:
-        return []
-    return sorted(p for p in Path(scene_dir).iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+        return {}
+    return {p.stem: p for p in sorted(Path(scene_dir).iterdir()) if p.suffix.lower() in IMAGE_SUFFIXES}
+
+
+def unrelated_scene(item_id, scenes: dict, related=(), seed: int = 0) -> str | None:
+    """The name of the scene behind item ``item_id``: drawn under ``seed`` and the item id among ``scenes`` (name ->
+    picture) not in ``related``; None when every scene is related."""
+    related = set(related) if isinstance(related, (list, tuple, set, np.ndarray)) else set()
+    free = sorted(n for n in scenes if n not in related)
+    return free[_rng(seed, "scene", str(item_id)).integers(len(free))] if free else None
 
 
 def filler_pixels(filler: str, height: int, width: int, seed: int = 0, scene=None) -> np.ndarray:
@@ -111,22 +125,26 @@ def patch_image(image, avoid_mask, filler: str, seed: int = 0, scene=None,
 
 def derive_probe_b(items: pd.DataFrame, fillers: Sequence[str], data_dir, seed: int = 0,
                    size_frac: float = 0.25, progress: bool = True) -> pd.DataFrame:
-    """Write x̃0 and x̃1 for every Probe-B item and filler; one row per item x filler with the item's
-    columns plus ``filler``, ``x0`` (the original), ``x0_patch`` and ``x1_fill`` (paths).
+    """Write the views of every Probe-B item and filler; one row per item x filler with the item's columns plus
+    ``filler``, ``original``, ``x0``, ``x0_patch``, ``x1_fill`` (paths) and ``scene_filler`` (the scene filler's
+    picture name, "" for other fillers).  x0 is the original for multi-object items and, for single-object
+    items, the original with every annotated object kept and the background filled.
 
-    The patch avoids ``items["objects_mask"]`` (every annotated object) when that column exists, else the
-    keep-mask.  A scene image is drawn per item from ``items.attrs["scene_dir"]``.  Files live under
-    ``data_dir/derived/probe-b/<filler>/`` named by a hash of the inputs and settings; existing files are
-    reused, so an interrupted run resumes."""
+    The patch and the single-object x0 use ``items["objects_mask"]`` (every annotated object) when that column
+    exists, else the keep-mask.  Scene pictures: ``items.attrs["scenes"]`` (name -> path) or the files of
+    ``items.attrs["scene_dir"]``; an item's optional ``related_scenes`` column names the ones it must not get.
+    An item with no unrelated scene is left out of the "scene" filler and named in ``attrs["no_unrelated_scene"]``.
+    Files live under ``data_dir/derived/probe-b/<filler>/`` named by a hash of the inputs and settings; existing
+    files are reused, so an interrupted run resumes."""
     bad = [f for f in fillers if f not in FILLERS]
     if bad:
         raise ValueError(f"unknown filler(s) {bad}; valid: {', '.join(FILLERS)}")
-    scenes = scene_images(items.attrs.get("scene_dir"))
+    scenes = {k: Path(v) for k, v in (items.attrs.get("scenes") or scene_images(items.attrs.get("scene_dir"))).items()}
     if "scene" in fillers and not scenes:
         raise ValueError(f"filler 'scene' needs scene images, but scene_dir={items.attrs.get('scene_dir')!r} "
                          "holds none; drop 'scene' from fillers or provide the directory")
     root = Path(data_dir) / "derived" / "probe-b"
-    rows = []
+    rows, no_scene = [], []
     records = items.to_dict("records")
     try:
         from .progress import bar as tqdm
@@ -139,25 +157,35 @@ def derive_probe_b(items: pd.DataFrame, fillers: Sequence[str], data_dir, seed: 
                 bar.update(len(fillers))
             continue
         avoid = rec["objects_mask"] if _present(rec.get("objects_mask")) else rec["mask"]
+        single = bool(rec.get("single_object"))
         for filler in fillers:
-            key = hashlib.sha256(repr((str(rec["image"]), str(rec["mask"]), str(avoid), filler, seed,
-                                       size_frac)).encode()).hexdigest()[:16]
+            name = unrelated_scene(rec["item_id"], scenes, rec.get("related_scenes"), seed) if filler == "scene" else ""
+            if name is None:  # every scene picture is related to this item: no unrelated scene to put behind it
+                no_scene.append(rec["item_id"])
+                bar.update(1) if bar is not None else None
+                continue
+            scene = scenes[name] if name else None
+            key = hashlib.sha256(repr((str(rec["image"]), str(rec["mask"]), str(avoid), filler, seed, size_frac,
+                                       name, single)).encode()).hexdigest()[:16]
             out = root / filler
-            patched, filled = out / f"{key}_patch.png", out / f"{key}_fill.png"
-            if not (patched.exists() and filled.exists()):
+            patched, filled, alone = out / f"{key}_patch.png", out / f"{key}_fill.png", out / f"{key}_x0.png"
+            if not (patched.exists() and filled.exists() and (alone.exists() or not single)):
                 out.mkdir(parents=True, exist_ok=True)
-                scene = scenes[_rng(seed, "scene", str(rec["image"])).integers(len(scenes))] if scenes else None
                 image = Image.open(rec["image"]).convert("RGB")
                 _atomic_save(fill_background(image, rec["mask"], filler, seed, scene), filled)
                 _atomic_save(patch_image(image, avoid, filler, seed, scene, size_frac), patched)
-            rows.append({**rec, "filler": filler, "x0": str(rec["image"]), "x0_patch": str(patched),
-                         "x1_fill": str(filled)})
+                if single:
+                    _atomic_save(fill_background(image, avoid, filler, seed, scene), alone)
+            rows.append({**rec, "filler": filler, "original": str(rec["image"]),
+                         "x0": str(alone) if single else str(rec["image"]), "x0_patch": str(patched),
+                         "x1_fill": str(filled), "scene_filler": name})
             if bar is not None:
                 bar.update(1)
     if bar is not None:
         bar.close()
     out = pd.DataFrame(rows)
     out.attrs.update(items.attrs)
+    out.attrs["no_unrelated_scene"] = no_scene  # items left out of the "scene" filler
     return out
 
 

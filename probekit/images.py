@@ -45,6 +45,33 @@ def image_key(img: Any) -> str:
     return f"{path}|{st.st_size}|{st.st_mtime_ns}"
 
 
+def image_keys(images: Sequence[Any]) -> list[str]:
+    """``image_key`` of every image, each distinct path looked up once."""
+    memo: dict = {}
+    out = []
+    for img in images:
+        if isinstance(img, (str, os.PathLike)):
+            if img not in memo:
+                memo[img] = image_key(img)
+            out.append(memo[img])
+        else:
+            out.append(image_key(img))
+    return out
+
+
+def prepare_unique(prepare, pils: list) -> dict:
+    """``prepare(pils)`` with each distinct image object (one decode reused for several texts) preprocessed
+    once; rows of the result are repeated to line up with ``pils`` again."""
+    slot: dict[int, int] = {}
+    index = [slot.setdefault(id(p), len(slot)) for p in pils]
+    if len(slot) == len(pils):
+        return prepare(pils)
+    unique = list({id(p): p for p in pils}.values())
+    out, at = prepare(unique), torch.tensor(index)
+    return {k: (v[at] if isinstance(v, torch.Tensor) and v.dim() and v.shape[0] == len(unique) else v)
+            for k, v in out.items()}
+
+
 def describe(img: Any) -> str:
     """How a skipped image is reported: its path, or a short tag for in-memory/missing ones."""
     if isinstance(img, Image.Image):

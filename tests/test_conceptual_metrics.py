@@ -64,16 +64,19 @@ def test_average_precision_hand_computed():
     assert average_precision([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1]) == pytest.approx((1 + 2 / 3) / 2)
     assert average_precision([0, 0, 1], [0.9, 0.8, 0.7]) == pytest.approx(1 / 3)
     assert average_precision([1, 1, 0], [0.2, 0.9, 0.1]) == 1.0
-    # ties are broken against the positives
-    assert average_precision([1, 0], [0.5, 0.5]) == pytest.approx(0.5)
+    # ties: by the classes' order (the authors' stable sort) by default, or against the positives
+    assert average_precision([1, 0], [0.5, 0.5]) == 1.0 and average_precision([0, 1], [0.5, 0.5]) == 0.5
+    assert average_precision([1, 0], [0.5, 0.5], ties="pessimistic") == pytest.approx(0.5)
+    assert average_precision([0, 1, 1], [0.7, 0.7, 0.7], ties="pessimistic") == pytest.approx((1 / 2 + 2 / 3) / 2)
+    with pytest.raises(ValueError, match="ties"):
+        average_precision([1, 0], [0.5, 0.5], ties="optimistic")
     assert np.isnan(average_precision([0, 0], [1, 2]))
 
 
 def test_relative_robustness_hand_computed():
     h, h_tilde = np.array([0.5, 1.0]), np.array([0.25, 1.0])
-    assert relative_robustness(h, h_tilde) == pytest.approx((0.5 + 1.0) / 2)          # mean of ratios
-    assert relative_robustness(h, h_tilde, per_item=False) == pytest.approx(1.25 / 1.5)  # ratio of means
-    assert relative_robustness([1.0, 0.0], [1.0, 1.0], per_item=False) == pytest.approx(2.0)  # improvement > 1
+    assert relative_robustness(h, h_tilde) == pytest.approx((0.5 + 1.0) / 2)          # mean of ratios, not 1.25 / 1.5
+    assert relative_robustness([0.5, 0.0], [1.0, 1.0]) == pytest.approx(2.0)  # h(x) = 0 left out; improvement > 1
 
 
 def test_probe_b_rows_compute_map_gamma_and_confidence_change():
@@ -91,7 +94,9 @@ def test_probe_b_rows_compute_map_gamma_and_confidence_change():
     ts = probe_b_rows(single)
     assert set(ts["probe"]) == {"probe-b-single"}
     assert one(ts, metric="acc", subset="x0")["value"] == 0.5
-    assert one(ts, metric="gamma", subset="(x0, x̃1)")["value"] == pytest.approx(2.0)
+    # Table 9's γ: the per-item ratio of the target's confidence, mean(0.2 / 0.6, 0.2 / 0.4), not acc 1.0 / 0.5
+    assert one(ts, metric="gamma", subset="(x0, x̃1)")["value"] == pytest.approx((1 / 3 + 1 / 2) / 2)
+    assert one(ts, metric="gamma", subset="(x0, x̃0)")["value"] == pytest.approx((0.5 / 0.6 + 1) / 2)
 
 
 def test_zero_shot_top_k_with_chance_per_class_count():

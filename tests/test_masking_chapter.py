@@ -33,7 +33,9 @@ def test_chapter_executed_on_the_toy_world(executed_chapter, executed_book):
     top = select(rows, source="ours", probe="top-k", metric="accuracy")
     assert set(top["condition"]) == {"full image", "subject ablated", "image ablated", "text only"}
     assert len(select(rows, source="ours", probe="top-k", metric="accuracy_diff", model="toy-vilt")) == 4
-    assert len(select(rows, source="ours", probe="itm", subset="all")) == 9
+    assert len(select(rows, source="ours", probe="itm", subset="all")) == 3 * 4     # avg, avg_pooled, pos, neg
+    assert len(select(rows, source="ours", probe="itm", subset="verb", metric="avg_pooled")) == 3
+    assert len(select(rows, source="ours", probe="top-k", metric="word_accuracy")) == 4
     assert len(select(rows, source="Beňová et al. 2024, Table 2")) > 0
     text = notebook_text(nb)
     assert "Traceback" not in text and "Warning" not in text

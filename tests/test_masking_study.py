@@ -28,6 +28,10 @@ def test_rows_per_model_and_condition(result):
     assert set(zip(top["model"], top["condition"])) == {("toy-vilt", "full image"), ("toy-vilt", "subject ablated"),
                                                         ("toy-vilt", "image ablated"), ("toy-bert", "text only")}
     assert (top["n"] == LIMIT).all()
+    # the toy tokenizers give every verb one piece, where the paper's rule and whole words agree
+    words = select(result.ours(), probe="top-k", metric="word_accuracy")
+    assert np.allclose(words.sort_values(["model", "condition"])["value"],
+                       top.sort_values(["model", "condition"])["value"])
     verbs = result.data["items"]["verb"].nunique()
     assert np.allclose(top["chance"], 5 / verbs) and result.facts["chance"] == pytest.approx(5 / verbs)
     # the toy ViLT reads the verb off the image: far above chance with it, and blanking the subject costs it
@@ -54,6 +58,8 @@ def test_itm_rows_and_paper_rows(result):
 def test_facts_data_and_claims(result):
     f = result.facts
     assert (f["captions"], f["with_image"], f["with_box"], f["detected"], f["unlocated"]) == (LIMIT,) * 3 + (0, 0)
+    assert (f["in_every_condition"], f["left_out"], f["pairs_in_every_condition"]) == (LIMIT, 0, f["pairs"])
+    assert len(result.data["left_out"]) == 0 and f["paper_subset"] == "SVO-Probes"
     assert f["fill_mask_heads"] == {"toy-vilt": "fill_mask"} and f["itm_heads"] == {"toy-vilt": "match"}
     assert f["pair_images_boxed"] == f["pair_images"] == 2 * f["pairs"] and f["detector"] is None
     per_item = result.data["per_item"]
@@ -62,6 +68,7 @@ def test_facts_data_and_claims(result):
     assert len(examples) == 3 and all(Path(p).exists() for p in [*examples["full"], *examples["ablated"]])
     assert by_topic(result.claims, "toy-vilt: full image vs chance").verdict == ABOVE
     assert by_topic(result.claims, "toy-vilt: full image − subject ablated").verdict == HIGHER
+    assert by_topic(result.claims, "toy-vilt: whole words, full image − subject ablated").verdict == HIGHER
     assert by_topic(result.claims, "toy-vilt: ITM avg, image ablated").verdict == LOWER
     assert by_topic(result.claims, "toy-vilt: ITM neg, image ablated").verdict == HIGHER
 
@@ -145,3 +152,24 @@ def test_order_verdicts_and_the_papers_order():
 
     paper = claims(papers.reported("masking"), k=5)
     assert [c.topic for c in paper] == ["paper: order"] and paper[0].verdict == ORDER
+
+
+def test_claims_on_whole_words_and_the_pooled_average():
+    rows = frame([
+        _acc("m", "full image", .70, .61, .79), _acc("m", "subject ablated", .60, .51, .69),
+        row(study="masking", probe="top-k", model="m", condition="full image", metric="word_accuracy", value=.30,
+            ci=(.20, .40), n=100, chance=.25),                              # whole words: not resolved from chance
+        _diff("m", "full image − subject ablated", .10, .04, .16),
+        row(study="masking", probe="top-k", model="m", condition="full image − subject ablated",
+            metric="word_accuracy_diff", value=-.08, ci=(-.14, -.02), n=100, chance=0.0),
+        # balanced average falls while the pooled one rises (negatives outnumber positives)
+        _itm("full image", "avg", .70, .65, .75), _itm("image ablated", "avg", .50, .50, .50),
+        _itm("full image", "avg_pooled", .55, .50, .60), _itm("image ablated", "avg_pooled", .67, .62, .72),
+    ])
+    verdict = {c.topic: c.verdict for c in claims(rows, k=5)}
+    assert verdict["m: full image vs chance"] == ABOVE
+    assert verdict["m: whole words, full image vs chance"] == UNRESOLVED
+    assert verdict["m: full image − subject ablated"] == HIGHER
+    assert verdict["m: whole words, full image − subject ablated"] == LOWER
+    assert verdict["m: ITM avg, image ablated"] == LOWER
+    assert verdict["m: ITM avg_pooled, image ablated"] == HIGHER

@@ -71,6 +71,12 @@ def test_run_per_concept_tuples_and_confounds(result):
         r = one(ours, probe=f"{c.kind}s", model=c.model, subset=c.label)
         assert r["value"] == c.accuracy and r["n"] == c.n_pairs and c.std >= 0
     assert len(select(ours, probe=["noun tuples", "predicate tuples"])) == len(result.data["tuples"])
+    assert (result.data["tuples"]["n_triplets"] >= 5).all() and result.params["min_tuple_count"] == 5
+    # the crop caveat: a property of the items (toy boxes never overlap), one row per threshold
+    overlap = select(ours, probe="crop overlap").set_index("subset")
+    assert list(overlap["value"]) == [0.0, 0.0] and (overlap["n"] == 40).all() and set(overlap["model"]) == {""}
+    assert result.facts["checkpoints"] == {"toy-vilt": "toy:toy-vilt", "toy-clip": "toy:toy-clip"}
+    assert result.facts["released"] == [] and select(result.rows, source=prednoun.RELEASED).empty
     for model in MODELS:
         r = select(ours, probe="confounds", model=model, metric="r").set_index("subset")
         assert list(r.index) == ["bounding box size", "distance from centre", "perplexity"]

@@ -51,7 +51,7 @@ def test_chapter_reruns_with_new_threshold_and_verb_filter(executed_book, tmp_pa
     project = copy_project(tmp_path / "project", with_outputs=executed_book)
     params, _ = toy_params(project, executed_book / "data")  # same items, warm score cache
     new = ch.resolve(project, "verbs", {**params["verbs"], "models": ["toy-vilt"], "threshold": 0.7,
-                                        "min_verb_count": 3, "top_k": 2})
+                                        "min_triplet_negatives": 3, "top_k": 2})
     nb = nbformat.read(ch.execute(project, "verbs", new, progress=False, log=lambda msg: None), as_version=4)
     rows = rows_from_notebook(nb)
     ours = rows[rows["source"] == "ours"]

@@ -22,7 +22,7 @@ TABLE4, TABLE5 = "Hendricks & Nematzadeh 2021, Table 4", "Hendricks & Nematzadeh
 def study(tmp_path_factory):
     root = tmp_path_factory.mktemp("verbs-study")
     result = verbs.run(models=["toy-vilt", "toy-clip"], data_dir=root / "data", limit=LIMIT, seed=0, device="cpu",
-                       cache_dir=root / "scores", min_verb_count=5, top_k=2, n_resamples=200)
+                       cache_dir=root / "scores", min_triplet_negatives=5, top_k=2, n_resamples=200)
     items = load_dataset("verbs", "toy", data_dir=root / "data", limit=LIMIT, seed=0)
     return result, items
 
@@ -41,6 +41,10 @@ def test_rows_are_schema_rows_of_ours_and_the_papers(study):
 def test_heads_decide_what_each_model_is_scored_on(study):
     result, _ = study
     assert result.facts["heads"] == {"toy-vilt": "match", "toy-clip": "similarity"}
+    # each table names the head and the checkpoint that produced it
+    assert result.facts["head_of"] == {
+        "toy-vilt": "match: sigmoid of ViltForImageAndTextRetrieval's single rank logit; checkpoint toy:toy-vilt",
+        "toy-clip": "similarity: logit_scale x cosine of projected CLS/pooled embeddings; checkpoint toy:toy-clip"}
     assert result.facts["thresholded"] == ["toy-vilt"]
     ours = select(result.ours(), probe="svo")
     assert set(select(ours, model="toy-clip")["metric"]) == {"pairwise"}  # a dual encoder is not thresholded
@@ -69,14 +73,22 @@ def test_n_counts_the_items(study):
     assert neg["n"] == len(typed.drop_duplicates(["sentence", "neg_image_id"]))
     assert one(ours, model="toy-vilt", probe="svo", subset="all", metric="avg")["n"] == pos["n"] + neg["n"]
     assert result.facts["rows"] == len(items) == LIMIT
+    # like for like with the guided-masking paper: positive + negative pairs of verb negatives
+    verb_avg = one(ours, model="toy-vilt", probe="svo", subset="verb", metric="avg")
+    assert result.facts["verb_pairs"]["all"] == verb_avg["n"] == \
+        result.facts["verb_pairs"]["pos"] + result.facts["verb_pairs"]["neg"]
+    assert result.facts["guided_masking_verb_pairs"] == {"all": 33893, "pos": 11571, "neg": 22322}
+    assert result.facts["missing_pos"] == result.facts["missing_neg"] == result.facts["placeholder_images"] == 0
 
 
-def test_per_verb_rows_follow_the_filter_and_the_ranking(study):
-    result, _ = study
+def test_per_verb_rows_follow_the_triplet_filter_and_the_ranking(study):
+    result, items = study
     for model in ("toy-vilt", "toy-clip"):
         per_verb = select(result.ours(), model=model, probe="svo-verbs")
-        counts = result.data["verb_images"][model]
-        assert set(per_verb["subset"]) == set(counts[counts >= 5].index) != set()
+        counts = result.data["triplet_negatives"][model]
+        kept = items[items["pos_triplet"].isin(counts[counts >= 5].index)]
+        assert set(per_verb["subset"]) == set(kept["verb"]) != set()
+        assert result.facts["triplets_kept"][model] == int((counts >= 5).sum()) < len(counts)
         order = result.data["verb_order"][model]
         assert len(order) == min(4, len(per_verb))
         values = per_verb.set_index("subset").loc[order, "value"].to_numpy()

@@ -6,11 +6,15 @@ COCO instance annotations with ``segmentation``), ``object_context_dataset.json`
 ``image_id``, ``object``, ``other_objects``; its masks come from COCO's ``instances_val2014.json``, looked for
 under ``data_dir/coco/``), ``prompt_classes.csv`` (``class``, ``prompt``), and optionally a ``scenes/`` folder of
 background pictures for the "scene" filler.  Masks are decoded with ``pycocotools`` and written as binary PNGs
-under ``data_dir/derived/probe-b/masks/``.
+under ``data_dir/derived/probe-b/masks/``, named by the item and a hash of the annotation they come from (an
+edited annotation gets a new file).  An item whose mask is empty (a degenerate polygon, a target category with
+no instance in COCO) is left out and named in ``items.attrs["empty_masks"]``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +87,16 @@ def _masks_from_segmentations(segmentations, height: int, width: int) -> np.ndar
     return keep
 
 
+def mask_file(segmentations, height: int, width: int, mask_dir: Path, name: str) -> str | None:
+    """The binary PNG of the union of ``segmentations`` (written once, named ``<name>-<hash of the annotation and
+    size>.png``); None when the mask is empty."""
+    keep = _masks_from_segmentations(segmentations, height, width)
+    if not keep.any():
+        return None
+    key = hashlib.sha256(json.dumps([segmentations, height, width], default=str).encode()).hexdigest()[:12]
+    return _write_mask(keep, Path(mask_dir) / f"{name}-{key}.png")
+
+
 def _write_mask(keep: np.ndarray, path: Path) -> str:
     from PIL import Image
 
@@ -109,7 +123,7 @@ def load_probe_b(data_dir: Path, limit: int | None, seed: int, split: str) -> pd
     coco = _coco_instances(data_dir) if any(r["single_object"] for r in records) else None
     names = {c["id"]: c["name"] for c in coco.loadCats(coco.getCatIds())} if coco is not None else {}
     mask_dir = Path(data_dir) / "derived" / "probe-b" / "masks"
-    rows = []
+    rows, empty = [], []
     for rec in records:
         image = paths[rec["image_id"]]
         mask = objects_mask = None
@@ -118,14 +132,14 @@ def load_probe_b(data_dir: Path, limit: int | None, seed: int, split: str) -> pd
             if rec["single_object"]:
                 anns = coco.loadAnns(coco.getAnnIds(imgIds=[rec["image_id"]], iscrowd=None))
                 target = [a["segmentation"] for a in anns if names[a["category_id"]] == rec["target"]]
-                every = [a["segmentation"] for a in anns]
-                mask = _write_mask(_masks_from_segmentations(target, height, width),
-                                   mask_dir / f"{rec['item_id']}.png")
-                objects_mask = _write_mask(_masks_from_segmentations(every, height, width),
-                                           mask_dir / f"b-{rec['image_id']}-all.png")
+                mask = mask_file(target, height, width, mask_dir, rec["item_id"])
+                objects_mask = mask_file([a["segmentation"] for a in anns], height, width, mask_dir,
+                                         f"b-{rec['image_id']}-all")
             else:
-                mask = objects_mask = _write_mask(_masks_from_segmentations(rec["segmentations"], height, width),
-                                                  mask_dir / f"{rec['item_id']}.png")
+                mask = objects_mask = mask_file(rec["segmentations"], height, width, mask_dir, rec["item_id"])
+            if mask is None:
+                empty.append(rec["item_id"])
+                continue
         rows.append({"item_id": rec["item_id"], "image_id": str(rec["image_id"]), "image": image, "mask": mask,
                      "objects_mask": objects_mask, "labels": rec["labels"], "single_object": rec["single_object"],
                      "target": rec["target"]})
@@ -136,7 +150,22 @@ def load_probe_b(data_dir: Path, limit: int | None, seed: int, split: str) -> pd
     items.attrs["classes"] = list(prompts)
     items.attrs["prompts"] = prompts
     items.attrs["scene_dir"] = str(scenes) if scenes.is_dir() else None
+    items.attrs["empty_masks"] = empty
     return items
+
+
+def with_toy_scenes(items: pd.DataFrame) -> pd.DataFrame:
+    """The toy world's Probe-B items with their scene pictures by name (``attrs["scenes"]``) and, per item, the
+    ``related_scenes`` the "scene" filler must not draw: its own background and its objects' typical scenes."""
+    from probekit.toyworld.scene import Scene, image_path
+    from probekit.toyworld.vocab import SCENES, TYPICAL_SCENE
+
+    out = items.copy()
+    out.attrs.update(items.attrs)
+    out.attrs["scenes"] = {n: str(image_path(Scene(n), Path(items.attrs["scene_dir"]))) for n in SCENES}
+    out["related_scenes"] = [sorted({own, *(TYPICAL_SCENE[o] for o in labels)})
+                             for own, labels in zip(out["scene"], out["labels"])]
+    return out
 
 
 def _coco_instances(data_dir):

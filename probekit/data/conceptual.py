@@ -7,7 +7,8 @@ The annotation files (https://www.crcv.ucf.edu/data1/probe_rcb/) go anywhere und
 * Probe-R: ``relation_eval_subject.json`` -- a dict keyed by Visual Genome image id, each entry holding
   ``positive_image_ids`` (images of the subject alone), ``negative_image_ids``, ``positive_prompt`` (the true
   relation), ``negative_prompt`` (subject swapped), ``negative_predicate_prompt`` (predicate swapped),
-  ``positive_object`` and ``negative_object``.
+  ``positive_object`` and ``negative_object``; and, when present, ``relation_eval_object.json`` in the same
+  schema with the object swapped.
 * Probe-C: ``data_compositional_switch.json`` and ``data_object_switch.json`` -- lists of groups with
   ``img1_prompt``, ``img1_id``, ``img1_composition``, ``img1_object`` and the same for ``img2``
   (COCO val2014 ids).
@@ -20,7 +21,8 @@ The annotation files (https://www.crcv.ucf.edu/data1/probe_rcb/) go anywhere und
 Images are read from ``data_dir/visual_genome/images/<id>.<ext>`` and
 ``data_dir/coco/val2014/COCO_val2014_<id:012d>.<ext>`` (a local copy can be linked there); missing ones are
 downloaded into those folders by :func:`probekit.data.download.fetch_images`.  An image that could not be
-fetched has path None and the chapter counts it.  Probe-B masks are decoded with ``pycocotools`` and written
+fetched has path None and the chapter counts it (only when not one image of a probe can be had does the load
+fail with :class:`~probekit.data.download.OfflineError`).  Probe-B masks are decoded with ``pycocotools`` and written
 as binary PNGs under ``data_dir/derived/probe-b/masks/``.  The release has one evaluation set: ``split``
 must be ``"eval"``.
 """
@@ -138,7 +140,7 @@ def resolve_images(ids: Iterable[int], dest_dir: Path, stem_of: Callable[[int], 
                    urls_of: Callable[[int], Sequence[str]], desc: str) -> dict[int, str | None]:
     """Local path of each image id in ``dest_dir`` (a file named ``<stem>.<ext>``); missing ones are
     downloaded there, trying each URL of ``urls_of(id)`` in turn.  Ids that could not be had map to None."""
-    from probekit.data.download import fetch_images  # images already in dest_dir are used without a download
+    from probekit.data.download import OfflineError, fetch_images  # images in dest_dir are used without a download
 
     ids = list(dict.fromkeys(int(i) for i in ids))
     by_stem = {stem_of(i): i for i in ids}
@@ -147,7 +149,12 @@ def resolve_images(ids: Iterable[int], dest_dir: Path, stem_of: Callable[[int], 
         todo = {stem_of(i): urls_of(i)[attempt] for i in ids if i not in found and attempt < len(urls_of(i))}
         if not todo:
             break
-        got = fetch_images(todo, dest_dir, desc=desc)
+        try:
+            got = fetch_images(todo, dest_dir, desc=desc)
+        except OfflineError:  # none of *these* could be had: they stay missing (None), unless none at all can
+            if found:
+                break
+            raise
         for rec in got.to_dict("records"):
             if rec["ok"]:
                 found[by_stem[str(rec["id"])]] = str(rec["path"])
@@ -175,9 +182,20 @@ def subject_prompt(subject: str) -> str:
     return f"A photo of {subject}."
 
 
+#: the two Probe-R files: the swapped role, the group-id prefix and the kind of each comparison
+R_FILES = {"relation_eval_subject.json": ("subject", "r", {"swap": "subject_swap", "predicate": "predicate_swap"}),
+           "relation_eval_object.json": ("object", "ro", {"swap": "object_swap", "predicate": "object_predicate_swap"})}
+#: kinds scored on a group's images of the swapped role alone (X_O1); the authors average their logits per group
+GROUPED_KINDS = ("subject_only", "subject_only_relations", "object_only", "object_only_relations")
+
+
 def parse_probe_r(path: Path) -> pd.DataFrame:
-    """Rows of Probe-R (without image paths: columns ``image_id`` and ``source`` = "vg") from
-    ``relation_eval_subject.json``."""
+    """Rows of Probe-R (without image paths: column ``image_id``) from ``relation_eval_subject.json`` or
+    ``relation_eval_object.json`` (same schema, the object swapped).  Per entry: the anchor image with the true
+    relation P_R1 against the role swap P_R2 and against the predicate swap; and each image of the role alone
+    (X_O1) with the role-only prompt P_O1 against P_R1 (``<role>_only``) and with P_R1 against P_R2
+    (``<role>_only_relations``, the fourth column of the paper's Table 3)."""
+    role, prefix, kinds = R_FILES.get(Path(path).name, R_FILES["relation_eval_subject.json"])
     data = read_json(path)
     if not isinstance(data, dict):
         raise AnnotationError(f"{path}: expected an object keyed by Visual Genome image id, "
@@ -187,19 +205,23 @@ def parse_probe_r(path: Path) -> pd.DataFrame:
         for field, kind in R_FIELDS.items():
             need_field(entry, key, field, kind, path)
         anchor = image_id_field({"id": key}, key, "id", path)
-        base = {"group_id": f"r-{anchor}", "correct_prompt": entry["positive_prompt"]}
-        rows.append({**base, "item_id": f"r-{anchor}-subject", "image_id": anchor, "kind": "subject_swap",
+        group = f"{prefix}-{anchor}"
+        base = {"group_id": group, "correct_prompt": entry["positive_prompt"]}
+        rows.append({**base, "item_id": f"{group}-{role}", "image_id": anchor, "kind": kinds["swap"],
                      "wrong_prompt": entry["negative_prompt"]})
-        rows.append({**base, "item_id": f"r-{anchor}-predicate", "image_id": anchor, "kind": "predicate_swap",
+        rows.append({**base, "item_id": f"{group}-predicate", "image_id": anchor, "kind": kinds["predicate"],
                      "wrong_prompt": entry["negative_predicate_prompt"]})
         for j, value in enumerate(entry["positive_image_ids"]):
             if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).isdigit():
                 raise AnnotationError(f"{path}: entry {key!r}, field 'positive_image_ids'[{j}] is {value!r}, "
                                       "expected an image id")
             pid = int(value)
-            rows.append({"group_id": f"r-{anchor}", "item_id": f"r-{anchor}-only-{pid}", "image_id": pid,
-                         "kind": "subject_only", "correct_prompt": subject_prompt(entry["positive_object"]),
+            rows.append({"group_id": group, "item_id": f"{group}-only-{pid}", "image_id": pid,
+                         "kind": f"{role}_only", "correct_prompt": subject_prompt(entry["positive_object"]),
                          "wrong_prompt": entry["positive_prompt"]})
+            rows.append({"group_id": group, "item_id": f"{group}-only-relations-{pid}", "image_id": pid,
+                         "kind": f"{role}_only_relations", "correct_prompt": entry["positive_prompt"],
+                         "wrong_prompt": entry["negative_prompt"]})
     return pd.DataFrame(rows, columns=["item_id", "group_id", "image_id", "correct_prompt", "wrong_prompt",
                                        "kind"])
 
@@ -220,7 +242,8 @@ def _limit_groups(rows: pd.DataFrame, limit: int | None, seed: int, group: str =
 
 def load_probe_r(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.DataFrame:
     check_split(split, "probe-r")
-    rows = _limit_groups(parse_probe_r(find_file(data_dir, "relation_eval_subject.json")), limit, seed)
+    files = [find_file(data_dir, name, required=name.endswith("subject.json")) for name in R_FILES]
+    rows = _limit_groups(pd.concat([parse_probe_r(f) for f in files if f is not None], ignore_index=True), limit, seed)
     paths = _vg_images(data_dir, rows["image_id"])
     rows["image"] = [paths[i] for i in rows["image_id"]]
     rows["image_id"] = rows["image_id"].astype(str)

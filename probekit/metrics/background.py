@@ -1,11 +1,13 @@
 """Probe-B metrics (Schiappa et al. 2023, Tables 8 and 9): recognition before and after the background is
 replaced, as result rows.
 
-Each item is seen in three views: the original x0, the patched x̃0 (one filler square on the background) and the
-filled x̃1 (everything but the kept objects replaced).  h is the average precision over the class prompts
-(multi-object images, probe ``probe-b``) or the 1/0 accuracy of the kept object against the absent classes
-(single-object images, probe ``probe-b-single``); γ = h(x̃) / h(x) is the relative robustness (> 1: better
-after the change) and Δc the mean change in softmax confidence of the present objects, in percentage points.
+Each item is seen in three views: x0 (the original; for single-object items the background filled around every
+annotated object), the patched x̃0 (the original with one filler square on the background) and the filled x̃1
+(everything but the kept objects replaced), see :mod:`probekit.fillers`.  h is the average precision over the
+class prompts (multi-object images, probe ``probe-b``) or the 1/0 accuracy of the kept object against the absent
+classes (single-object images, probe ``probe-b-single``); γ is the relative robustness (> 1: better after the
+change), the mean per-item ratio h(x̃) / h(x) of average precision (Table 8) or of the target's softmax
+confidence (Table 9), and Δc the mean change in softmax confidence of the present objects, in percentage points.
 Rows: condition = filler, subset = the view (``x0``, ``x̃0``, ``x̃1``) or the pair of views (``(x0, x̃1)``).
 """
 
@@ -34,28 +36,31 @@ def pair_label(a: str, b: str) -> str:
     return f"({LABEL[a]}, {LABEL[b]})"
 
 
-def average_precision(positive, scores) -> float:
+TIES = ("index", "pessimistic")
+
+
+def average_precision(positive, scores, ties: str = "index") -> float:
     """Average precision of one ranking: the mean, over the positives, of the precision at each positive's
-    rank (classes sorted by decreasing score; ties broken pessimistically).  NaN without positives."""
+    rank (classes sorted by decreasing score).  Tied scores: ``"index"`` keeps the classes' order (the authors'
+    code, a stable sort), ``"pessimistic"`` puts negatives first.  NaN without positives."""
+    if ties not in TIES:
+        raise ValueError(f"ties={ties!r}; valid: {', '.join(TIES)}")
     positive = np.asarray(positive, dtype=bool)
     scores = np.asarray(scores, dtype=float)
     if positive.sum() == 0 or np.isnan(scores).any():
         return float("nan")
-    order = np.lexsort((positive, -scores))  # by score desc, negatives before positives on ties
+    order = np.argsort(-scores, kind="stable") if ties == "index" else np.lexsort((positive, -scores))
     hits = positive[order]
     ranks = np.flatnonzero(hits) + 1
     return float(np.mean(np.arange(1, len(ranks) + 1) / ranks))
 
 
-def relative_robustness(h, h_tilde, per_item: bool = True) -> float:
-    """γ = 1 - (h(x) - h(x̃)) / h(x) = h(x̃) / h(x).  ``per_item``: mean of the per-item ratios (how the
-    authors aggregate average precision; items with h(x) = 0 are left out); else the ratio of the means
-    (used for accuracy, where one item's h is 0 or 1)."""
+def relative_robustness(h, h_tilde) -> float:
+    """γ = 1 - (h(x) - h(x̃)) / h(x) = h(x̃) / h(x), the mean of the per-item ratios as the authors aggregate it
+    (items with h(x) = 0 left out).  h: average precision (multi-object), the target's confidence (single)."""
     h, h_tilde = np.asarray(h, dtype=float), np.asarray(h_tilde, dtype=float)
-    if per_item:
-        ok = h > 0
-        return float(np.mean(h_tilde[ok] / h[ok])) if ok.any() else float("nan")
-    return float(np.mean(h_tilde) / np.mean(h)) if np.mean(h) > 0 else float("nan")
+    ok = h > 0
+    return float(np.mean(h_tilde[ok] / h[ok])) if ok.any() else float("nan")
 
 
 def probe_b_candidates(row, classes: Sequence[str]) -> list[str]:
@@ -100,12 +105,12 @@ def score_probe_b(scorer, derived: pd.DataFrame, classes: Sequence[str],
 
 
 def _stats(single: bool) -> list[Stat]:
-    per_item = not single
     h = "acc" if single else "map"
+    ratio_of = "conf" if single else "h"  # Table 9's γ: the per-item ratio of the target's confidence
     stats = [Stat(h, (f"h_{v}",), subset=LABEL[v]) for v in VIEWS]
     for a, b in GAMMA_PAIRS:
-        stats.append(Stat("gamma", (f"h_{a}", f"h_{b}"),
-                          lambda v: relative_robustness(v[:, 0], v[:, 1], per_item), subset=pair_label(a, b)))
+        stats.append(Stat("gamma", (f"{ratio_of}_{a}", f"{ratio_of}_{b}"),
+                          lambda v: relative_robustness(v[:, 0], v[:, 1]), subset=pair_label(a, b)))
     for a, b in DELTA_PAIRS:
         stats.append(Stat("delta_c_pts", (f"conf_{a}", f"conf_{b}"), lambda v: float(np.mean(v[:, 0] - v[:, 1])),
                           scale=100.0, subset=pair_label(a, b)))

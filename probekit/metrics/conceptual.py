@@ -26,19 +26,24 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from probekit.data.conceptual import GROUPED_KINDS
 from probekit.results import frame, row
 from probekit.scorers.heads import head_for
 from probekit.stats import bootstrap_ci
 
 STUDY = "conceptual"
-_EPS = 1e-6
+#: where an exact 0 or 1 goes: beyond every other float32 probability (the smallest one; half the gap below 1)
+_P_LOW, _P_HIGH = float(np.finfo(np.float32).smallest_subnormal) / 2, 1 - float(np.finfo(np.float32).epsneg) / 2
 #: chance levels: a two-way softmax (μ(c), accuracy) 1/2; Winoground text and image 1/4, group 1/6
 CHANCE = {"mu_c": 0.5, "acc": 0.5, "text": 0.25, "image": 0.25, "group": 1 / 6}
 
 
 # --------------------------------------------------------------------------------------------- scoring
 def log_odds(p) -> np.ndarray:
-    p = np.clip(np.asarray(p, dtype=float), _EPS, 1 - _EPS)
+    """``log p - log(1 - p)`` of match probabilities.  Only an exact 0 or 1 is moved (to the float32 neighbours the
+    scorers' probabilities are stored in), so two probabilities the model tells apart keep distinct log-odds: no
+    tie is created by clipping.  Probabilities the model itself saturates at 1 stay tied."""
+    p = np.clip(np.asarray(p, dtype=float), _P_LOW, _P_HIGH)
     return np.log(p) - np.log1p(-p)
 
 
@@ -154,18 +159,31 @@ def _mean(metric: str, column: str) -> Stat:
 
 
 # --------------------------------------------------------------------------------------------- Probe-R
-PROBE_R_KINDS = ("subject_swap", "predicate_swap", "subject_only")
-
-
 def score_probe_r(scorer, items: pd.DataFrame) -> pd.DataFrame:
     """Per item: logits of the correct and the wrong prompt, confidence of the correct one (softmax over
-    the two) and whether it wins."""
+    the two) and whether it wins; the kinds scored on a group's role-alone images (``GROUPED_KINDS``) as one row
+    per group, as :func:`group_means` computes them."""
     f_c = pair_logits(scorer, items["image"].tolist(), items["correct_prompt"].tolist())
     f_w = pair_logits(scorer, items["image"].tolist(), items["wrong_prompt"].tolist())
     out = items[["item_id", "group_id", "kind"]].copy()
     out["model"] = scorer.name
     out["logit_correct"], out["logit_wrong"] = f_c, f_w
-    return out.assign(**probe_r_item_metrics(f_c, f_w))
+    return group_means(out)
+
+
+def group_means(scored: pd.DataFrame) -> pd.DataFrame:
+    """Per-item metrics from the logits; for the ``GROUPED_KINDS`` (the images of the subject or object alone) the
+    authors' aggregation: the logits averaged over a group's readable images, then one softmax per group (item_id
+    ``<group>-<kind>``, ``n_images`` the images averaged)."""
+    grouped = scored["kind"].isin(GROUPED_KINDS)
+    alone = scored[grouped].dropna(subset=["logit_correct", "logit_wrong"])
+    means = (alone.groupby(["model", "group_id", "kind"], sort=False)
+             .agg(logit_correct=("logit_correct", "mean"), logit_wrong=("logit_wrong", "mean"),
+                  n_images=("item_id", "size")).reset_index())
+    means["item_id"] = means["group_id"] + "-" + means["kind"]
+    out = pd.concat([scored[~grouped].assign(n_images=1), means], ignore_index=True)[
+        ["item_id", "group_id", "kind", "model", "logit_correct", "logit_wrong", "n_images"]]
+    return out.assign(**probe_r_item_metrics(out["logit_correct"], out["logit_wrong"]))
 
 
 def probe_r_item_metrics(logit_correct, logit_wrong) -> dict:

@@ -235,6 +235,39 @@ def rows() -> pd.DataFrame:
     return frame(out)
 
 
+#: the models whose printed numbers carry a reading of the authors' code (:mod:`probekit.metrics.authors_code`)
+FLAVA_SWAPPED, VIEWS_SWAPPED = ("FLAVA",), ("ViLT", "BridgeTower")
+UNDONE = " (reading undone)"
+
+
+def undo_readings(rows_: pd.DataFrame) -> pd.DataFrame:
+    """The paper's rows that its code's two readings touch, with the reading undone (source ``<table> (reading
+    undone)``): FLAVA's text and image scores exchanged back (Tables 4, 6); ViLT's and BridgeTower's x̃0 and x̃1
+    exchanged back in the per-model rows of Tables 8 and 9 (h and the pairs with x0 exchanged, Δc(x̃0, x̃1) negated;
+    γ(x̃0, x̃1), a mean of per-item ratios, cannot be inverted from the table and is left out)."""
+    out = []
+    swap_text = {"text": "image", "image": "text"}
+    swap_view = {LABEL["x0_patch"]: LABEL["x1_fill"], LABEL["x1_fill"]: LABEL["x0_patch"],
+                 pair_label("x0", "x0_patch"): pair_label("x0", "x1_fill"),
+                 pair_label("x0", "x1_fill"): pair_label("x0", "x0_patch")}
+    between = pair_label("x0_patch", "x1_fill")
+    for r in rows_.to_dict("records"):
+        table = r["source"].removeprefix(f"{PAPER}, ")
+        if table in ("Table 4", "Table 6") and r["model"] in FLAVA_SWAPPED and r["metric"] in swap_text:
+            out.append({**r, "metric": swap_text[r["metric"]]})
+        elif table in ("Table 8", "Table 9") and r["model"] in VIEWS_SWAPPED and r["condition"] == ALL_FILLERS:
+            if r["subset"] in swap_view:
+                out.append({**r, "subset": swap_view[r["subset"]]})
+            elif r["subset"] == between and r["metric"] == "delta_c_pts":
+                out.append({**r, "value": -r["value"]})
+            else:
+                continue
+        else:
+            continue
+        out[-1]["source"] = r["source"] + UNDONE
+    return frame(out)
+
+
 def count(rows_: pd.DataFrame, a: dict, b: dict) -> tuple[int, int]:
     """(how many of the paper's models have a higher value in cell ``a`` than in cell ``b``, how many have
     both): ``a`` and ``b`` select rows by schema columns, e.g. ``dict(subset="subject_swap", metric="acc")``."""

@@ -12,7 +12,9 @@ from probekit.metrics.background import LABEL, VIEWS
 def views_panel(example: pd.DataFrame):
     """One Probe-B image as the model sees it: the original x0, then x̃0 (patched) and x̃1 (filled) per filler.
     ``example``: rows of ``filler`` and the paths of the three views (``StudyResult.data["probe_b_example"]``)."""
-    panels = [("x0", example["x0"].iloc[0])]
+    panels = [("original", example["original"].iloc[0])]
+    if example["x0"].iloc[0] != example["original"].iloc[0]:  # single-object item: x0 is background-removed too
+        panels += [(f"x0 {f}", p) for f, p in zip(example["filler"], example["x0"])]
     for v in VIEWS[1:]:
         panels += [(f"{LABEL[v]} {f}", p) for f, p in zip(example["filler"], example[v])]
     fig, axes = plt.subplots(1, len(panels), figsize=(1.6 * len(panels), 1.9))

@@ -1,5 +1,5 @@
-"""The guided-masking chapter's own figure: example images with the subject's box, the subject-ablated input the
-model saw, and the top-k predictions (with probabilities) under every condition."""
+"""The guided-masking chapter's own figure (example images with the subject's box, the subject-ablated input the
+model saw, and the top-k predictions with probabilities under every condition) and its data paragraph."""
 
 from __future__ import annotations
 
@@ -21,13 +21,14 @@ def _prediction_lines(item, preds: pd.DataFrame) -> list[str]:
         p = preds.loc[(item.item_id, condition)]
         words = ", ".join(f"{w} {q:.2f}" for w, q in zip(p["predictions"], p["probs"]))
         who = f" ({p['scored_by']})" if p["scored_by"] != item.model else ""
-        lines.append(f"{'✓' if p['correct'] else '✗'} {condition}{who}: {words}")
+        lines.append(f"{'✓' if p['correct'] else '✗'} {condition}{who}, {p['hits']}/{len(p['pieces'])} "
+                     f"piece{'s' if len(p['pieces']) != 1 else ''} hit: {words}")
     return lines
 
 
 def examples(result: StudyResult):
     """One row per example item of ``result.data["examples"]``: the full image with the subject's box, the
-    subject-ablated image, and each condition's top-k words (✓ when a gold lemma is among them)."""
+    subject-ablated image, and each condition's top-k words (✓ when at least half the verb's pieces hit)."""
     shown, per_item = result.data.get("examples"), result.data["per_item"]
     if shown is None or not len(shown):
         return None
@@ -48,3 +49,16 @@ def examples(result: StudyResult):
             ax.axis("off")
     fig.tight_layout()
     return fig
+
+
+def data_text(facts: dict, dataset: str) -> str:
+    """The chapter's data paragraph: captions, images, boxes, and the captions not scored in every condition."""
+    text = (f"**{facts['captions']}** captions from `{dataset}` with the verb located ({facts['unlocated']} more "
+            f"whose verb could not be located were left out), **{facts['with_image']}** with an image and "
+            f"**{facts['with_box']}** with a subject box ({facts['detected']} boxes asked of a detector). "
+            f"**{facts['in_every_condition']}** captions were scored in every condition; the tables compare "
+            f"only these, so every condition and every drop is on the same captions.")
+    if facts["left_out"]:
+        text += (f" The other {facts['left_out']} (no image, no subject box or an unreadable image) are "
+                 f"reported apart, in the rows marked \"not in every condition\".")
+    return text

@@ -107,7 +107,7 @@ class Scorer(Engine):
 
     def _prepare_pairs(self, pils: list, texts: list) -> dict:
         inputs = self._tokenize(list(texts))
-        inputs.update(self._prepare_images(pils))
+        inputs.update(imgs.prepare_unique(self._prepare_images, pils))
         return inputs
 
     def _prepare_only_images(self, pils: list, _extras: list) -> dict:
@@ -119,7 +119,7 @@ class Scorer(Engine):
     # --------------------------------------------------------------------------------------------- embeddings
     def _image_embeddings(self, images: Sequence[Any]) -> np.ndarray:
         """(M, D) unit embeddings; each unique image embedded once (and cached); NaN rows for unreadable images."""
-        rows = self._compute("image_embed", [item_key(imgs.image_key(x)) for x in images],
+        rows = self._compute("image_embed", [item_key(k) for k in imgs.image_keys(images)],
                              lambda inputs: self._forward(self._embed_images, inputs).numpy(),
                              prepare="_prepare_only_images", images=images, desc="images")
         dim = next((r.shape[0] for r in rows if r is not None), 1)
@@ -166,7 +166,7 @@ class Scorer(Engine):
 
     def _pair_scores(self, images: list, texts: list[str]) -> np.ndarray:
         """Cross-encoder ITM probabilities: unique (image, text) pairs, grouped by image, batched, cached."""
-        ikeys = [imgs.image_key(x) for x in images]
+        ikeys = imgs.image_keys(images)
         rows = self._compute("match", [item_key(ik, t) for ik, t in zip(ikeys, texts)],
                              lambda inputs: self._forward(self._match_probs, inputs).numpy(),
                              prepare="_prepare_pairs", images=images, extras=texts, sort_keys=ikeys, desc="pairs")
@@ -260,7 +260,7 @@ class Scorer(Engine):
             raise ValueError(f"{self.name} ({self.family}) predicts masked words from an image and a text: pass "
                              f"images=... (for a blank-image ablation pass a blank image file; for a text-only "
                              f"baseline use a text-only model such as 'toy-bert' or 'bert-base')")
-        ikeys = [imgs.image_key(x) for x in images] if images is not None else [""] * len(texts)
+        ikeys = imgs.image_keys(images) if images is not None else [""] * len(texts)
         return self._compute(method, [item_key(ik, t, *key_parts) for ik, t in zip(ikeys, texts)], forward,
                              prepare="_prepare_only_texts" if images is None else "_prepare_pairs",
                              images=images, extras=model_texts, json=method == "fill_mask", sort_keys=ikeys,
@@ -275,7 +275,7 @@ class Scorer(Engine):
         images, queries = list(images), [str(q) for q in queries]
         if len(images) != len(queries):
             raise ValueError(f"detect() needs one query per image: {len(images)} vs {len(queries)}")
-        ikeys = [imgs.image_key(x) for x in images]
+        ikeys = imgs.image_keys(images)
         rows = self._compute("detect", [item_key(ik, q, self.detect_setting) for ik, q in zip(ikeys, queries)],
                              lambda inputs: self._forward(self._detect_boxes, inputs), json=True,
                              prepare="_prepare_detection", images=images, extras=queries, sort_keys=ikeys,

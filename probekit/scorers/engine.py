@@ -7,8 +7,8 @@ are listed in ``scorer.skipped``).  Items with images are decoded and preprocess
 :class:`probekit.images.Loader` (in persistent worker processes when ``num_workers > 0``, ahead of the forward,
 pinned for CUDA); text-only items are chunked here.  Forwards run under inference mode (and mixed-precision
 autocast when ``precision`` is fp16/bf16) and are timed (``forward_seconds``).  A batch that runs out of GPU
-memory is split in halves until it fits; the scorer then keeps the smaller ``batch_size`` and warns once,
-naming it (see :func:`fitting_batch`).
+memory is split in halves until it fits; the scorer then keeps the smaller ``batch_size`` and warns, naming
+it (see :func:`fitting_batch`).
 """
 
 from __future__ import annotations
@@ -126,23 +126,23 @@ class Engine:
 
     def _fitting(self, forward, inputs: dict, n: int) -> list:
         """``forward(inputs)`` in slices of at most ``batch_size`` rows; a slice that runs out of GPU memory is
-        halved (and ``batch_size`` lowered to what fits, with one warning) until one row alone does not fit."""
+        halved (and ``batch_size`` lowered to what fits, with a warning naming it) until one row alone does not fit."""
         out: list = []
-        s = 0
+        s, failed = 0, 0
         while s < n:
             size = min(self.batch_size, n - s)
-            part = inputs if size == n else rows(inputs, s, s + size, n)
             try:
-                out.extend(forward(part))
+                out.extend(forward(inputs if size == n else rows(inputs, s, s + size, n)))
             except torch.OutOfMemoryError as err:
-                smaller = fitting_batch(size, err, self.name)
+                self.batch_size, failed = fitting_batch(size, err, self.name), failed or size
                 if self.device.type == "cuda":
                     torch.cuda.empty_cache()
-                warnings.warn(f"probekit: {self.name}: a batch of {size} ran out of {self.device.type} memory; "
-                              f"continuing with batch_size={smaller} (pass batch_size={smaller} to load_scorer to "
-                              f"start there)", stacklevel=2)
-                self.batch_size = smaller
                 continue
+            if failed:
+                warnings.warn(f"probekit: {self.name}: a batch of {failed} ran out of {self.device.type} memory; "
+                              f"continuing with batch_size={self.batch_size} (pass batch_size={self.batch_size} to "
+                              f"load_scorer to start there)", stacklevel=2)
+                failed = 0
             s += size
         return out
 

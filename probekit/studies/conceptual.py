@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from probekit import papers
+from probekit.data.background import with_toy_scenes
 from probekit.fillers import derive_probe_b
 from probekit.metrics import background as mb
 from probekit.metrics import conceptual as mc
@@ -51,15 +52,17 @@ def _probes(scorers, items_r, items_c, seed) -> tuple[pd.DataFrame, pd.DataFrame
     return rows, scored_c
 
 
-def _background(scorers, items_b, fillers, root, seed) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+def _background(scorers, items_b, fillers, root, seed, toy) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list]:
     used = [f for f in fillers if f != "scene" or items_b.attrs.get("scene_dir")]
+    if toy and "scene" in used:  # the toy world knows each item's background and its objects' typical scenes
+        items_b = with_toy_scenes(items_b)
     derived = derive_probe_b(items_b, used, root, seed=seed, progress=False)
     classes = items_b.attrs["classes"]
     prompts = items_b.attrs.get("prompts") or mc.class_prompts(classes)
     scored = pd.concat([mb.score_probe_b(s, derived, classes, prompts) for s in scorers.values()], ignore_index=True)
     rows = concat([mb.probe_b_all_rows(scored, seed), mb.object_context_rows(scored, seed)])
-    example = derived[derived["item_id"] == derived["item_id"].iloc[0]][["filler", *mb.VIEWS]]
-    return rows, example.reset_index(drop=True), used
+    example = derived[derived["item_id"] == derived["item_id"].iloc[0]][["filler", "original", *mb.VIEWS]]
+    return rows, example.reset_index(drop=True), used, derived.attrs["no_unrelated_scene"]
 
 
 def _sweep(load, root, items_r, items_c, *, finetune_model, finetune_encoders, finetune_steps, finetune_lr,
@@ -113,7 +116,7 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
     items_r, items_c, items_b = load("probe-r"), load("probe-c"), load("probe-b")
     scorers = {m: load_scorer(m, device=device, batch_size=batch_size, cache_dir=cache_dir) for m in models}
     rc_rows, scored_c = _probes(scorers, items_r, items_c, seed)
-    b_rows, example, used = _background(scorers, items_b, fillers, root, seed)
+    b_rows, example, used, no_scene = _background(scorers, items_b, fillers, root, seed, sources["probe-b"] == "toy")
     facts = {"dataset": "toy world" if dataset == "toy" else "the authors' release",
              "probe_r_items": len(items_r), "probe_r_groups": items_r["group_id"].nunique(),
              "probe_c_groups": len(items_c), "probe_b_images": len(items_b),
@@ -123,6 +126,8 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
                             "Probe-B": int(items_b["image"].isna().sum())},
              "heads": {m: head_for(s, "compatibility") for m, s in scorers.items()},
              "fillers": used, "fillers_left_out": [f for f in fillers if f not in used],
+             "no_unrelated_scene": list(no_scene), "empty_masks": list(items_b.attrs.get("empty_masks", [])),
+             "probe_r_kinds": list(dict.fromkeys(items_r["kind"])),
              "categories": list(dict.fromkeys(scored_c.loc[scored_c["split"] == "composition", "category"])),
              "finetuned": bool(finetune_model)}
     parts, data = [rc_rows, b_rows], {"probe_b_example": example}

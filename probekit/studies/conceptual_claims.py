@@ -11,7 +11,7 @@ import pandas as pd
 
 from probekit.claims import HIGHER, LOWER, UNRESOLVED, Claim, claim, compare, difference, versus_chance
 from probekit.metrics.background import ALL_FILLERS, ALL_MODELS
-from probekit.papers.conceptual import PAPER, count
+from probekit.papers.conceptual import PAPER, UNDONE, count, undo_readings
 from probekit.results import OURS, select
 
 REPORTED = "reported"  # the verdict of a claim that only repeats the paper's numbers
@@ -182,8 +182,48 @@ def patching_claims(rows: pd.DataFrame, model: str, encoders, alphas) -> list[Cl
     return out
 
 
+def corrected_paper(rows: pd.DataFrame) -> pd.DataFrame:
+    """The paper's rows with its code's two readings undone (the untouched rows as printed)."""
+    paper = rows[rows["source"].str.startswith(PAPER) & ~rows["source"].str.endswith(UNDONE)]
+    fixed = undo_readings(paper)
+    key = ["source", "probe", "model", "condition", "subset", "metric"]
+    touched = set(map(tuple, fixed.assign(source=fixed["source"].str.removesuffix(UNDONE))[key].to_numpy()))
+    kept = paper[[tuple(k) not in touched for k in paper[key].to_numpy()]]
+    return pd.concat([kept, fixed.assign(source=fixed["source"].str.removesuffix(UNDONE))], ignore_index=True)
+
+
+def readings_claims(rows: pd.DataFrame) -> list[Claim]:
+    """Which of the paper's conclusions move when its code's readings are undone: the count of models whose text
+    score beats their image score on composition swaps (FLAVA), and the most patch-sensitive model of Table 8,
+    the lowest γ(x0, x̃0) (ViLT, BridgeTower)."""
+    printed = select(rows, source=[f"{PAPER}, Table 4", f"{PAPER}, Table 8"])
+    if not len(printed):
+        return []
+    fixed = corrected_paper(printed)
+    text, image = dict(subset="composition", metric="text"), dict(subset="composition", metric="image")
+    (k, n), (k2, _) = count(printed, text, image), count(fixed, text, image)
+    out = [claim("paper: text vs image, reading undone", REPORTED,
+                 "Text score above image score on composition swaps: {k} of {n} models as printed, {k2} of {n} "
+                 "with FLAVA's two scores put back in place.", k=str(k), n=str(n), k2=str(k2))]
+    where = dict(probe="probe-b", condition=ALL_FILLERS, metric="gamma", subset="(x0, x̃0)")
+    a, b = select(printed, **where), select(fixed, **where)
+    low_a, low_b = a.loc[a["value"].idxmin()], b.loc[b["value"].idxmin()]
+    out.append(claim("paper: patch sensitivity, reading undone", REPORTED,
+                     "Lowest γ(x0, x̃0), the most patch-sensitive model of Table 8: {m1} ({a.value}) as printed; "
+                     "{m2} ({b.value}) with ViLT's and BridgeTower's x̃0 and x̃1 put back in place, where ViLT's "
+                     "γ(x0, x̃0) is {v.value} and its γ(x0, x̃1) {w.value}.",
+                     {"a": low_a, "b": low_b, "v": one_of(fixed, model="ViLT", **where),
+                      "w": one_of(fixed, model="ViLT", **{**where, "subset": "(x0, x̃1)"})},
+                     m1=low_a["model"], m2=low_b["model"]))
+    return out
+
+
+def one_of(rows: pd.DataFrame, **where):
+    return _one(rows, **where)
+
+
 def sections(rows: pd.DataFrame, models, finetune_model: str = "", encoders=(), alphas=()) -> dict[str, list[Claim]]:
     """The chapter's claims per section, in page order: ``probe-r``, ``probe-c``, ``probe-b``, ``patching``."""
     return {"probe-r": probe_r_claims(rows, models), "probe-c": probe_c_claims(rows, models),
-            "probe-b": probe_b_claims(rows, models),
+            "probe-b": probe_b_claims(rows, models), "readings": readings_claims(rows),
             "patching": patching_claims(rows, finetune_model, encoders, alphas) if finetune_model else []}

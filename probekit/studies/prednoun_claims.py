@@ -29,7 +29,7 @@ _CHANCE = {ABOVE: "**{model}** gets {a} of pairs right on full images, above cha
            UNRESOLVED: "**{model}** gets {a} of pairs right on full images: not distinguishable from chance "
                        "({a.chance}) at this n."}
 _CROP = {HIGHER: "Cropping the image to the target raises {model}'s pair accuracy by {d} (paired over the same "
-                 "pairs; {c} cropped): the visual distractor costs it pairs.",
+                 "pairs; {c} cropped).",
          LOWER: "Cropping the image to the target lowers {model}'s pair accuracy by {d} (paired over the same "
                 "pairs; {c} cropped).",
          UNRESOLVED: "Cropping the image to the target changes {model}'s pair accuracy by {d} ({c} cropped): "

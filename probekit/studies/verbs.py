@@ -52,9 +52,11 @@ def overview(items: pd.DataFrame, dataset: str) -> pd.DataFrame:
 
 
 def head_of(scorer, head: str) -> str:
-    """Which head of which checkpoint scored a model, e.g. "match (sigmoid of ...) of dandelin/vilt-b32-..."."""
+    """Which head of which checkpoint scored a model: the registry's description of that head and the checkpoint,
+    e.g. "match: sigmoid of ViltForImageAndTextRetrieval's single rank logit; checkpoint dandelin/vilt-b32-..."."""
     spec = REGISTRY.get(scorer.name)
-    return f"{head} ({scorer.head}) of {spec.source if spec else scorer.source}"
+    how = next((part for part in scorer.head.split("; ") if part.startswith(f"{head}:")), head)
+    return f"{how}; checkpoint {spec.source if spec else scorer.source}"
 
 
 def score_model(scorer, items: pd.DataFrame, threshold: float, min_triplet_negatives: int, n_resamples: int,
@@ -109,7 +111,7 @@ def run(models: Sequence[str] = ("toy-vilt", "toy-clip"), dataset: str = "toy", 
         "head_of": {name: r["head of checkpoint"] for name, r in records.items()},
         "thresholded": list(dict.fromkeys(select(rows, source=OURS, metric="avg")["model"])),
         "scored": {name: r["scored"] for name, r in records.items()},
-        "missing_image": {name: r["missing_image"] for name, r in records.items()},
+        "unreadable_image": {name: r["unreadable_image"] for name, r in records.items()},
         "verbs_ranked": {name: r["verbs ranked"] for name, r in records.items()},
         "triplets_kept": {name: r["triplets kept"] for name, r in records.items()},
     }
