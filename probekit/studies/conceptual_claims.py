@@ -212,14 +212,11 @@ def readings_claims(rows: pd.DataFrame) -> list[Claim]:
                      "Lowest γ(x0, x̃0), the most patch-sensitive model of Table 8: {m1} ({a.value}) as printed; "
                      "{m2} ({b.value}) with ViLT's and BridgeTower's x̃0 and x̃1 put back in place, where ViLT's "
                      "γ(x0, x̃0) is {v.value} and its γ(x0, x̃1) {w.value}.",
-                     {"a": low_a, "b": low_b, "v": one_of(fixed, model="ViLT", **where),
-                      "w": one_of(fixed, model="ViLT", **{**where, "subset": "(x0, x̃1)"})},
-                     m1=low_a["model"], m2=low_b["model"]))
+                     {"a": low_a, "b": low_b, "v": _one(fixed, model="ViLT", **where),
+                      "w": _one(fixed, model="ViLT", **{**where, "subset": "(x0, x̃1)"})},
+                     m1=" and ".join(a.loc[a["value"] == low_a["value"], "model"]),
+                     m2=" and ".join(b.loc[b["value"] == low_b["value"], "model"])))
     return out
-
-
-def one_of(rows: pd.DataFrame, **where):
-    return _one(rows, **where)
 
 
 def sections(rows: pd.DataFrame, models, finetune_model: str = "", encoders=(), alphas=()) -> dict[str, list[Claim]]:
