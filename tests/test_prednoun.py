@@ -38,17 +38,17 @@ def _entry(i, image, target, distractor, pos, subject, obj, word_t, word_d, box_
 
 
 def eval_entries():
-    """Two pairs in the release's schema: a predicate swap and a noun swap."""
+    """Two made-up pairs in the release's schema (ids and boxes invented): a predicate swap and a noun swap."""
     return [
-        _entry(0, "5678fff45ea9d768", "a man is wearing glasses", "a man is holding a bottle", "object", "Man",
-               "Glasses", "Glasses", "Bottle", [0.08, 0.0158, 0.4937, 0.9516], [0.4918, 0.1776, 0.2868, 0.8223]),
-        _entry(1, "81736a9c6116e838", "a man is holding a bottle", "a man is wearing glasses", "object", "Man",
-               "Bottle", "Bottle", "Glasses", [0.4624, 0.2181, 0.5365, 0.7812], [0.0, 0.1512, 0.3508, 0.5487]),
-        _entry(2, "1c02a264734ef552", "a man is wearing glasses", "a woman is wearing glasses", "subject", "Man",
-               "Glasses", "Man", "Woman", [0.2787, 0.445, 0.4256, 0.5541], [0.6856, 0.3875, 0.1818, 0.6033],
+        _entry(0, "00000000000000a1", "a man is wearing glasses", "a man is holding a bottle", "object", "Man",
+               "Glasses", "Glasses", "Bottle", [0.10, 0.05, 0.45, 0.95], [0.50, 0.20, 0.30, 0.80]),
+        _entry(1, "00000000000000b2", "a man is holding a bottle", "a man is wearing glasses", "object", "Man",
+               "Bottle", "Bottle", "Glasses", [0.45, 0.20, 0.55, 0.80], [0.0, 0.15, 0.35, 0.55]),
+        _entry(2, "00000000000000c3", "a man is wearing glasses", "a woman is wearing glasses", "subject", "Man",
+               "Glasses", "Man", "Woman", [0.25, 0.45, 0.40, 0.55], [0.70, 0.40, 0.20, 0.60],
                split="test"),
-        _entry(3, "19225fa3327bd16c", "a woman is wearing glasses", "a man is wearing glasses", "subject",
-               "Woman", "Glasses", "Woman", "Man", [0.3793, 0.4033, 0.2281, 0.5958], [0.0775, 0.4691, 0.4543, 0.53],
+        _entry(3, "00000000000000d4", "a woman is wearing glasses", "a man is wearing glasses", "subject",
+               "Woman", "Glasses", "Woman", "Man", [0.40, 0.40, 0.25, 0.60], [0.05, 0.45, 0.45, 0.55],
                split="test"),
     ]
 
@@ -80,11 +80,11 @@ def test_loader_reads_the_release_schema(eval_dir):
     assert list(items.columns[: len(SCHEMAS["prednoun"])]) == SCHEMAS["prednoun"]
     assert len(items) == 4 and items["pair_id"].nunique() == 2
     first = items.iloc[0]
-    assert first["item_id"] == "0" and first["image_id"] == "5678fff45ea9d768"
-    assert first["target_box"] == [0.08, 0.0158, 0.4937, 0.9516]
+    assert first["item_id"] == "0" and first["image_id"] == "00000000000000a1"
+    assert first["target_box"] == [0.10, 0.05, 0.45, 0.95]
     assert first["pos"] == "object" and first["word_distractor"] == "Bottle"
     assert first["sentence_target_alt"] == "the man wears glasses"
-    assert items.iloc[2]["image"].endswith("openimages/test/1c02a264734ef552.jpg")
+    assert items.iloc[2]["image"].endswith("openimages/test/00000000000000c3.jpg")
     assert all(Image.open(p).size == (64, 48) for p in items["image"])
     # the pair's sentences are swapped and its images differ
     assert items.iloc[1]["sentence_target"] == first["sentence_distractor"]
@@ -115,7 +115,7 @@ def test_limit_keeps_whole_pairs(eval_dir):
     (lambda e: e[0]["relationship_target"].pop("Label1"), 0, "relationship_target.Label1", "non-empty string"),
     (lambda e: e[2].update(pos="verb"), 2, "pos", "'subject', 'object'"),
     (lambda e: e[1].update(open_images_split="val"), 1, "open_images_split", "'train', 'validation'"),
-    (lambda e: e[0].update(img_filename="5678fff45ea9d768.png"), 0, "img_filename", "Open Images id"),
+    (lambda e: e[0].update(img_filename="00000000000000a1.png"), 0, "img_filename", "Open Images id"),
     (lambda e: e[1].update(sentence_target="a man is sitting"), 1, "sentence_target", "must swap its sentences"),
 ])
 def test_loader_refuses_malformed_entries_naming_entry_and_field(tmp_path, mutate, index, field, problem):

@@ -15,6 +15,7 @@ import pandas as pd
 from probekit import papers
 from probekit.data.background import with_toy_scenes
 from probekit.fillers import derive_probe_b
+from probekit.metrics import authors_code
 from probekit.metrics import background as mb
 from probekit.metrics import conceptual as mc
 from probekit.papers.conceptual import parse_condition
@@ -31,6 +32,9 @@ HEADLINES = [dict(probe="probe-r", condition="", subset="predicate_swap", metric
 SUITES = {"toy": {"probe-r": "toy", "probe-c": "toy", "probe-b": "toy"},
           "paper": {"probe-r": "probe-r", "probe-c": "probe-c", "probe-b": "probe-b"}}
 FILLERS = ("black", "gray", "noise", "scene")
+#: the probes of our rows recomputed as the authors' released code reads them (FLAVA's Probe-C text and image
+#: scores exchanged; ViLT's and BridgeTower's Probe-B x̃0 and x̃1 exchanged), for the models concerned
+AUTHORS_READING = {"probe-c": "probe-c (authors' code)", "probe-b": "probe-b (authors' code)"}
 
 
 def suite_sources(dataset: str) -> dict[str, str]:
@@ -46,9 +50,12 @@ def _probes(scorers, items_r, items_c, seed) -> tuple[pd.DataFrame, pd.DataFrame
     scored_r = pd.concat([mc.score_probe_r(s, items_r) for s in scorers.values()], ignore_index=True)
     scored_c = pd.concat([mc.score_probe_c(s, items_c) for s in scorers.values()], ignore_index=True)
     comp = scored_c[scored_c["split"] == "composition"]
+    swapped = [m for m, s in scorers.items() if s.family in authors_code.PROBE_C_SWAPPED]
     rows = concat([mc.probe_r_rows(scored_r, seed), mc.probe_c_rows(scored_c, seed),
                    mc.probe_c_rows(comp, seed, by={"model": "model", "subset": "category"},
-                                   probe="probe-c-category")])
+                                   probe="probe-c-category"),
+                   mc.probe_c_rows(authors_code.swap_text_image(scored_c[scored_c["model"].isin(swapped)]), seed,
+                                   probe=AUTHORS_READING["probe-c"])])
     return rows, scored_c
 
 
@@ -60,7 +67,11 @@ def _background(scorers, items_b, fillers, root, seed, toy) -> tuple[pd.DataFram
     classes = items_b.attrs["classes"]
     prompts = items_b.attrs.get("prompts") or mc.class_prompts(classes)
     scored = pd.concat([mb.score_probe_b(s, derived, classes, prompts) for s in scorers.values()], ignore_index=True)
-    rows = concat([mb.probe_b_all_rows(scored, seed), mb.object_context_rows(scored, seed)])
+    swapped = authors_code.swap_views(scored[scored["model"].isin(
+        [m for m, s in scorers.items() if s.family in authors_code.PROBE_B_SWAPPED])])
+    rows = concat([mb.probe_b_all_rows(scored, seed), mb.object_context_rows(scored, seed),
+                   mb.probe_b_rows(swapped[~swapped["single_object"]], {"model": "model"}, seed,
+                                   condition=mb.ALL_FILLERS, probe=AUTHORS_READING["probe-b"])])
     example = derived[derived["item_id"] == derived["item_id"].iloc[0]][["filler", "original", *mb.VIEWS]]
     return rows, example.reset_index(drop=True), used, derived.attrs["no_unrelated_scene"]
 
