@@ -1,40 +1,81 @@
-"""The scorers on a GPU: half precision agrees with float32, and full-size architectures' throughput.
+"""The scorers on a GPU: mixed precision agrees with float32, and every paper family's full-size throughput.
 
-1. For every transformers family, a tiny random model (``probekit.scorers.testing.save_tiny``) scores the same
-   pairs on the CPU in float32 and on CUDA with the scorers' automatic half precision; prints the largest
-   difference (a broken fp16 path shows as NaN or a large gap).
-2. Full-size architectures built from their default configs (random weights: honest speed, never accuracy):
-   CLIP ViT-B/32 (``CLIPConfig()``, 224 px) and ViLT-B/32 (``ViltConfig()``, 384 px): pairs/s of probekit's batched,
-   deduplicated scoring on SVO-shaped items (each sentence with a positive and a negative image) and the share of
-   wall time inside the model forward.
+1. The toy models (toy-clip, toy-vilt, toy-bert) score the same items on the CPU in float32 and on CUDA under the
+   scorers' default autocast (fp16; ``--half bf16`` for bfloat16); prints the largest difference (target <= 1e-2).
+2. Every paper family at full size, built from the default config of the real architecture with random weights
+   (speed needs no weights: never read accuracy from these): ViLT-B/32 at 384 px, BLIP ITM base and large,
+   BridgeTower base, FLAVA full, CLIP ViT-B/32 and ViT-L/14-336, open_clip RN50.  For each, on SVO-shaped items
+   (each sentence with a positive and a negative image; ~3.4 pairs per image, as SVO-Probes' 48k pairs over ~14k
+   images): pairs/s end to end through probekit (decode, preprocess, batch, forward), pairs/s of the forward alone
+   on the same work preloaded on the GPU, their ratio (target >= 0.8), peak GPU memory, and the projected wall
+   time of each paper chapter.
 
-    PYTHONPATH=. python benchmarks/scoring_gpu.py [--pairs 4096] [--batch-size 64] [--num-workers 8]
+    PYTHONPATH=. python benchmarks/scoring_gpu.py [--pairs 4096] [--batch-size 64] [--num-workers 8] [--only clip-b32]
+
+``--device cpu --pairs 16 --only clip-b32`` runs the same code on the CPU as a smoke test (figures meaningless).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+import transformers as T
 from PIL import Image
 
+from probekit.device import autocast
 from probekit.scorers import load_scorer
-from probekit.scorers.testing import WORDS, save_tiny, word_tokenizer
+from probekit.scorers.testing import WORDS, word_tokenizer
 
-FAMILIES = ("clip", "siglip", "vilt", "blip", "bridgetower", "flava")
+#: pairs each paper chapter scores per model (the issue's figure for SVO-Probes)
+CHAPTER_PAIRS = {"SVO-Probes (verbs)": 48_000}
+
+CLIP_L14_336 = dict(projection_dim=768, text_config=dict(hidden_size=768, intermediate_size=3072, num_attention_heads=12),
+                    vision_config=dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24,
+                                       num_attention_heads=16, patch_size=14, image_size=336))
+BLIP_LARGE = dict(vision_config=dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24,
+                                     num_attention_heads=16), text_config=dict(encoder_hidden_size=1024))
+
+
+def _clip(cfg=None):
+    cfg = dict(cfg or {})
+    cfg["text_config"] = dict(cfg.get("text_config", {}), eos_token_id=3, bos_token_id=2, pad_token_id=0)
+    size = cfg.get("vision_config", {}).get("image_size", 224)
+    model = T.CLIPModel(T.CLIPConfig(**cfg))
+    return [model], T.CLIPImageProcessor(size={"shortest_edge": size}, crop_size={"height": size, "width": size})
+
+
+#: name -> (family, builder of (models, image processor), capabilities)
+FULL = {
+    "vilt-b32-384": ("vilt", lambda: ([T.ViltForImageAndTextRetrieval(T.ViltConfig())],
+                                      T.ViltImageProcessor(size={"shortest_edge": 384})), ["match"]),
+    "blip-itm-base": ("blip", lambda: ([T.BlipForImageTextRetrieval(T.BlipConfig())], T.BlipImageProcessor()),
+                      ["match"]),
+    "blip-itm-large": ("blip", lambda: ([T.BlipForImageTextRetrieval(T.BlipConfig(**BLIP_LARGE))],
+                                        T.BlipImageProcessor()), ["match"]),
+    "bridgetower-base": ("bridgetower", lambda: ([T.BridgeTowerForImageAndTextRetrieval(T.BridgeTowerConfig())],
+                                                 T.BridgeTowerImageProcessor()), ["match"]),
+    "flava-full": ("flava", lambda: ([T.FlavaForPreTraining(T.FlavaConfig())], T.FlavaImageProcessor()), ["match"]),
+    "clip-b32": ("clip", _clip, None),
+    "clip-l14-336": ("clip", lambda: _clip(CLIP_L14_336), None),
+    "openclip-rn50": ("open_clip", None, None),
+}
 
 
 def noise_images(folder: Path, n: int, size: int, seed: int = 0) -> list[str]:
+    """JPEGs of noise at a photo-like size (decoding is part of the measured work)."""
     rng = np.random.default_rng(seed)
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for i in range(n):
-        p = folder / f"{size}-{i}.png"
-        Image.fromarray(rng.integers(0, 256, (size, size, 3), dtype=np.uint8)).save(p)
+        p = folder / f"{size}-{i}.jpg"
+        Image.fromarray(rng.integers(0, 256, (size, size * 4 // 3, 3), dtype=np.uint8)).save(p, quality=90)
         paths.append(str(p))
     return paths
 
@@ -44,56 +85,102 @@ def sentences(n: int, seed: int = 0) -> list[str]:
     return [" ".join(rng.choice(WORDS, 8)) for _ in range(n)]
 
 
-def half_vs_float(tmp: Path) -> None:
-    images = noise_images(tmp / "tiny-images", 16, 32)
-    texts = sentences(16)
-    print("family       | method      | max |cuda fp16 - cpu fp32|")
-    for family in FAMILIES:
-        ckpt = save_tiny(family, tmp / f"tiny-{family}")
-        cpu = load_scorer(ckpt, family=family, device="cpu", cache_dir=False)
-        gpu = load_scorer(ckpt, family=family, device="cuda", cache_dir=False)
-        method = "match" if "match" in cpu.capabilities else "choose_text"
-        if method == "match":
-            a, b = cpu.match(images, texts), gpu.match(images, texts)
-        else:
-            cands = [[t, texts[(i + 1) % len(texts)]] for i, t in enumerate(texts)]
-            a, b = cpu.choose_text(images, cands), gpu.choose_text(images, cands)
-        print(f"{family:12s} | {method:11s} | {np.nanmax(np.abs(a - b)):.4f} (half={gpu.half}, nan={np.isnan(b).sum()})")
+def save_full(name: str, out: Path) -> Path:
+    family, build, _ = FULL[name]
+    out.mkdir(parents=True, exist_ok=True)
+    if family == "open_clip":
+        import open_clip
 
-
-def full_size(tmp: Path, family: str, n_pairs: int, batch_size: int, num_workers: int) -> None:
-    import transformers as T
-
-    out = tmp / f"full-{family}"
-    tok = word_tokenizer()
-    if family == "clip":
-        cfg = T.CLIPConfig(text_config={"eos_token_id": 3, "bos_token_id": 2, "pad_token_id": 0})
-        model, proc, size = T.CLIPModel(cfg), T.CLIPImageProcessor(), 224
-    else:
-        model = T.ViltForImageAndTextRetrieval(T.ViltConfig())
-        proc, size = T.ViltImageProcessor(), 384
-    model.save_pretrained(out)
-    tok.save_pretrained(out)
+        cfg = open_clip.get_model_config("RN50")
+        (out / "open_clip_config.json").write_text(json.dumps({"model_cfg": cfg, "preprocess_cfg": {}}))
+        torch.save(open_clip.CLIP(**cfg).state_dict(), out / "open_clip_pytorch_model.bin")
+        return out
+    models, proc = build()
+    models[0].save_pretrained(out)
+    word_tokenizer("<mask>" if family == "bridgetower" else "[MASK]", max_length=40).save_pretrained(out)
     proc.save_pretrained(out)
-    n_images = max(n_pairs // 3, 8)  # SVO-Probes: ~48k pairs over ~14k images
-    images = noise_images(tmp / f"images-{size}", n_images, size)
+    return out
+
+
+def toy_precision(device: str, half) -> None:
+    """Largest |mixed precision on ``device`` - float32 on CPU| of the toy models' scores."""
+    texts, masked = sentences(16), [" ".join(s.split()[:3] + ["[MASK]"] + s.split()[4:]) for s in sentences(8, 1)]
+    with tempfile.TemporaryDirectory() as tmp:
+        images = noise_images(Path(tmp), 16, 64)
+        for name in ("toy-clip", "toy-vilt", "toy-bert"):
+            outs = []
+            for dev, h in (("cpu", False), (device, half)):
+                s = load_scorer(name, device=dev, cache_dir=False, half=h)
+                torch.manual_seed(0)
+                if name == "toy-clip":
+                    outs.append(s.choose_image([[images[i], images[(i + 1) % 16]] for i in range(16)], texts))
+                elif name == "toy-vilt":
+                    outs.append(s.match(images, texts))
+                else:
+                    outs.append(np.array([[p for _, p in r[0]] for r in s.fill_mask(masked, k=1)]))
+            print(f"{name:9s} max |{s.precision} on {device} - fp32 on cpu| = {np.abs(outs[1] - outs[0]).max():.2e}")
+
+
+def forward_only(scorer, pils: dict, pair_images: list, texts: list) -> float:
+    """Seconds of the forwards alone for the work probekit does, inputs preprocessed and on the device."""
+    dual = "similarity" in scorer.capabilities
+    bs, dev = scorer.batch_size, scorer.device
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    if dual:  # every distinct image and text once
+        uniq, utexts = list(dict.fromkeys(pair_images)), list(dict.fromkeys(texts))
+        batches = [(scorer._embed_images, scorer._prepare_images([pils[p] for p in uniq[s:s + bs]]))
+                   for s in range(0, len(uniq), bs)]
+        batches += [(scorer._embed_texts, scorer._tokenize(utexts[s:s + bs])) for s in range(0, len(utexts), bs)]
+    else:  # every distinct pair once
+        pairs = list(dict.fromkeys(zip(pair_images, texts)))
+        batches = [(scorer._match_probs, scorer._prepare_pairs([pils[p] for p, _ in pairs[s:s + bs]],
+                                                                [t for _, t in pairs[s:s + bs]]))
+                   for s in range(0, len(pairs), bs)]
+    batches = [(fn, {k: v.to(dev) for k, v in inputs.items()}) for fn, inputs in batches]
+    sync()
+    t0 = time.perf_counter()
+    for fn, inputs in batches:
+        with torch.inference_mode(), autocast(dev, scorer.precision):
+            fn(inputs)
+    sync()
+    return time.perf_counter() - t0
+
+
+def full_size(tmp: Path, name: str, n_pairs: int, batch_size: int, num_workers: int, device: str, half) -> dict:
+    family, _, caps = FULL[name]
+    ckpt = save_full(name, tmp / name)
+    n_images = max(n_pairs * 14 // 48, 8)
+    images = noise_images(tmp / "images", n_images, 480)
     texts = sentences(n_pairs // 2)
     rng = np.random.default_rng(0)
     pair_images = [images[i] for i in rng.integers(0, n_images, n_pairs)]
     pair_texts = [texts[i // 2] for i in range(n_pairs)]
-    scorer = load_scorer(out, family=family, device="cuda", batch_size=batch_size, cache_dir=False,
-                         num_workers=num_workers)
-    torch.cuda.synchronize()
+    scorer = load_scorer(ckpt, family=family, device=device, batch_size=batch_size, cache_dir=False,
+                         num_workers=num_workers, capabilities=caps, half=half)
+    cuda = scorer.device.type == "cuda"
+    dual = "similarity" in scorer.capabilities
+    run = ((lambda: scorer.choose_image([[pair_images[i], pair_images[i + 1]] for i in range(0, n_pairs, 2)], texts))
+           if dual else (lambda: scorer.match(pair_images, pair_texts)))
+    scorer.match([images[0]], ["a warm-up"]) if not dual else scorer.similarity([images[0]], ["a warm-up"])
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()
-    if family == "clip":
-        scorer.choose_image([[pair_images[i], pair_images[i + 1]] for i in range(0, n_pairs, 2)], texts)
-    else:
-        scorer.match(pair_images, pair_texts)
-    torch.cuda.synchronize()
+    run()
+    if cuda:
+        torch.cuda.synchronize()
     wall = time.perf_counter() - t0
-    print(f"{family:5s} full size ({sum(p.numel() for p in model.parameters()) / 1e6:.0f} M params, {size} px, "
-          f"half={scorer.half}): {n_pairs / wall:8.0f} pairs/s, {scorer.forward_seconds / wall:5.1%} of wall time "
-          f"in forward ({n_pairs} pairs over {n_images} images, batch {batch_size}, {num_workers} workers)")
+    peak = torch.cuda.max_memory_allocated() / 2**30 if cuda else float("nan")
+    pils = {p: Image.open(p).convert("RGB") for p in set(pair_images)}
+    fwd = forward_only(scorer, pils, pair_images, pair_texts)
+    row = dict(model=name, params_m=sum(p.numel() for p in scorer.model.parameters()) / 1e6,
+               image_px=scorer.image_size, precision=scorer.precision, e2e=n_pairs / wall, forward=n_pairs / fwd,
+               peak_gib=peak, **{chapter: pairs / (n_pairs / wall) for chapter, pairs in CHAPTER_PAIRS.items()})
+    row["ratio"] = row["e2e"] / row["forward"]
+    print(f"| {name} | {row['params_m']:.0f} | {row['image_px']} | {row['precision']} | {row['e2e']:.0f} | "
+          f"{row['forward']:.0f} | {row['ratio']:.2f} | {peak:.1f} | "
+          + " | ".join(f"{row[c] / 60:.1f} min" for c in CHAPTER_PAIRS) + " |", flush=True)
+    return row
 
 
 def main() -> None:
@@ -101,14 +188,24 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=4096)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--num-workers", type=int, default=8)
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--half", default=None, help="None (fp16 on CUDA), bf16, or False")
+    parser.add_argument("--only", nargs="*", default=list(FULL), choices=list(FULL))
     args = parser.parse_args()
-    if not torch.cuda.is_available():
+    if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("scoring_gpu.py needs a CUDA device; benchmarks/scoring.py is the CPU benchmark")
-    print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
+    dev = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
+    print(f"{datetime.date.today()}, {dev}, torch {torch.__version__}, transformers {T.__version__}; "
+          f"{args.pairs} pairs, batch {args.batch_size}, {args.num_workers} loader workers")
+    half = {"False": False, "None": None}.get(args.half, args.half)
+    if args.device == "cuda":
+        toy_precision(args.device, half)
+    print("| model | M params | px | precision | pairs/s end to end | pairs/s forward only | ratio | peak GiB | "
+          + " | ".join(CHAPTER_PAIRS) + " |")
+    print("|" + "---|" * (8 + len(CHAPTER_PAIRS)))
     with tempfile.TemporaryDirectory() as tmp:
-        half_vs_float(Path(tmp))
-        for family in ("clip", "vilt"):
-            full_size(Path(tmp), family, args.pairs, args.batch_size, args.num_workers)
+        for name in args.only:
+            full_size(Path(tmp), name, args.pairs, args.batch_size, args.num_workers, args.device, half)
 
 
 if __name__ == "__main__":

@@ -73,9 +73,23 @@ def test_swap_losses_reward_the_right_caption():
 def test_triplets_from_probe_tables():
     r = pd.DataFrame({"image": ["a.png", "a.png", "b.png"], "correct_prompt": ["x", "x", "a man"],
                       "wrong_prompt": ["y", "z", "x"], "kind": ["predicate_swap", "subject_swap", "subject_only"]})
-    c = pd.DataFrame({"image_0": ["p.png"], "image_1": ["q.png"], "caption_0": ["a red cup"], "caption_1": ["a green cup"]})
+    c = pd.DataFrame({"image_0": ["p.png", "s.png"], "image_1": ["q.png", "t.png"], "split": ["composition", "object"],
+                      "caption_0": ["a red cup", "a red cup"], "caption_1": ["a green cup", "a red ball"]})
     t = swap_triplets(r, c)
-    assert len(t) == 4 and "a man" not in set(t["caption"])
-    assert t.iloc[3].tolist() == ["q.png", "a green cup", "a red cup", "p.png"]
+    # RelComp's negatives only: the predicate swap (x vs y) and the attribute swap both ways; no subject swap
+    # (x vs z), no object swap (cup vs ball), no subject-only prompt
+    assert len(t) == 3 and set(t["negative_caption"]) == {"y", "a green cup", "a red cup"}
+    assert t.iloc[2].tolist() == ["q.png", "a green cup", "a red cup", "p.png"]
     with pytest.raises(ValueError):
         FinetuneConfig(encoders="audio")
+
+
+def test_paper_mode_without_a_training_file_skips_the_fine_tuning_and_says_why():
+    from probekit.studies.conceptual import sweep_plan
+
+    assert sweep_plan("toy", None, "toy", None) == {"skip": "", "general_task": "toy", "fallback": ""}
+    paper = sweep_plan("paper", None, "imagenet", "/data/imagenet")
+    assert "train_data" in paper["skip"] and paper["general_task"] == "imagenet" and not paper["fallback"]
+    assert sweep_plan("paper", "relcomp.csv", "imagenet", "/data/imagenet")["skip"] == ""
+    fallback = sweep_plan("paper", "relcomp.csv", "imagenet", None)
+    assert fallback["general_task"] == "toy" and "imagenet_dir" in fallback["fallback"]

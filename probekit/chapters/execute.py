@@ -24,15 +24,15 @@ from probekit.chapters.project import (SUMMARY, ChapterFailed, output_path, read
                                        source_path)
 from probekit.progress import KERNEL_STARTUP
 
-#: cells a reader sees unfolded (the chapter's parameters, and those a run injected) or not at all
-SHOWN_OR_REMOVED = {"parameters", "injected-parameters", "remove-cell", "remove-input", "hide-input"}
+#: code cells left as they are: shown unfolded (the parameters, and those a run injected), removed, or folded
+LEFT_AS_THEY_ARE = {"parameters", "injected-parameters", "remove-cell", "remove-input", "hide-input"}
 
 
 def fold_code(nb) -> None:
     """Tag every code cell ``hide-input`` (its source folded, its outputs shown) except the parameters cell
     and cells already removed or folded."""
     for cell in nb.cells:
-        if cell.cell_type == "code" and not SHOWN_OR_REMOVED & set(cell.metadata.get("tags", [])):
+        if cell.cell_type == "code" and not LEFT_AS_THEY_ARE & set(cell.metadata.get("tags", [])):
             cell.metadata["tags"] = [*cell.metadata.get("tags", []), "hide-input"]
 
 

@@ -65,7 +65,24 @@ def data_text(facts: dict) -> str:
             f"{facts['probe_b_images']} images ({facts['probe_b_single']} single-object). Unreadable images, left "
             f"out of every score: {unreadable}. **Models** (the head giving the compatibility score): {heads}."
             + (f" No scene images were found, so the filler(s) {', '.join(facts['fillers_left_out'])} are left out."
-               if facts["fillers_left_out"] else ""))
+               if facts["fillers_left_out"] else "")
+            + (f" Probe-B items with an empty object mask, left out: {len(facts['empty_masks'])} "
+               f"({', '.join(facts['empty_masks'][:5])}{', …' if len(facts['empty_masks']) > 5 else ''})."
+               if facts.get("empty_masks") else "")
+            + (f" Items with no unrelated scene picture, left out of the scene filler: "
+               f"{len(facts['no_unrelated_scene'])}." if facts.get("no_unrelated_scene") else ""))
+
+
+def finetune_notice(facts: dict) -> str:
+    """The fine-tuning section's note when it was not asked for, and its warning when it was skipped or ImageNet
+    fell back to the toy task ("" if none applies)."""
+    if not facts.get("finetune_requested", True):
+        return "*Fine-tuning skipped (`finetune_model` is empty).*"
+    if facts.get("finetune_skipped"):
+        return f"> **Warning: fine-tuning skipped.** {facts['finetune_skipped']}."
+    if facts.get("general_fallback"):
+        return f"> **Warning: not the paper's general task.** {facts['general_fallback']}."
+    return ""
 
 
 def sweep_text(facts: dict, params: dict) -> str:

@@ -18,7 +18,7 @@ from probekit.fillers import derive_probe_b
 from probekit.metrics import authors_code
 from probekit.metrics import background as mb
 from probekit.metrics import conceptual as mc
-from probekit.papers.conceptual import parse_condition
+from probekit.papers.conceptual import parse_condition, undo_readings
 from probekit.results import StudyResult, concat, select
 from probekit.studies import conceptual_claims, finetune, patching
 
@@ -74,6 +74,22 @@ def _background(scorers, items_b, fillers, root, seed, toy) -> tuple[pd.DataFram
                                    condition=mb.ALL_FILLERS, probe=AUTHORS_READING["probe-b"])])
     example = derived[derived["item_id"] == derived["item_id"].iloc[0]][["filler", "original", *mb.VIEWS]]
     return rows, example.reset_index(drop=True), used, derived.attrs["no_unrelated_scene"]
+
+
+def sweep_plan(dataset: str, train_data, general_task: str, imagenet_dir) -> dict:
+    """What the patching sweep can honestly run: ``skip`` (why it cannot: the authors' evaluation data without a
+    RelComp-style training file would train a real CLIP on toy triplets) and ``general_task`` with ``fallback``
+    (why ImageNet was asked for but the toy task is used: no ``imagenet_dir``)."""
+    plan = {"skip": "", "general_task": general_task, "fallback": ""}
+    if dataset != "toy" and not train_data:
+        plan["skip"] = ("No RelComp-style training file (`train_data`): the paper's fine-tuning is not run on the "
+                        "toy world's triplets beside the authors' evaluation data")
+    if general_task == "imagenet" and not imagenet_dir:
+        plan["general_task"] = "toy"
+        plan["fallback"] = ("ImageNet was asked for as the held-out task but `imagenet_dir` is not set: the toy "
+                            "world's classification task stands in for it, so the forgetting measured here is "
+                            "not the paper's ImageNet accuracy")
+    return plan
 
 
 def _sweep(load, root, items_r, items_c, *, finetune_model, finetune_encoders, finetune_steps, finetune_lr,
@@ -139,10 +155,14 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
              "fillers": used, "fillers_left_out": [f for f in fillers if f not in used],
              "no_unrelated_scene": list(no_scene), "empty_masks": list(items_b.attrs.get("empty_masks", [])),
              "probe_r_kinds": list(dict.fromkeys(items_r["kind"])),
-             "categories": list(dict.fromkeys(scored_c.loc[scored_c["split"] == "composition", "category"])),
-             "finetuned": bool(finetune_model)}
+             "categories": list(dict.fromkeys(scored_c.loc[scored_c["split"] == "composition", "category"]))}
     parts, data = [rc_rows, b_rows], {"probe_b_example": example}
-    if finetune_model:
+    plan = sweep_plan(dataset, train_data, general_task, imagenet_dir)
+    facts.update(finetune_requested=bool(finetune_model), finetune_skipped=plan["skip"] if finetune_model else "",
+                 general_fallback=plan["fallback"])
+    facts["finetuned"] = bool(finetune_model) and not plan["skip"]
+    if facts["finetuned"]:
+        general_task = plan["general_task"]
         sweep, data["history"], sweep_facts = _sweep(
             load, root, items_r, items_c, finetune_model=finetune_model, finetune_encoders=list(finetune_encoders),
             finetune_steps=finetune_steps, finetune_lr=finetune_lr, finetune_optimizer=finetune_optimizer,
@@ -153,10 +173,24 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
         facts.update(sweep_facts)
         data["sweep"] = with_alpha(sweep)
     rows = concat(parts + [papers.reported(STUDY)])
+    data["readings"] = readings_table(rows)
     facts["paper_categories"] = shared_categories(rows, facts["categories"])
     data["claims"] = conceptual_claims.sections(rows, models, finetune_model, list(finetune_encoders), list(alphas))
     claims = [c for section in data["claims"].values() for c in section]
     return StudyResult(STUDY, params, rows, data, facts, claims)
+
+
+def readings_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """The paper's rows that its code's two readings touch (Tables 4, 8, 9; Table 6's FLAVA rows are left to
+    :func:`~probekit.papers.conceptual.undo_readings`), as printed and with the reading undone, and our rows as the
+    authors' code would read them (for the models concerned)."""
+    paper = rows[(rows["source"] != "ours") & (rows["probe"] != "probe-c-category")]
+    undone = undo_readings(paper)
+    touched = paper.merge(undone[["probe", "model", "condition"]].drop_duplicates(), on=["probe", "model", "condition"])
+    touched = touched[touched["metric"].isin(set(undone["metric"]))]
+    out = concat([touched, undone, select(rows, source="ours", probe=list(AUTHORS_READING.values()))])
+    rank = {m: k for k, m in enumerate(("map", "acc", "text", "image", "group", "gamma", "delta_c_pts"))}
+    return out.sort_values("metric", key=lambda m: m.map(rank), kind="stable").reset_index(drop=True)
 
 
 def shared_categories(rows: pd.DataFrame, ours) -> list[str]:

@@ -65,14 +65,16 @@ def swap_triplets(probe_r: pd.DataFrame | None = None, probe_c: pd.DataFrame | N
     """RelComp-style triplets from item tables in the Probe-R / Probe-C schemas (use ``split="train"``
     tables, disjoint from the evaluation items): columns image, caption, negative_caption, negative_image.
 
-    Probe-R: the anchor image with its relation prompt vs the predicate swap (and the subject swap);
-    Probe-C: each image with its caption vs the other caption, the other image as the hard negative image."""
+    As RelComp, only predicate swaps and attribute (antonym) swaps: Probe-R's anchor image with its relation
+    prompt vs the predicate swap; Probe-C's composition groups, each image with its caption vs the other caption
+    and the other image as the hard negative image.  Subject and object swaps are not RelComp negatives."""
     parts = []
     if probe_r is not None and len(probe_r):
-        r = probe_r[probe_r["kind"].isin(["predicate_swap", "subject_swap"])]
+        r = probe_r[probe_r["kind"] == "predicate_swap"]
         parts.append(pd.DataFrame({"image": r["image"], "caption": r["correct_prompt"],
                                    "negative_caption": r["wrong_prompt"], "negative_image": None}))
     if probe_c is not None and len(probe_c):
+        probe_c = probe_c[probe_c["split"] == "composition"]
         for a, b in ((0, 1), (1, 0)):
             parts.append(pd.DataFrame({"image": probe_c[f"image_{a}"], "caption": probe_c[f"caption_{a}"],
                                        "negative_caption": probe_c[f"caption_{b}"],
