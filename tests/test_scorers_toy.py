@@ -52,3 +52,19 @@ def test_toy_vilt_and_toy_bert_fill_masks_with_toy_words(noun_negatives, tmp_pat
     for top in (with_image, blind):
         assert len(top) == 5 and all(w and not w.startswith("[") for w, _ in top[:1])
     assert vilt.word_pieces(subject) == [subject]
+
+
+def test_uncalibrated_match_head_ranks_but_is_never_thresholded(tmp_path):
+    """vilt-coco's retrieval head is a rank logit: the registry marks it uncalibrated, so it answers the choice
+    question but not the threshold one; a calibrated ITM model answers both."""
+    from probekit.scorers import REGISTRY, CapabilityError, can_answer, head_for, load_scorer
+    from probekit.scorers.testing import save_tiny
+
+    assert REGISTRY["vilt-coco"].calibrated is False and REGISTRY["vilt-itm"].calibrated is True
+    tiny = load_scorer(save_tiny("vilt", tmp_path / "vilt"), family="vilt", cache_dir=False)
+    assert head_for(tiny, "threshold") == "match"
+    tiny.match_calibrated = REGISTRY["vilt-coco"].calibrated   # what load_scorer sets for vilt-coco
+    assert head_for(tiny, "choice") == "match"
+    assert not can_answer(tiny, "threshold")
+    with pytest.raises(CapabilityError, match="not calibrated"):
+        head_for(tiny, "threshold")

@@ -13,6 +13,7 @@ normalisation, papers); ``FAMILIES`` maps each family to its adapter module, imp
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
 import os
@@ -66,12 +67,13 @@ def load_scorer(name_or_path: str | os.PathLike, family: str | None = None, devi
     else:
         adapter = _adapter(spec.family)
         if capabilities:
-            spec = ModelSpec(spec.name, spec.family, spec.source, tuple(capabilities), spec.papers, spec.note,
-                             spec.options)
+            spec = dataclasses.replace(spec, capabilities=tuple(capabilities))
     opts = {**spec.options, **options}
-    return adapter(spec.name, resolve_source(spec.source), spec.capabilities or None, device=device,
-                   batch_size=batch_size, cache_dir=cache_dir, num_workers=num_workers, half=half,
-                   revision=revision, head=FAMILY_HEADS[spec.family], options=opts)
+    scorer = adapter(spec.name, resolve_source(spec.source), spec.capabilities or None, device=device,
+                     batch_size=batch_size, cache_dir=cache_dir, num_workers=num_workers, half=half,
+                     revision=revision, head=FAMILY_HEADS[spec.family], options=opts)
+    scorer.match_calibrated = spec.calibrated
+    return scorer
 
 
 __all__ = ["load_scorer", "list_models", "MASK", "CapabilityError", "UnknownModelError", "REGISTRY", "FAMILIES",

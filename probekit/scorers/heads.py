@@ -1,7 +1,8 @@
 """Which head of a model answers which question: decided here, once, for every study.
 
 * ``"threshold"``: a calibrated match probability compared with a threshold (SVO-Probes' ITM at 0.5): the
-  ``match`` head; a model without one cannot answer.
+  ``match`` head, when the registry marks it calibrated (``ModelSpec.calibrated``; e.g. ``vilt-coco``'s retrieval
+  head is a rank logit fine-tuned with a softmax over candidates, whose zero point means nothing).
 * ``"choice"``: a choice among candidate images or texts (pairwise accuracy, predicate–noun pairs): the
   adapter's ``choice_head`` (``similarity`` for dual encoders, ``match`` for ITM models).
 * ``"compatibility"``: one score per (image, text) on a logit scale (Probe-R/C/B): ``similarity`` when the model
@@ -27,6 +28,9 @@ def head_for(scorer, question: str) -> str:
     if question not in QUESTIONS:
         raise ValueError(f"unknown question {question!r}; questions: {', '.join(QUESTIONS)}")
     caps = set(scorer.capabilities or ())
+    if question == "threshold" and not getattr(scorer, "match_calibrated", True):
+        raise CapabilityError(f"{scorer.name}'s match head is not calibrated (a retrieval rank logit), so it is "
+                              "never thresholded; it still ranks and chooses (pairwise)")
     order = QUESTIONS[question] or (scorer.choice_head, "similarity", "match")
     for head in order:
         if head in caps:

@@ -61,14 +61,18 @@ class ModelSpec:
     papers: tuple[str, ...] = ()
     note: str = ""
     options: dict = field(default_factory=dict)
+    #: False when the match head has no meaningful zero point (a retrieval head fine-tuned with a softmax over
+    #: candidates): it may rank and choose, but is never thresholded as a match probability
+    calibrated: bool = True
 
     @property
     def head(self) -> str:
         return FAMILY_HEADS[self.family]
 
 
-def _s(name, family, source, caps=None, papers=(), note="", **options):
-    return ModelSpec(name, family, source, tuple(caps or FAMILY_CAPABILITIES[family]), tuple(papers), note, options)
+def _s(name, family, source, caps=None, papers=(), note="", calibrated=True, **options):
+    return ModelSpec(name, family, source, tuple(caps or FAMILY_CAPABILITIES[family]), tuple(papers), note, options,
+                     calibrated)
 
 
 _SPECS = [
@@ -97,7 +101,8 @@ _SPECS = [
     _s("openclip-rn50x4-openai", "open_clip", "RN50x4:openai", papers=("conceptual",),
        note="the conceptual paper's 'CLIP CNN'"),
     # ITM / MLM cross-encoders
-    _s("vilt-coco", "vilt", "dandelin/vilt-b32-finetuned-coco", ("match",), papers=("prednoun", "conceptual")),
+    _s("vilt-coco", "vilt", "dandelin/vilt-b32-finetuned-coco", ("match",), papers=("prednoun", "conceptual"),
+       calibrated=False, note="retrieval head (rank logit): pairwise/ranking only; thresholded ITM is vilt-itm"),
     _s("vilt-itm", "vilt-itm", "https://github.com/dandelin/ViLT/releases/download/200k/vilt_200k_mlm_itm.ckpt",
        papers=("svo", "prednoun"), note="ViLT's pretrained ITM head (authors' checkpoint, converted once)"),
     _s("vilt-mlm", "vilt", "dandelin/vilt-b32-mlm", ("fill_mask",), papers=("masking",)),
