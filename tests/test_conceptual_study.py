@@ -111,5 +111,13 @@ def test_run_on_the_toy_world(result):
     fractions = result.reported()[~result.reported()["metric"].isin(["gamma", "delta_c_pts"])]
     assert len(fractions) and (fractions["value"].between(0, 1)).all()   # the paper's percentages as fractions
     assert by_topic(result.claims, "paper: subject vs predicate swap").verdict == REPORTED
+    # the ViLT-family toy model is also read as the authors' code reads ViLT (x̃0 and x̃1 exchanged)
+    authors = select(ours, probe=conceptual.AUTHORS_READING["probe-b"])
+    assert set(authors["model"]) == {"toy-vilt"}
+    assert one(authors, metric="map", subset="x̃0")["value"] == one(ours, probe="probe-b", model="toy-vilt",
+                                                                     condition="all fillers", metric="map",
+                                                                     subset="x̃1")["value"]
+    assert result.facts["finetune_skipped"] == "" and result.facts["general_fallback"] == ""
+    assert set(result.data["readings"]["model"]) == {"FLAVA", "ViLT", "BridgeTower", "toy-vilt"}
     assert {c.verdict for c in result.claims} <= {HIGHER, LOWER, UNRESOLVED, REPORTED, "above chance",
                                                   "below chance"}
