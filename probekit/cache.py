@@ -10,6 +10,8 @@ or ``~/.cache/probekit/scores``.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -20,6 +22,45 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+
+#: errno values that mean "this directory cannot take the file": read-only, forbidden, full
+NOT_WRITABLE = {errno.EROFS, errno.EACCES, errno.EPERM}
+FULL = {errno.ENOSPC, errno.EDQUOT}
+
+
+class DiskError(OSError):
+    """A directory probekit writes to is read-only or full; the message is one line naming it and the fix."""
+
+    def __init__(self, message: str, code: int | None = None):
+        super().__init__(message)
+        self.errno = code
+
+
+def disk_message(err: OSError, directory, what: str, setting: str) -> str | None:
+    """One line for an ``OSError`` that means ``directory`` (``what``, chosen by ``setting``) is read-only or full;
+    None for any other error."""
+    if err.errno in FULL:
+        return (f"{what} {directory} is full ({os.strerror(err.errno)}): free space there or set {setting} to a "
+                "directory on another disk")
+    if err.errno in NOT_WRITABLE:
+        return (f"{what} {directory} is not writable ({os.strerror(err.errno)}): make it writable or set "
+                f"{setting} to a writable directory")
+    return None
+
+
+@contextlib.contextmanager
+def disk_errors(directory, what: str, setting: str):
+    """Turn an ``OSError`` meaning ``directory`` is read-only or full into a one-line :class:`DiskError`."""
+    try:
+        yield
+    except DiskError:
+        raise
+    except OSError as err:
+        message = disk_message(err, directory, what, setting)
+        if message is None:
+            raise
+        raise DiskError(message, err.errno) from None
 
 
 def default_cache_dir() -> Path:
@@ -97,13 +138,19 @@ class ScoreCache:
         """Write pending entries as one new shard (atomically)."""
         if not self._pending:
             return
-        self.dir.mkdir(parents=True, exist_ok=True)
         table = pa.table({"key": pa.array(list(self._pending), pa.string()),
                           "value": pa.array(list(self._pending.values()), pa.binary())})
         name = f"part-{uuid.uuid4().hex}.parquet"
         tmp = self.dir / f".{name}.tmp"
-        pq.write_table(table, tmp)
-        os.replace(tmp, self.dir / name)
+        try:
+            with disk_errors(self.dir.parents[1], "the score cache", "cache_dir (or PROBEKIT_CACHE)"):
+                self.dir.mkdir(parents=True, exist_ok=True)
+                pq.write_table(table, tmp)
+                os.replace(tmp, self.dir / name)  # readers glob part-*.parquet: never a half-written shard
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            raise
         self._pending = {}
 
     # typed helpers -------------------------------------------------------------------------------------------

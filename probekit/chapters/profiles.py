@@ -16,7 +16,7 @@ from probekit.chapters.project import CHAPTERS, ParameterError, _near, check_cha
 class Profile:
     name: str
     env: dict[str, str]
-    params: dict[str, dict[str, Any]]  # chapter -> validated parameter values
+    params: dict[str, dict[str, Any]]  # chapter -> parameter values (validated by load_profile)
 
 
 def profile_names(root: Path) -> list[str]:
@@ -26,11 +26,22 @@ def profile_names(root: Path) -> list[str]:
 def load_profile(root: Path, name: str) -> Profile:
     """A profile from ``book/profiles/<name>.yaml`` (or a YAML path): ``env`` (variables set while chapters
     run), ``all`` (values for every chapter that has the parameter) and ``chapters`` (per-chapter values)."""
+    raw = read_profile(root, name)
+    return Profile(raw.name, raw.env, {chapter: resolve(root, chapter, given) for chapter, given in raw.params.items()})
+
+
+def read_profile(root: Path, name: str) -> Profile:
+    """The profile's values for every chapter as written (unchecked beyond its keys and chapter names)."""
     path = Path(name) if name.endswith((".yaml", ".yml")) else Path(root) / "book" / "profiles" / f"{name}.yaml"
     if not path.is_file():
         valid = profile_names(root)
         raise ParameterError(f"unknown profile {name!r}{_near(name, valid)}; valid: {', '.join(valid)}")
-    data = yaml.safe_load(path.read_text()) or {}
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise ParameterError(f"profile {str(path)!r} is not valid YAML: {' '.join(str(err).split())}") from None
+    if not isinstance(data, dict):
+        raise ParameterError(f"profile {str(path)!r} must hold a mapping with env, all, chapters")
     unknown = set(data) - {"description", "env", "all", "chapters"}
     if unknown:
         raise ParameterError(f"profile {str(path)!r}: unknown key(s) {sorted(unknown)}; "
@@ -46,8 +57,7 @@ def load_profile(root: Path, name: str) -> Profile:
     params = {}
     for chapter in CHAPTERS:
         names = parameters(root, chapter)
-        merged = {k: v for k, v in common.items() if k in names}
-        merged.update(per.get(chapter) or {})
-        params[chapter] = resolve(root, chapter, merged)
+        params[chapter] = {k: v for k, v in common.items() if k in names}
+        params[chapter].update(per.get(chapter) or {})
     env = {str(k): str(v) for k, v in (data.get("env") or {}).items()}
     return Profile(path.stem, env, params)

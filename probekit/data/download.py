@@ -32,6 +32,7 @@ from typing import Mapping
 import pandas as pd
 from PIL import Image
 
+from ..cache import disk_errors
 from ..progress import bar as tqdm
 from .placeholders import PLACEHOLDER, drop_shared_redirects, placeholder_target
 
@@ -121,10 +122,16 @@ def _get_with_retries(url: str, timeout: float, retries: int, backoff: float, ma
     raise AssertionError("unreachable")
 
 
+def writing(directory: Path):
+    """Turn a read-only or full ``directory`` into a one-line :class:`DiskError` naming it and the fix."""
+    return disk_errors(directory, "the data directory", "data_dir (or PROBEKIT_DATA)")
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
     tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex[:8]}.part")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    with writing(path.parent):
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
 
 
 def _read_manifest(dest: Path) -> pd.DataFrame:
@@ -141,8 +148,9 @@ def _write_manifest(dest: Path, rows: dict[str, dict]) -> None:
     new = pd.DataFrame(list(rows.values()), columns=["id", "url", "path", "ok", "error", "permanent"])
     table = pd.concat([old, new], ignore_index=True) if len(old) else new
     tmp = dest / f"{MANIFEST}.{uuid.uuid4().hex[:8]}.part"
-    table.to_csv(tmp, index=False)
-    os.replace(tmp, dest / MANIFEST)
+    with writing(dest):
+        table.to_csv(tmp, index=False)
+        os.replace(tmp, dest / MANIFEST)
 
 
 def fetch_images(urls: Mapping[str, str], dest_dir: str | os.PathLike, workers: int = 16, timeout: float = 10,
@@ -160,9 +168,10 @@ def fetch_images(urls: Mapping[str, str], dest_dir: str | os.PathLike, workers: 
     all an :class:`OfflineError` says which folder needs which files, otherwise a warning counts what is missing.
     """
     dest = Path(dest_dir).expanduser().resolve()
-    dest.mkdir(parents=True, exist_ok=True)
-    for stale in dest.glob("*.part"):
-        stale.unlink(missing_ok=True)
+    with writing(dest):
+        dest.mkdir(parents=True, exist_ok=True)
+        for stale in dest.glob("*.part"):
+            stale.unlink(missing_ok=True)
     urls = {str(k): str(v) for k, v in urls.items()}
     local = find_local_images(dest)
     previous = _read_manifest(dest).set_index("id")
@@ -276,7 +285,8 @@ def fetch_file(url: str, dest: str | os.PathLike, timeout: float = 60, retries: 
     dest = Path(dest).expanduser()
     if dest.exists() and dest.stat().st_size > 0:
         return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    with writing(dest.parent):
+        dest.parent.mkdir(parents=True, exist_ok=True)
     try:
         data, _ = _get_with_retries(url, timeout, retries, backoff, max_bytes)
     except _Failure as failure:

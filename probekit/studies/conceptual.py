@@ -28,6 +28,8 @@ STUDY = "conceptual"
 HEADLINES = [dict(probe="probe-r", condition="", subset="predicate_swap", metric="acc"),
              dict(probe="probe-c", condition="", subset="composition", metric="group"),
              dict(probe="probe-b", condition="black", subset="x̃1", metric="map")]
+#: what each model parameter must answer (``probekit.scorers.head_for`` questions), checked before anything runs
+ROLES = {"models": ("compatibility",)}
 #: the chapter's ``dataset`` parameter -> the dataset source of each probe
 SUITES = {"toy": {"probe-r": "toy", "probe-c": "toy", "probe-b": "toy"},
           "paper": {"probe-r": "probe-r", "probe-c": "probe-c", "probe-b": "probe-b"}}

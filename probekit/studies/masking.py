@@ -43,6 +43,10 @@ LEFT_OUT = "not in every condition"
 PAPER_SUBSETS = {"svo-probes": "SVO-Probes", "v-coco": "V-COCO", "toy": "SVO-Probes"}
 HEADLINES = [dict(probe="top-k", condition="full image", subset="all", metric="accuracy"),
              dict(probe="top-k", condition="full image − subject ablated", subset="all", metric="accuracy_diff")]
+#: what each model parameter must answer (``probekit.scorers.head_for`` questions; at least one of them),
+#: checked from the registry before anything runs (``probekit check``)
+ROLES = {"models": ("fill_mask", "threshold"), "mlm_models": ("fill_mask",), "itm_models": ("threshold",),
+         "text_model": ("fill_mask",)}
 
 
 def _missing(value) -> bool:

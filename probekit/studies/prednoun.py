@@ -40,6 +40,9 @@ CONDITIONS = ("full", "cropped")
 RELEASED = f"{PAPER}, released outputs"
 HEADLINES = [dict(probe="pairs", condition="full", subset="all", metric="pair_accuracy"),
              dict(probe="pairs", condition="cropped", subset="all", metric="pair_accuracy")]
+#: what each model parameter must answer (``probekit.scorers.head_for`` questions; at least one of them),
+#: checked from the registry before anything runs (``probekit check``)
+ROLES = {"models": ("choice",), "clip_models": ("choice",), "perplexity_model": ("fill_mask",)}
 
 
 def _scored(name: str, scorer, items: pd.DataFrame, crops: pd.Series, condition: str, template: str

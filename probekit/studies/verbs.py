@@ -36,6 +36,9 @@ STUDY = "verbs"
 #: the study's headline rows for the summary page (one per model each)
 HEADLINES = [dict(probe=itm.PROBE, subset="all", metric="pairwise"),
              dict(probe=itm.PROBE, subset="verb", metric="pairwise")]
+#: what each model parameter must answer (``probekit.scorers.head_for`` questions; at least one of them),
+#: checked from the registry before anything runs (``probekit check``)
+ROLES = {"models": ("threshold", "choice")}
 
 
 def overview(items: pd.DataFrame, dataset: str) -> pd.DataFrame:

@@ -1,0 +1,246 @@
+"""``probekit check``: everything a run would need, checked before any work starts, without loading a model,
+downloading or executing anything.
+
+For each chapter, on its resolved parameters (defaults, then a profile's values, then overrides): every value
+has the parameter's type and every model, dataset and device name is valid (:func:`~probekit.chapters.resolve`);
+each model can answer what its chapter asks of it, read from the registry (the study module's ``ROLES``:
+parameter -> questions of :func:`probekit.scorers.head_for`, at least one of which the model must answer);
+no ``toy-*`` model is given real data (unless ``allow_toy``); the dataset's annotation files are present or
+downloadable; the device exists here; the data and score-cache directories are writable and not full.
+
+A :class:`Problem` is one line naming the chapter(s), the parameter and the fix; the same problem in several
+chapters (a profile's ``device: cuda`` on a machine without CUDA) is one line naming them all.  A :class:`Note`
+says what a run will fetch (and how big what is here already is).
+"""
+
+from __future__ import annotations
+
+import ast
+import errno
+import importlib.util
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from probekit.chapters.params import PAPER_SUITE, parameters, resolve
+from probekit.chapters.project import CHAPTERS, ParameterError
+
+MIN_FREE_BYTES = 200 * 2**20  # a data or cache directory with less free space than this is "full"
+
+
+@dataclass(frozen=True)
+class Problem:
+    chapters: tuple[str, ...]
+    parameter: str
+    text: str  # what is wrong and the fix
+
+    def __str__(self) -> str:
+        return f"{', '.join(self.chapters)}: parameter {self.parameter!r}: {self.text}"
+
+
+@dataclass(frozen=True)
+class Note:
+    chapter: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.chapter}: {self.text}"
+
+
+def _data_files():
+    """(probe, source) -> [(what, candidate paths under data_dir, URL or None when the user must provide it)]."""
+    from probekit.data import conceptual, prednoun, svo, vcoco
+
+    svo_csv = ("SVO-Probes annotations", ["svo-probes/svo_probes.csv"], svo.SVO_CSV_URL)
+    release = [(name, [f"probe-rcb/**/{name}"], None) for name in
+               ("relation_eval_subject.json", "data_compositional_switch.json", "data_object_switch.json",
+                "prompt_classes.csv", "background_context_dataset.json")]
+    return {
+        ("verbs", "svo-probes"): [svo_csv], ("masking", "svo-probes"): [svo_csv],
+        ("prednoun", "eval-set"): [("predicate-noun eval_set.json", [prednoun.EVAL_SET_NAME,
+                                                                     f"prednoun/{prednoun.EVAL_SET_NAME}"],
+                                    prednoun.EVAL_SET_URL)],
+        ("masking", "v-coco"): [("V-COCO annotations", [f"v-coco/vcoco_{vcoco.SPLIT}.json"],
+                                 vcoco.VCOCO_URL.format(split=vcoco.SPLIT)),
+                                ("COCO 2014 annotations", ["coco/annotations/captions_val2014.json",
+                                                           "coco/annotations_trainval2014.zip"],
+                                 conceptual.COCO_ANNOTATIONS_URL)],
+        ("probe-r", "probe-r"): release[:1], ("probe-c", "probe-c"): release[1:3],
+        ("probe-b", "probe-b"): release[3:],
+    }
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n / 2**10:.0f} kB"
+
+
+def _found(data_dir: Path, patterns: list[str]) -> Path | None:
+    for pattern in patterns:
+        hits = sorted(data_dir.glob(pattern)) if "*" in pattern else [data_dir / pattern]
+        for hit in hits:
+            if hit.is_file():
+                return hit
+    return None
+
+
+def _release_fix(what: str) -> str:
+    from probekit.data.conceptual import RELEASE_URL
+    return f"download the Probe-R/C/B annotations from {RELEASE_URL} and unpack them there"
+
+
+def data_findings(sources: list[tuple[str, str]], data_dir: Path) -> tuple[list[str], list[str]]:
+    """(problems, notes) about the annotation files a run reads from ``data_dir`` for ``sources`` [(probe,
+    source)]: present (with its size), downloaded at run time, or missing (one problem for all of them)."""
+    problems, notes, missing = [], [], []
+    files = [f for probe_source in sources for f in _data_files().get(probe_source, [])]
+    for what, patterns, url in files:
+        hit = _found(data_dir, patterns)
+        if hit is not None:
+            notes.append(f"{what}: present, {hit} ({_size(hit.stat().st_size)})")
+        elif url:
+            notes.append(f"{what}: not here; downloaded at run time from {url} to {data_dir / patterns[-1]}")
+        else:
+            missing.append((what, data_dir / patterns[0].split("/")[0]))
+    if missing:
+        problems.append(f"{', '.join(w for w, _ in missing)} not under {missing[0][1]} and not downloadable "
+                        f"automatically; fix: {_release_fix(missing[0][0])}, or set data_dir")
+    if files:
+        notes.append(f"images: those not under {data_dir} yet are downloaded at run time")
+    return problems, notes
+
+
+def cuda_devices() -> int:
+    """How many CUDA devices this machine has (0 without CUDA); imports torch only when asked."""
+    import torch
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def mps_available() -> bool:
+    import torch
+    return bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
+
+
+def device_problem(device: str) -> str | None:
+    device = str(device)
+    if device.startswith("cuda"):
+        count, index = cuda_devices(), int(device.partition(":")[2] or 0)
+        if count == 0:
+            return (f"{device!r} requested but CUDA is not available here; fix: -p device cpu (or auto), or run "
+                    "on a machine with an NVIDIA GPU")
+        if index >= count:
+            return f"{device!r} requested but this machine has {count} CUDA device(s); fix: cuda:0..cuda:{count - 1}"
+    if device == "mps" and not mps_available():
+        return "'mps' requested but Apple's MPS backend is not available here; fix: -p device cpu (or auto)"
+    return None
+
+
+def disk_problem(directory: Path, what: str, setting: str) -> str | None:
+    """One line when ``directory`` (or the nearest existing folder above it) cannot take files or is full."""
+    from probekit.cache import disk_message
+    existing = next(p for p in [directory, *directory.parents] if p.exists())
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+        full = shutil.disk_usage(existing).free < MIN_FREE_BYTES
+    except OSError as err:
+        message = disk_message(err, directory, what, setting)
+        return message or f"{what} {directory} cannot be used ({err}); fix: set {setting} to another directory"
+    if full:
+        return disk_message(OSError(errno.ENOSPC, "full"), directory, what, setting)
+    return None
+
+
+def _stand_in(spec) -> SimpleNamespace:
+    """What ``head_for`` reads of a scorer, from its registry entry: no weights are loaded."""
+    return SimpleNamespace(name=spec.name, capabilities=spec.capabilities, match_calibrated=spec.calibrated,
+                           choice_head=None)
+
+
+def role_problem(name: str, questions: tuple[str, ...], toy_data: bool) -> str | None:
+    from probekit.scorers import REGISTRY, can_answer
+    spec = REGISTRY.get(name)
+    if spec is None or any(can_answer(_stand_in(spec), q) for q in questions):
+        return None  # a checkpoint directory is checked when it loads
+    able = [n for n, s in REGISTRY.items() if n.startswith("toy-") == toy_data
+            and any(can_answer(_stand_in(s), q) for q in questions)]
+    heads = ", ".join(spec.capabilities) + ("" if spec.calibrated else "; its match head is not calibrated")
+    return (f"{name} cannot answer {' or '.join(map(repr, questions))} (it has {heads}); fix: drop it or use a "
+            f"model that can, e.g. {', '.join(able[:3])}")
+
+
+def study_roles(chapter: str) -> dict[str, tuple[str, ...]]:
+    """The ``ROLES`` literal of ``probekit/studies/<chapter>.py``, read without importing the study (and the
+    libraries it imports), so that checking stays fast."""
+    source = Path(importlib.util.find_spec(f"probekit.studies.{chapter}").origin)
+    for node in ast.parse(source.read_text()).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["ROLES"]:
+            return ast.literal_eval(node.value)
+    return {}
+
+
+def _names(value: Any) -> list[str]:
+    return [] if not value else [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)]
+
+
+def check_chapter(root: Path, chapter: str, given: dict[str, Any], *, allow_toy: bool = False
+                  ) -> tuple[list[Problem], list[Note], dict[str, Any]]:
+    """Problems, notes and the resolved values (defaults updated with ``given``'s valid values) of one chapter."""
+    from probekit.cache import default_cache_dir
+    from probekit.datasets import default_data_dir
+
+    params = parameters(root, chapter)
+    values = {name: p.default for name, p in params.items()}
+    problems, notes, bad = [], [], set()
+    for name, value in given.items():
+        try:
+            values.update(resolve(root, chapter, {name: value}))
+        except ParameterError as err:
+            problems.append(Problem((chapter,), name, str(err)))
+            bad.add(name)
+    roles = study_roles(chapter)
+    dataset = values.get("dataset")
+    toy_data = dataset == "toy"
+    for name, questions in roles.items():
+        for model in _names(values.get(name)) if name not in bad else []:
+            text = role_problem(model, questions, toy_data)
+            if text:
+                problems.append(Problem((chapter,), name, text))
+    for p in params.values():
+        if p.is_models and p.name not in bad and not toy_data and not allow_toy:
+            for model in (m for m in _names(values.get(p.name)) if m.startswith("toy-")):
+                problems.append(Problem((chapter,), p.name, f"toy model {model!r} on dataset {dataset!r} (toy models "
+                                        "know only the toy world); fix: give a real model, or pass --allow-toy"))
+    if "device" not in bad and values.get("device") and (text := device_problem(values["device"])):
+        problems.append(Problem((chapter,), "device", text))
+    data_dir = Path(values.get("data_dir") or default_data_dir())
+    if "dataset" not in bad and dataset:
+        probes = CHAPTERS[chapter]
+        found, said = data_findings([(p, dataset if len(probes) == 1 else p if dataset == PAPER_SUITE else dataset)
+                                     for p in probes], data_dir)
+        problems += [Problem((chapter,), "dataset", text) for text in found]
+        notes += [Note(chapter, text) for text in said]
+    for setting, directory, what in (("data_dir", data_dir, "the data directory"),
+                                     ("cache_dir", Path(values.get("cache_dir") or default_cache_dir()),
+                                      "the score cache")):
+        env = "PROBEKIT_DATA" if setting == "data_dir" else "PROBEKIT_CACHE"
+        if setting not in bad and (text := disk_problem(directory, what, f"{setting} (or {env})")):
+            problems.append(Problem((chapter,), setting, text))
+    return problems, notes, values
+
+
+def check(root: Path, given: dict[str, dict[str, Any]], *, allow_toy: bool = False
+          ) -> tuple[list[Problem], list[Note]]:
+    """Every problem (one per line; identical ones across chapters merged) and note of the chapters in
+    ``given`` ({chapter: values given}), in reading order."""
+    merged: dict[tuple[str, str], list[str]] = {}
+    notes = []
+    for chapter in (c for c in CHAPTERS if c in given):
+        found, said, _ = check_chapter(root, chapter, given[chapter], allow_toy=allow_toy)
+        for problem in found:
+            merged.setdefault((problem.parameter, problem.text), []).append(chapter)
+        notes += said
+    return [Problem(tuple(chapters), parameter, text) for (parameter, text), chapters in merged.items()], notes
+
