@@ -1,22 +1,30 @@
 """The ``probekit`` command: execute chapters with parameters, build the book, list what there is.
 
     probekit list
-    probekit run CHAPTER [-p NAME VALUE]... [--params FILE.yaml] [--profile toy|paper|FILE] [--no-build]
-    probekit book [--profile toy|paper|FILE] [--no-execute]
+    probekit check [CHAPTER...] [-p NAME VALUE]... [--params FILE.yaml] [--profile toy|paper|FILE] [--allow-toy]
+    probekit run CHAPTER [-p NAME VALUE]... [--params FILE.yaml] [--profile toy|paper|FILE] [--no-build] [--quiet]
+    probekit book [--profile toy|paper|FILE] [--no-execute] [--quiet]
     probekit train-toy [...]            (trains the shipped toy models; see probekit.toymodels.train)
 
-Bad input (chapter, parameter, value, profile) prints one line naming it and the valid choices and exits 2
-before any work starts. A failing chapter exits 1 naming the chapter, the cell and the error.
+Bad input (chapter, parameter, value, profile, a model without the head its chapter needs, a toy model on real
+data, data that is neither here nor downloadable, a device this machine lacks, a read-only or full directory)
+prints one line per problem naming the chapter, the parameter and the fix, and exits 2 before any work starts
+(``check`` does only that; ``run`` and ``book`` check first).  A failing chapter exits 1 naming the chapter, the
+cell and the error.  Ctrl-C or SIGTERM stops a run leaving every page as it was and the score cache consistent
+(exit 130).  ``--quiet`` turns every progress bar off (for CI logs).
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
 from probekit import book as bk
 from probekit import chapters as ch
+from probekit.chapters import check as preflight
+from probekit.chapters.profiles import read_profile
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -26,17 +34,29 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     sub.add_parser("list", help="chapters with their parameters and defaults, models, datasets, profiles")
+    given = argparse.ArgumentParser(add_help=False)
+    given.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                       help="set a parameter (repeatable); lists as a,b,c; None for None")
+    given.add_argument("--params", metavar="FILE.yaml", help="YAML mapping of parameter names to values")
+    safety = argparse.ArgumentParser(add_help=False)
+    safety.add_argument("--allow-toy", action="store_true", help="allow toy models on real (non-toy) data")
+    quiet = argparse.ArgumentParser(add_help=False)
+    quiet.add_argument("--quiet", action="store_true", help="no progress bars (for CI logs)")
 
-    run = sub.add_parser("run", help="re-execute one chapter with new parameters and the summary page, then "
-                         "rebuild the book")
+    checkp = sub.add_parser("check", parents=[given, safety], help="check what a run would do, without "
+                            "downloading or executing anything: one line per problem, exit 2 if any")
+    checkp.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapters to check (default: all)")
+    checkp.add_argument("--profile", help="the profile's values (toy, paper or a file); default: the chapters' own")
+    checkp.add_argument("--quiet", action="store_true", help="print problems only")
+
+    run = sub.add_parser("run", parents=[given, safety, quiet], help="re-execute one chapter with new parameters "
+                         "and the summary page, then rebuild the book")
     run.add_argument("chapter")
-    run.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                     help="set a parameter (repeatable); lists as a,b,c; None for None")
-    run.add_argument("--params", metavar="FILE.yaml", help="YAML mapping of parameter names to values")
     run.add_argument("--profile", help="start from a profile's values for this chapter (toy, paper or a file)")
     run.add_argument("--no-build", action="store_true", help="execute only; do not rebuild the HTML")
 
-    bookp = sub.add_parser("book", help="execute every chapter and the summary page, then build the HTML book")
+    bookp = sub.add_parser("book", parents=[safety, quiet], help="execute every chapter and the summary page, "
+                           "then build the HTML book")
     bookp.add_argument("--profile", default="toy", help="toy (default), paper, or a profile YAML file")
     bookp.add_argument("--no-execute", action="store_true",
                        help="only build the HTML from the notebooks already in book/chapters/")
@@ -71,38 +91,77 @@ def _list(root: Path) -> None:
             print(f"  {p.name} = {p.default!r}" + (f"    # {p.help}" if p.help else ""))
 
 
+def _given(root: Path, args, chapters: list[str]) -> tuple[dict[str, dict], ch.Profile | None]:
+    """{chapter: values given} from the profile, the params file and ``-p`` (which apply to every chapter
+    having the parameter; one no chapter has is refused)."""
+    profile = read_profile(root, args.profile) if args.profile else None
+    given = {c: dict(profile.params[c]) if profile else {} for c in map(ch.check_chapter, chapters)}
+    extra = dict(ch.read_params_file(args.params)) if getattr(args, "params", None) else {}
+    extra.update(dict(getattr(args, "param", [])))
+    for name, value in extra.items():
+        having = [c for c in given if name in ch.parameters(root, c)]
+        if not having and len(given) > 1:
+            raise ch.ParameterError(f"no chapter of {', '.join(given)} has a parameter {name!r}")
+        for c in having or given:
+            given[c][name] = value
+    return given, profile
+
+
+def _preflight(root: Path, given: dict[str, dict], args, *, show_notes: bool = False) -> int:
+    """Print every problem (one line each, exit status 2) or nothing (0); notes when asked."""
+    problems, notes = preflight.check(root, given, allow_toy=args.allow_toy)
+    for problem in problems:
+        print(f"probekit: error: {problem}", file=sys.stderr)
+    for note in notes if show_notes else []:
+        print(f"probekit: {note}")
+    return 2 if problems else 0
+
+
+def _terminate(signum, frame):
+    raise KeyboardInterrupt  # SIGTERM stops a run the way Ctrl-C does: pages untouched, cache flushed
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["train-toy"]:
         from probekit.toymodels.train import main as train_main
         return train_main(argv[1:]) or 0
     args = _parser().parse_args(argv)
+    progress = not getattr(args, "quiet", False)
     try:
         root = ch.find_root(args.root)
         if args.command == "list":
             _list(root)
             return 0
-        if args.command == "run":
-            chapter = ch.check_chapter(args.chapter)
-            profile = ch.load_profile(root, args.profile) if args.profile else None
-            given = dict(profile.params[chapter]) if profile else {}
-            if args.params:
-                given.update(ch.read_params_file(args.params))
-            given.update(dict(args.param))
-            params = ch.resolve(root, chapter, given)
-            with bk.environment(profile.env if profile else {}):
-                ch.execute(root, chapter, params, profile=profile.name if profile else None)
-                ch.execute_summary(root)  # the summary page shows this run's numbers
-            if not args.no_build:
-                bk.build(root)
-            return 0
-        if args.no_execute:
+        if args.command == "check":
+            given, _ = _given(root, args, args.chapters or list(ch.CHAPTERS))
+            code = _preflight(root, given, args, show_notes=not args.quiet)
+            if not code:
+                print(f"probekit: check passed: {', '.join(given)}")
+            return code
+        if args.command == "book" and args.no_execute:
             bk.build(root)
             return 0
-        profile = ch.load_profile(root, args.profile)
-        with bk.environment(profile.env):
-            failures = bk.execute_all(root, profile.params, profile=profile.name)
-        bk.build(root)
+        given, profile = _given(root, args, [args.chapter] if args.command == "run" else list(ch.CHAPTERS))
+        if _preflight(root, given, args):
+            return 2
+        params = {c: ch.resolve(root, c, values) for c, values in given.items()}
+        previous = signal.signal(signal.SIGTERM, _terminate) if _main_thread() else None
+        env = {**(profile.env if profile else {}), **({} if progress else {"PROBEKIT_PROGRESS": "0"})}
+        try:
+            with bk.environment(env):
+                if args.command == "run":
+                    ch.execute(root, args.chapter, params[args.chapter], profile=profile and profile.name,
+                               progress=progress)
+                    ch.execute_summary(root, progress=progress)  # the summary page shows this run's numbers
+                    failures = {}
+                else:
+                    failures = bk.execute_all(root, params, profile=profile.name, progress=progress)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+        if args.command == "book" or not args.no_build:
+            bk.build(root)
         if failures:
             print(f"probekit: {len(failures)} chapter(s) failed: {', '.join(failures)}", file=sys.stderr)
             return 1
@@ -113,10 +172,18 @@ def main(argv: list[str] | None = None) -> int:
     except ch.ChapterFailed as err:
         print(f"probekit: error: {err}", file=sys.stderr)
         return 1
+    except OSError as err:  # a page or the book could not be written: read-only or full
+        print(f"probekit: error: {' '.join(str(err).split())}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("probekit: interrupted; no page was changed by the unfinished chapter, and the scores computed "
               "so far are cached for the next run", file=sys.stderr)
         return 130
+
+
+def _main_thread() -> bool:
+    import threading
+    return threading.current_thread() is threading.main_thread()
 
 
 if __name__ == "__main__":

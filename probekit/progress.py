@@ -1,7 +1,9 @@
 """Progress bars for long loops, and a chapter kernel that prints nothing but the chapter's own outputs.
 
-Chapters are executed in a kernel set up by :func:`quiet_kernel` (papermill shows progress per cell on the
-terminal instead); set ``PROBEKIT_PROGRESS=0`` yourself to silence every bar of probekit.
+On the terminal a book run shows one bar per chapter (its cells, drawn by papermill) and one per scoring job
+(items/s and ETA, drawn from inside the chapter's kernel, below the chapter's bar).  The kernel is set up by
+:func:`quiet_kernel`: its bars go to the terminal the kernel was started from, never into the page.
+``PROBEKIT_PROGRESS=0`` (what ``probekit --quiet`` sets) silences every bar of probekit.
 """
 
 from __future__ import annotations
@@ -12,8 +14,13 @@ import warnings
 from tqdm import tqdm
 from tqdm.std import TqdmWarning
 
-#: the kernel start-up line ``probekit.chapters`` gives every chapter's kernel
-KERNEL_STARTUP = "import probekit.progress; probekit.progress.quiet_kernel()"
+#: where a chapter kernel's bars go (the terminal's stderr, not the page); None outside such a kernel
+_terminal = None
+
+
+def kernel_startup(bars: bool) -> str:
+    """The line ``probekit.chapters`` runs first in every chapter's kernel."""
+    return f"import probekit.progress; probekit.progress.quiet_kernel(bars={bool(bars)})"
 
 
 def progress_enabled() -> bool:
@@ -22,24 +29,33 @@ def progress_enabled() -> bool:
 
 def bar(iterable=None, *, total: int | None = None, desc: str | None = None, unit: str = "it",
         disable: bool = False, leave: bool = True) -> tqdm:
-    """A tqdm bar, off when ``disable`` or when ``PROBEKIT_PROGRESS=0``."""
-    return tqdm(iterable, total=total, desc=desc, unit=unit, disable=disable or not progress_enabled(), leave=leave)
+    """A tqdm bar (count, items/s, ETA), off when ``disable`` or when ``PROBEKIT_PROGRESS=0``; in a chapter's
+    kernel it is drawn on the terminal, one line below the chapter's bar, and cleared when done."""
+    where = dict(file=_terminal, position=1, leave=False) if _terminal is not None else dict(leave=leave)
+    return tqdm(iterable, total=total, desc=desc, unit=unit, disable=disable or not progress_enabled(),
+                dynamic_ncols=True, **where)
 
 
-def quiet_kernel() -> None:
-    """Run first in a chapter's kernel, before any cell: no bars, no warnings on the page.
+def quiet_kernel(bars: bool = False) -> None:
+    """Run first in a chapter's kernel, before any cell: no bars and no warnings on the page.
 
-    - Bars off: probekit's (``PROBEKIT_PROGRESS=0``) and those of huggingface_hub and transformers
-      (``HF_HUB_DISABLE_PROGRESS_BARS=1``); every refresh of a bar would be an output of the page.
+    - probekit's bars (``bars``) are drawn on the file descriptor 2 the kernel inherited, the terminal of the
+      ``probekit`` command (the kernel is started with ``capture_fd_output`` off, so that descriptor is not
+      the page's stderr); without ``bars`` they are off (``PROBEKIT_PROGRESS=0``).  Those of huggingface_hub and
+      transformers are off (``HF_HUB_DISABLE_PROGRESS_BARS=1``).
     - tqdm's "IProgress not found" warning: ``tqdm.auto`` (imported by transformers and huggingface_hub at
       import time, whether or not a bar is ever drawn) looks for ipywidgets when it finds itself in a Jupyter
-      kernel, and warns on stderr when they are missing.  Pages show no bars, so importing it here with that
-      warning ignored settles ``tqdm.auto`` on the console bar for the rest of the kernel.
+      kernel, and warns on stderr when they are missing.  Importing it here with that warning ignored settles
+      ``tqdm.auto`` on the console bar for the rest of the kernel.
     - Python warnings (deprecations and the like from libraries) are ignored: they are for developers, who
       see them when running ``probekit.studies.<study>.run`` outside the book.  Errors still raise and fail
       the chapter.
     """
-    os.environ["PROBEKIT_PROGRESS"] = "0"
+    global _terminal
+    if bars and progress_enabled():
+        _terminal = os.fdopen(os.dup(2), "w", buffering=1)
+    else:
+        os.environ["PROBEKIT_PROGRESS"] = "0"
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TqdmWarning)

@@ -171,3 +171,25 @@ def test_failing_chapter_names_cell_and_error_and_keeps_other_outputs(project, c
     assert (project / "_build" / "failed" / "verbs.ipynb").exists()
     assert other.read_bytes() == before
 
+
+
+def test_terminal_shows_scoring_bars_and_no_kernel_warning_and_the_page_none(project):
+    source = FAILING_SOURCE.replace('print("fine")', 'import time\nfrom probekit.progress import bar\n'
+                                    'for _ in bar(range(40), desc="scoring job", unit="pair"):\n'
+                                    '    time.sleep(0.02)\nprint("fine")')
+    (project / "book" / "src" / "verbs.md").write_text(source)
+    cmd = [sys.executable, "-m", "probekit.cli", "--root", str(project), "run", "verbs", "--no-build"]
+    shown = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    quiet = subprocess.run([*cmd, "--quiet"], capture_output=True, text=True, timeout=300)
+    assert shown.returncode == quiet.returncode == 1
+    for proc in (shown, quiet):
+        assert "without encryption" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert "RuntimeError: boom" in proc.stderr.strip().splitlines()[-1]
+    assert "scoring job: 100%" in shown.stderr and "pair/s" in shown.stderr  # the job's bar, with its rate
+    assert "verbs: " in shown.stderr and "cell/s" in shown.stderr  # the chapter's bar
+    assert "scoring job" not in quiet.stderr and "cell/s" not in quiet.stderr
+    import nbformat
+    failed = nbformat.read(project / "_build" / "failed" / "verbs.ipynb", as_version=4)
+    outputs = [out for cell in failed.cells for out in cell.get("outputs", [])]
+    assert any("fine" in out.get("text", "") for out in outputs)
+    assert not any("scoring job" in str(out) for out in outputs)  # no bar on the page

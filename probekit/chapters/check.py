@@ -156,7 +156,7 @@ def disk_problem(directory: Path, what: str, setting: str) -> str | None:
 def _stand_in(spec) -> SimpleNamespace:
     """What ``head_for`` reads of a scorer, from its registry entry: no weights are loaded."""
     return SimpleNamespace(name=spec.name, capabilities=spec.capabilities, match_calibrated=spec.calibrated,
-                           choice_head=None)
+                           choice_head="similarity" if "similarity" in spec.capabilities else "match")
 
 
 def role_problem(name: str, questions: tuple[str, ...], toy_data: bool) -> str | None:
@@ -210,9 +210,11 @@ def check_chapter(root: Path, chapter: str, given: dict[str, Any], *, allow_toy:
                 problems.append(Problem((chapter,), name, text))
     for p in params.values():
         if p.is_models and p.name not in bad and not toy_data and not allow_toy:
-            for model in (m for m in _names(values.get(p.name)) if m.startswith("toy-")):
-                problems.append(Problem((chapter,), p.name, f"toy model {model!r} on dataset {dataset!r} (toy models "
-                                        "know only the toy world); fix: give a real model, or pass --allow-toy"))
+            toys = [m for m in _names(values.get(p.name)) if m.startswith("toy-")]
+            if toys:
+                problems.append(Problem((chapter,), p.name, f"toy model(s) {', '.join(toys)} on dataset {dataset!r} "
+                                        "(toy models know only the toy world); fix: give real models, or pass "
+                                        "--allow-toy"))
     if "device" not in bad and values.get("device") and (text := device_problem(values["device"])):
         problems.append(Problem((chapter,), "device", text))
     data_dir = Path(values.get("data_dir") or default_data_dir())

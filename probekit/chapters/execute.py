@@ -4,8 +4,8 @@
 does it move the notebook to ``book/chapters/<name>.ipynb`` and save the result rows the chapter exported (its
 last cell, ``report.export(result)``) beside it as ``<name>.results.parquet``; a failing chapter changes
 neither, nor any other page.  For readers, every code cell but the parameters is folded (tag ``hide-input``),
-the kernel starts quiet (:func:`probekit.progress.quiet_kernel`: no bars, no warnings), and anything a library
-still writes to stderr goes to the terminal, not the page.
+the kernel starts quiet (:func:`probekit.progress.quiet_kernel`: no bars and no warnings on the page, its
+scoring bars on the terminal), and anything a library still writes to stderr goes to the terminal, not the page.
 """
 
 from __future__ import annotations
@@ -22,7 +22,14 @@ from typing import Any
 
 from probekit.chapters.project import (SUMMARY, ChapterFailed, output_path, read_source, results_path,
                                        source_path)
-from probekit.progress import KERNEL_STARTUP
+from probekit.progress import kernel_startup, progress_enabled
+
+
+def kernel_arguments(bars: bool) -> list[str]:
+    """The kernel's options: its log (the "running over TCP without encryption" warning) kept off the terminal,
+    its stderr descriptor left alone (its scoring bars reach the terminal, never the page), quiet start-up."""
+    return ["--IPKernelApp.log_level=CRITICAL", "--IPKernelApp.capture_fd_output=False",
+            f"--IPKernelApp.exec_lines={kernel_startup(bars)}"]
 
 #: code cells left as they are: shown unfolded (the parameters, and those a run injected), removed, or folded
 LEFT_AS_THEY_ARE = {"parameters", "injected-parameters", "remove-cell", "remove-input", "hide-input"}
@@ -84,10 +91,12 @@ def _papermill(root: Path, name: str, params: dict[str, Any], tmp: Path, progres
     fold_code(nb)
     inp, done = tmp / "source.ipynb", tmp / f"{name}.ipynb"
     nbformat.write(nb, inp)
+    progress = progress and progress_enabled()
+    bar = dict(desc=name, unit="cell", position=0, leave=False, dynamic_ncols=True) if progress else False
     try:
         papermill.execute_notebook(str(inp), str(done), parameters=params, kernel_name="python3",
-                                   progress_bar=progress, cwd=str(root), request_save_on_cell_execute=False,
-                                   extra_arguments=[f"--IPKernelApp.exec_lines={KERNEL_STARTUP}"])
+                                   progress_bar=bar, cwd=str(root), request_save_on_cell_execute=False,
+                                   extra_arguments=kernel_arguments(progress))
     except PapermillExecutionError as err:
         failed = root / "_build" / "failed" / f"{name}.ipynb"
         failed.parent.mkdir(parents=True, exist_ok=True)

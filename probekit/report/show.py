@@ -9,11 +9,15 @@ from IPython.display import Markdown, display
 from probekit.report.format import render_claims
 
 TABLE_CLASS = "probekit-table"
+SHORT_CELL = 32  # characters: "100.0 [100.0, 100.0] (n = 1000)" fits
 
 
 def show_table(table: pd.DataFrame, caption: str | None = None) -> None:
     """A table in the book's one table style (caption above, index bold, no row striping by pandas)."""
     styler = table.style.set_table_attributes(f'class="{TABLE_CLASS}"')
+    # short cells (a number with its interval) stay on one line; long text wraps
+    if table.index.is_unique and table.columns.is_unique:  # pandas styles cells by label
+        styler = styler.set_td_classes(table.map(lambda v: "pk-short" if len(str(v)) <= SHORT_CELL else ""))
     if caption:
         styler = styler.set_caption(caption)
     styler = styler.set_table_styles([{"selector": "caption", "props": "caption-side: top; text-align: left;"},

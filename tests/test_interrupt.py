@@ -1,0 +1,141 @@
+"""Interruption: a real scoring run signalled mid-scoring leaves a consistent cache whose shards the next run reuses
+(recomputing only what is missing, with the same final scores); a chapter signalled mid-run leaves the page
+rendered before untouched."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from conftest import REPO, copy_project
+from probekit import chapters as ch
+from probekit.scorers import load_scorer
+from scoring_job import make_images, pairs, score
+
+JOB = str(Path(__file__).with_name("scoring_job.py"))
+N = 240  # pairs; 4 per batch, a shard every 32
+
+
+def _shards(cache: Path) -> list[Path]:
+    return sorted(cache.rglob("part-*.parquet"))
+
+
+def _wait_for(condition, timeout: float = 120, what: str = "") -> None:
+    end = time.time() + timeout
+    while not condition():
+        if time.time() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def _keys(shards: list[Path]) -> set[str]:
+    return {k for s in shards for k in pq.read_table(s).column("key").to_pylist()}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signalled_scoring_resumes_from_its_shards(tmp_path, sig):
+    cache, images = tmp_path / "scores", tmp_path / "images"
+    proc = subprocess.Popen([sys.executable, JOB, "toy-vilt", str(cache), str(images), "0", str(N),
+                             "--delay", "0.05"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: len(_shards(cache)) >= 2 or proc.poll() is not None, what="two shards")
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode != 0, "the job finished before it was signalled: slow it down"
+    before = {s: s.read_bytes() for s in _shards(cache)}
+    assert not list(cache.rglob(".*tmp")), "a half-written shard was left behind"
+    done = _keys(list(before))
+    assert 64 <= len(done) < N
+
+    torch.set_num_threads(1)
+    scorer = load_scorer("toy-vilt", device="cpu", cache_dir=cache, batch_size=4)
+    forward, computed = scorer._match_probs, []
+
+    def counted(inputs):
+        computed.append(len(inputs["input_ids"]))
+        return forward(inputs)
+
+    scorer._match_probs = counted
+    ims, texts = pairs(make_images(images), 0, N)
+    resumed = score(scorer, ims, texts)
+    assert sum(computed) == N - len(done)  # only what was missing
+    assert all(s.read_bytes() == data for s, data in before.items())  # the first shards kept, as they were
+    assert set(before) < set(_shards(cache)) and len(_keys(_shards(cache))) == N
+    reference = score(load_scorer("toy-vilt", device="cpu", cache_dir=False, batch_size=4), ims, texts)
+    np.testing.assert_allclose(resumed, reference, atol=1e-6)
+
+
+SLOW_SOURCE = """---
+jupytext:
+  text_representation:
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A chapter that takes its time
+
+```{{code-cell}} ipython3
+:tags: [parameters]
+
+models = ["toy-vilt"]
+dataset = "toy"
+data_dir = None
+limit = None
+seed = 0
+device = "auto"
+batch_size = 32
+cache_dir = None
+```
+
+```{{code-cell}} ipython3
+import os, time
+open({marker!r}, "w").write(str(os.getpid()))
+time.sleep(120)
+```
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signalled_chapter_leaves_the_previous_page_untouched(tmp_path, sig):
+    project = copy_project(tmp_path / "project")
+    page = ch.write_placeholder(project, "verbs")
+    page_bytes = page.read_bytes()
+    marker = tmp_path / "kernel.pid"
+    (project / "book" / "src" / "verbs.md").write_text(SLOW_SOURCE.format(marker=str(marker)))
+    proc = subprocess.Popen([sys.executable, "-m", "probekit.cli", "--root", str(project), "run", "verbs",
+                             "--no-build", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: marker.exists() and marker.read_text() or proc.poll() is not None, what="the kernel")
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1].startswith("probekit: interrupted; no page was changed"), err
+    assert page.read_bytes() == page_bytes and nbformat.read(page, as_version=4).metadata["probekit"]["placeholder"]
+    assert not ch.results_path(project, "verbs").exists()
+    assert not list(page.parent.glob(".*partial"))
+    kernel = int(marker.read_text())
+    _wait_for(lambda: not _alive(kernel), timeout=20, what="the kernel to stop")
+    assert "Traceback" not in err
