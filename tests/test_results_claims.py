@@ -128,3 +128,10 @@ def test_reported_rejects_unknown_study_and_table():
 def test_bootstrap_free_rows_keep_nan_interval():
     df = R.frame([_r(0.5, np.nan, np.nan)])
     assert df["ci_low"].isna().all()
+
+
+def test_small_differences_never_print_as_zero():
+    assert F.number(-0.000012, "mu_c_diff") == "-0.0012 pts"
+    assert F.number(0.0, "mu_c_diff") == "+0.0 pts"
+    assert F.number(0.00049, "acc") == "0.049%"
+    assert F.number(0.004, "r") == "0.0040"   # two significant digits

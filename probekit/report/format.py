@@ -41,10 +41,17 @@ def number(value, metric: str = "", digits: int = 1, unit: bool = True) -> str:
         return "n/a"
     value = float(value)
     if is_plain(metric):
-        return f"{value:+.2f}" if metric.endswith("_diff") else f"{value:.2f}"
+        return f"{value:+.{_digits(value, 2)}f}" if metric.endswith("_diff") else f"{value:.{_digits(value, 2)}f}"
     if metric.endswith("_diff"):
-        return f"{100 * value:+.{digits}f}" + (" pts" if unit else "")
-    return f"{100 * value:.{digits}f}" + ("%" if unit else "")
+        return f"{100 * value:+.{_digits(100 * value, digits)}f}" + (" pts" if unit else "")
+    return f"{100 * value:.{_digits(100 * value, digits)}f}" + ("%" if unit else "")
+
+
+def _digits(x: float, digits: int) -> int:
+    """``digits``, or more for a small non-zero number, so that it never prints as 0 (at most 4 decimals)."""
+    if x == 0 or abs(x) >= 10 ** -digits:
+        return digits
+    return min(4, max(digits, 1 - math.floor(math.log10(abs(x)))))
 
 
 def cell(r: Mapping[str, Any] | pd.Series, digits: int = 1, with_n: bool = False, unit: bool = False) -> str:
