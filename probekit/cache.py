@@ -4,8 +4,10 @@ Layout: ``<root>/<model fingerprint>/<method>-v<recipe>/part-*.parquet`` with co
 image identity ``path|size|mtime`` and/or text) and ``value`` (bytes: a float32 array, or JSON for structured
 results).  New entries are buffered and flushed as a new shard every ``flush_every`` entries and on ``flush()``,
 so a run interrupted half way keeps what it computed and the next run resumes from there.  Shards are written to a
-temporary name and renamed, so a crash never leaves a half-written shard behind.  The root is ``$PROBEKIT_CACHE``
-or ``~/.cache/probekit/scores``.
+temporary name and renamed, so a crash never leaves a half-written shard behind, and processes sharing one cache
+directory at once never read a partial shard nor overwrite one another's (each shard has a unique name; an item
+both computed is stored twice with the same value).  A read-only or full directory raises :class:`DiskError`,
+one line naming it and the fix.  The root is ``$PROBEKIT_CACHE`` or ``~/.cache/probekit/scores``.
 """
 
 from __future__ import annotations

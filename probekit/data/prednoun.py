@@ -135,7 +135,9 @@ def read_eval_set(path: str | os.PathLike) -> list[dict]:
     try:
         entries = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
-        raise EvalSetError(f"{path}: not valid JSON ({err})") from err
+        raise EvalSetError(f"{path}: not valid JSON ({err})") from None
+    except UnicodeDecodeError as err:
+        raise EvalSetError(f"{path}: not UTF-8 text (byte {err.start}: {err.reason})") from None
     validate_entries(entries, str(path))
     return entries
 

@@ -26,6 +26,10 @@ SVO_CSV_URL = "https://storage.googleapis.com/dm-mmt-models/svo_probes.csv"
 CSV_COLUMNS = ["sentence", "pos_triplet", "neg_triplet", "pos_image_id", "neg_image_id", "pos_url", "neg_url",
                "subj_neg", "verb_neg", "obj_neg"]
 FLAG_COLUMNS = ["subj_neg", "verb_neg", "obj_neg"]
+class SvoCsvError(ValueError):
+    """A malformed ``svo_probes.csv``; the message names the file, the row and the column at fault."""
+
+
 _BOOL = {"true": True, "false": False, "1": True, "0": False, "t": True, "f": False, "yes": True, "no": False}
 
 
@@ -55,8 +59,8 @@ def _as_bool(column: pd.Series, name: str, source: Path) -> pd.Series:
     mapped = column.astype(str).str.strip().str.lower().map(_BOOL)
     bad = column[mapped.isna()]
     if len(bad):
-        raise ValueError(f"{source}: column {name!r} must hold booleans (True/False); found {bad.iloc[0]!r} "
-                         f"in {len(bad)} row(s)")
+        raise SvoCsvError(f"{source}, row {bad.index[0]}, column {name!r}: must hold booleans (True/False); found "
+                          f"{bad.iloc[0]!r} in {len(bad)} row(s)")
     return mapped.astype(bool)
 
 
@@ -67,12 +71,20 @@ def read_svo_csv(path: str | os.PathLike) -> pd.DataFrame:
     else the row number), image ids as strings and the three flags as booleans.
     """
     path = Path(path)
-    table = pd.read_csv(path, dtype={"pos_image_id": str, "neg_image_id": str})
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+    except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:  # also UnicodeDecodeError
+        raise SvoCsvError(f"{path}: not a readable CSV ({' '.join(str(err).split())[:200]}). Delete it to "
+                          f"download {SVO_CSV_URL} again.") from None
     table = table.rename(columns={"Unnamed: 0": "index"}) if "Unnamed: 0" in table.columns else table
     missing = [c for c in CSV_COLUMNS if c not in table.columns]
     if missing:
-        raise ValueError(f"{path} lacks column(s) {missing}; an SVO-Probes CSV has {CSV_COLUMNS} "
-                         f"(found {list(table.columns)}). Delete it to download {SVO_CSV_URL} again.")
+        raise SvoCsvError(f"{path} lacks column(s) {missing}; an SVO-Probes CSV has {CSV_COLUMNS} "
+                          f"(found {list(table.columns)}). Delete it to download {SVO_CSV_URL} again.")
+    for name in ("sentence", "pos_image_id", "neg_image_id"):
+        empty = table.index[table[name].str.strip() == ""]
+        if len(empty):
+            raise SvoCsvError(f"{path}, row {empty[0]}, column {name!r}: empty (in {len(empty)} row(s))")
     index = table["index"].astype(str) if "index" in table.columns else pd.Series(range(len(table))).astype(str)
     table.insert(0, "item_id", "svo-" + index.values)
     for name in FLAG_COLUMNS:
@@ -84,7 +96,7 @@ def read_svo_csv(path: str | os.PathLike) -> pd.DataFrame:
             try:
                 split_triplet(value)
             except ValueError as err:
-                raise ValueError(f"{path}, row {i}, column {name!r}: {err}") from None
+                raise SvoCsvError(f"{path}, row {i}, column {name!r}: {err}") from None
     return table
 
 
@@ -92,7 +104,7 @@ def image_urls(table: pd.DataFrame) -> dict[str, str]:
     """``{image_id: url}`` over the positive and negative images of ``table`` (first URL seen for an id)."""
     pairs = pd.concat([table[["pos_image_id", "pos_url"]].set_axis(["id", "url"], axis=1),
                        table[["neg_image_id", "neg_url"]].set_axis(["id", "url"], axis=1)])
-    pairs = pairs.dropna().drop_duplicates("id")
+    pairs = pairs[pairs["url"].notna() & (pairs["url"].astype(str).str.strip() != "")].drop_duplicates("id")
     return dict(zip(pairs["id"], pairs["url"]))
 
 

@@ -25,6 +25,7 @@ fetched.
 
 from __future__ import annotations
 
+import math
 import zipfile
 from collections import defaultdict
 from pathlib import Path
@@ -53,10 +54,24 @@ def coco_annotation(data_dir, name: str) -> Path:
     return path
 
 
+def _read(path: Path):
+    """The JSON of ``path``; an :class:`AnnotationError` naming the file when it is not JSON or not UTF-8."""
+    try:
+        return read_json(path)
+    except UnicodeDecodeError as err:
+        raise AnnotationError(f"{path}: not UTF-8 text (byte {err.start}: {err.reason})") from None
+
+
+def _ints(values: list, key, field: str, path: Path) -> None:
+    bad = next((v for v in values if isinstance(v, bool) or not isinstance(v, int)), None)
+    if bad is not None:
+        raise AnnotationError(f"{path}: entry {key!r}, field {field!r} holds {bad!r}, expected integers")
+
+
 def parse_vcoco(path: Path) -> list[dict]:
-    """The V-COCO action entries, checked: each has a string ``action_name`` and equally long lists
+    """The V-COCO action entries, checked: each has a string ``action_name`` and equally long lists of integers
     ``image_id``, ``ann_id`` and ``label``."""
-    actions = read_json(path)
+    actions = _read(path)
     if not isinstance(actions, list):
         raise AnnotationError(f"{path}: expected a list of action entries, got {type(actions).__name__}")
     for i, entry in enumerate(actions):
@@ -65,24 +80,39 @@ def parse_vcoco(path: Path) -> list[dict]:
         if len(set(lengths.values())) != 1:
             raise AnnotationError(f"{path}: entry {i} ({entry['action_name']}) has lists of different lengths "
                                   f"{lengths}")
+        for field in ("image_id", "ann_id", "label"):
+            _ints(entry[field], i, field, path)
     return actions
 
 
+def _box(ann: dict, path: Path) -> list:
+    box = need_field(ann, ann["id"], "bbox", list, path)
+    if len(box) != 4 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                                for v in box):
+        raise AnnotationError(f"{path}: entry {ann['id']!r}, field 'bbox' is {box!r}, expected [x, y, w, h]")
+    return box
+
+
+def _size(im: dict, path: Path) -> tuple[int, int]:
+    size = tuple(need_field(im, im["id"], field, int, path) for field in ("width", "height"))
+    if min(size) <= 0:
+        raise AnnotationError(f"{path}: entry {im['id']!r}, image size {size} is not positive")
+    return size
+
+
 def _coco_tables(captions_path: Path, instances_path: Path):
-    captions, instances = read_json(captions_path), read_json(instances_path)
+    captions, instances = _read(captions_path), _read(instances_path)
     for path, data, field in ((captions_path, captions, "images"), (captions_path, captions, "annotations"),
                               (instances_path, instances, "annotations")):
         need_field(data, path.name, field, list, path)
-    sizes = {int(need_field(im, "images", "id", int, captions_path)):
-             (need_field(im, im["id"], "width", int, captions_path), need_field(im, im["id"], "height", int,
-                                                                                 captions_path))
+    sizes = {int(need_field(im, "images", "id", int, captions_path)): _size(im, captions_path)
              for im in captions["images"]}
     texts = defaultdict(list)
     for ann in captions["annotations"]:
         texts[int(need_field(ann, "annotations", "image_id", int, captions_path))].append(
             need_field(ann, ann["image_id"], "caption", str, captions_path).strip())
-    boxes = {int(need_field(ann, "annotations", "id", int, instances_path)):
-             need_field(ann, ann["id"], "bbox", list, instances_path) for ann in instances["annotations"]}
+    boxes = {int(need_field(ann, "annotations", "id", int, instances_path)): _box(ann, instances_path)
+             for ann in instances["annotations"]}
     return sizes, texts, boxes
 
 
