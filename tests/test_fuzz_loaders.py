@@ -176,8 +176,6 @@ def test_vcoco_coco_annotations(data, hostile_captions):
 
 
 # ------------------------------------------------------------------------ Probe-R/C/B (conceptual, background)
-# These loaders belong to data/conceptual.py and data/background.py; where one fails the property the case is
-# marked xfail(strict=True) naming the failure, so that the fix turns it into a failing XPASS to unmark.
 
 PROBE_R = {"2345": {"positive_image_ids": [11, "12"], "negative_image_ids": [13], "positive_prompt": "man on horse",
                     "negative_prompt": "horse on man", "negative_predicate_prompt": "man beside horse",
@@ -188,17 +186,12 @@ CLASSES = {"dog": "a photo of a dog", "cat": "a photo of a cat"}
 BACKGROUND = [{"image_id": 7, "annotations": {"dog": [{"segmentation": [[1, 2, 3, 4, 5, 6]]}]}}]
 OBJECT_CONTEXT = [{"image_id": 8, "object": "cat", "other_objects": ["dog"]}]
 
-NOT_UTF8 = "read_json reads with Path.read_text(): non-UTF-8 bytes raise UnicodeDecodeError, not AnnotationError"
 CONCEPTUAL_CASES = [
-    pytest.param("relation_eval_subject.json", PROBE_R, conceptual.parse_probe_r,
-                 marks=pytest.mark.xfail(strict=True, reason=NOT_UTF8), id="probe-r"),
-    pytest.param("data_compositional_switch.json", PROBE_C, lambda p: conceptual.parse_probe_c(p, "composition"),
-                 marks=pytest.mark.xfail(strict=True, reason=NOT_UTF8), id="probe-c"),
-    pytest.param("background_context_dataset.json", BACKGROUND, lambda p: background.parse_background(p, CLASSES),
-                 marks=pytest.mark.xfail(strict=True, reason=NOT_UTF8), id="probe-b background"),
+    pytest.param("relation_eval_subject.json", PROBE_R, conceptual.parse_probe_r, id="probe-r"),
+    pytest.param("data_compositional_switch.json", PROBE_C, lambda p: conceptual.parse_probe_c(p, "composition"), id="probe-c"),
+    pytest.param("background_context_dataset.json", BACKGROUND, lambda p: background.parse_background(p, CLASSES), id="probe-b background"),
     pytest.param("object_context_dataset.json", OBJECT_CONTEXT,
-                 lambda p: background.parse_object_context(p, CLASSES),
-                 marks=pytest.mark.xfail(strict=True, reason=NOT_UTF8), id="probe-b object context"),
+                 lambda p: background.parse_object_context(p, CLASSES), id="probe-b object context"),
 ]
 
 
@@ -211,9 +204,6 @@ def test_conceptual_json(name, doc, load):
     prop()
 
 
-@pytest.mark.xfail(strict=True, reason="read_prompt_classes calls pd.read_csv unguarded: a malformed, empty or "
-                                       "non-UTF-8 prompt_classes.csv raises pandas' ParserError/EmptyDataError or "
-                                       "UnicodeDecodeError, not AnnotationError")
 @SETTINGS
 @given(st.data())
 def test_prompt_classes_csv(data):

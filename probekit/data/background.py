@@ -25,7 +25,12 @@ from probekit.data.conceptual import COCO_ANNOTATIONS_URL, AnnotationError, chec
 
 
 def read_prompt_classes(path: Path) -> dict[str, str]:
-    table = pd.read_csv(path)
+    try:
+        table = pd.read_csv(path, encoding="utf-8", dtype=str, keep_default_na=False)
+    except UnicodeDecodeError as err:
+        raise AnnotationError(f"{path}: not UTF-8 text (byte {err.start}); re-download the file") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise AnnotationError(f"{path}: not a readable CSV of class,prompt rows ({err})") from None
     missing = [c for c in ("class", "prompt") if c not in table.columns]
     if missing:
         raise AnnotationError(f"{path}: no column(s) {missing} (columns: {list(table.columns)})")

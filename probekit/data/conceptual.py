@@ -87,7 +87,9 @@ def find_file(data_dir, name: str, required: bool = True) -> Path | None:
 
 def read_json(path: Path):
     try:
-        return json.loads(Path(path).read_text())
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as err:
+        raise AnnotationError(f"{path}: not UTF-8 text (byte {err.start}); re-download the file") from None
     except json.JSONDecodeError as err:
         raise AnnotationError(f"{path}: not valid JSON ({err})") from err
 
