@@ -44,6 +44,26 @@ def notebook_images(nb) -> int:
     """How many PNG figures an executed notebook shows."""
     return sum("image/png" in out.get("data", {}) for cell in nb.cells for out in cell.get("outputs", []))
 
+SCRATCH_PARAMETERS = """models = ["toy-vilt"]
+dataset = "toy"
+data_dir = None
+limit = None
+seed = 0
+device = "auto"
+batch_size = 32
+cache_dir = None"""
+
+
+def scratch_chapter(title: str, *cells: str) -> str:
+    """A chapter source (jupytext MyST) with the verbs chapter's parameters and the given code cells; a cell
+    starting with ":tags: [...]" keeps that line as its tags."""
+    head = ("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n  display_name: Python 3\n"
+            "  language: python\n  name: python3\n---\n\n")
+    body = [f"# {title}", f"```{{code-cell}} ipython3\n:tags: [parameters]\n\n{SCRATCH_PARAMETERS}\n```"]
+    body += [f"```{{code-cell}} ipython3\n{cell.strip()}\n```" for cell in cells]
+    return head + "\n\n".join(body) + "\n"
+
+
 def copy_project(dest: Path, *, with_outputs: Path | None = None) -> Path:
     """A copy of this repository's book project in ``dest`` (see ``probekit.book.copy_project``)."""
     return bk.copy_project(REPO, dest, with_outputs=with_outputs)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, copy_project
+from conftest import REPO, copy_project, scratch_chapter
 from probekit import chapters as ch
 from probekit.cli import main
 
@@ -121,39 +121,8 @@ def test_profiles_are_valid():
     assert all(paper.params[c]["device"] == "cuda" for c in ch.CHAPTERS)
 
 
-FAILING_SOURCE = """---
-jupytext:
-  text_representation:
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
-# A chapter that fails
-
-```{code-cell} ipython3
-:tags: [parameters]
-
-models = ["toy-vilt"]
-dataset = "toy"
-data_dir = None
-limit = None
-seed = 0
-device = "auto"
-batch_size = 32
-cache_dir = None
-```
-
-```{code-cell} ipython3
-print("fine")
-```
-
-```{code-cell} ipython3
-raise RuntimeError(f"boom at seed {seed}")
-```
-"""
+FAILING_SOURCE = scratch_chapter("A chapter that fails", 'print("fine")',
+                                 'raise RuntimeError(f"boom at seed {seed}")')
 
 
 def test_failing_chapter_names_cell_and_error_and_keeps_other_outputs(project, capsys):

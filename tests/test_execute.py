@@ -7,62 +7,29 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from conftest import copy_project
+from conftest import copy_project, scratch_chapter
 from probekit import chapters as ch
 from probekit import results
 
-HEADER = """---
-jupytext:
-  text_representation:
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
-# A scratch chapter
-
-```{code-cell} ipython3
-:tags: [parameters]
-
-models = ["toy-vilt"]
-dataset = "toy"
-data_dir = None
-limit = None
-seed = 0
-device = "auto"
-batch_size = 32
-cache_dir = None
-```
-
-```{code-cell} ipython3
-:tags: [remove-cell]
+IMPORTS = """:tags: [remove-cell]
 
 import sys
 import warnings
 
 import tqdm.auto  # what transformers imports: in a kernel without ipywidgets, tqdm warns "IProgress not found"
-from probekit import report, results
-```
-
-```{code-cell} ipython3
-warnings.warn("a library's deprecation Warning")
+from probekit import report, results"""
+BODY = """warnings.warn("a library's deprecation Warning")
 print("a library's log line", file=sys.stderr)
 rows = results.frame([results.row(study="verbs", probe="svo", model=m, metric="pairwise", value=v,
                                   ci=(v - 0.05, v + 0.05), n=limit, chance=0.5)
                       for m, v in (("toy-vilt", 0.61), ("toy-clip", 0.72))])
 result = results.StudyResult("verbs", {}, rows)
-report.show_table(report.table(rows, "probe", "model"))
-```
-"""
-EXPORT = """
-```{code-cell} ipython3
-:tags: [remove-cell]
+report.show_table(report.table(rows, "probe", "model"))"""
+EXPORT = """:tags: [remove-cell]
 
-report.export(result)
-```
-"""
+report.export(result)"""
+CHAPTER = scratch_chapter("A scratch chapter", IMPORTS, BODY)
+EXPORTING = scratch_chapter("A scratch chapter", IMPORTS, BODY, EXPORT)
 
 
 @pytest.fixture
@@ -75,7 +42,7 @@ def _outputs(nb):
 
 
 def test_chapter_is_folded_quiet_and_saves_its_rows(project):
-    (project / "book" / "src" / "verbs.md").write_text(HEADER + EXPORT)
+    (project / "book" / "src" / "verbs.md").write_text(EXPORTING)
     log = []
     out = ch.execute(project, "verbs", ch.resolve(project, "verbs", {"limit": 7}), progress=False, log=log.append)
     nb = nbformat.read(out, as_version=4)
@@ -93,14 +60,14 @@ def test_chapter_is_folded_quiet_and_saves_its_rows(project):
 
 
 def test_chapter_that_exports_nothing_changes_nothing(project):
-    (project / "book" / "src" / "verbs.md").write_text(HEADER + EXPORT)
+    (project / "book" / "src" / "verbs.md").write_text(EXPORTING)
     ch.execute(project, "verbs", {}, progress=False, log=lambda msg: None)
     before = {p: p.read_bytes() for p in (ch.output_path(project, "verbs"), ch.results_path(project, "verbs"))}
-    (project / "book" / "src" / "verbs.md").write_text(HEADER)
+    (project / "book" / "src" / "verbs.md").write_text(CHAPTER)
     with pytest.raises(ch.ChapterFailed, match=r"report\.export\(result\)"):
         ch.execute(project, "verbs", {"seed": 1}, progress=False, log=lambda msg: None)
     assert {p: p.read_bytes() for p in before} == before
-    (project / "book" / "src" / "verbs.md").write_text(HEADER + "\n```{code-cell} ipython3\n1 / 0\n```\n" + EXPORT)
+    (project / "book" / "src" / "verbs.md").write_text(scratch_chapter("A scratch chapter", IMPORTS, BODY, "1 / 0", EXPORT))
     with pytest.raises(ch.ChapterFailed, match="ZeroDivisionError"):
         ch.execute(project, "verbs", {"seed": 2}, progress=False, log=lambda msg: None)
     assert {p: p.read_bytes() for p in before} == before
@@ -132,11 +99,11 @@ def test_drop_stderr_keeps_other_outputs():
 
 def test_book_no_execute_builds_from_the_executed_notebooks(project):
     from probekit.cli import main
-    (project / "book" / "src" / "verbs.md").write_text(HEADER + EXPORT)
+    (project / "book" / "src" / "verbs.md").write_text(EXPORTING)
     ch.execute(project, "verbs", {}, progress=False, log=lambda msg: None)
     ch.execute_summary(project, progress=False, log=lambda msg: None)
     executed = {p.name: p.read_bytes() for p in (project / "book" / "chapters").iterdir()}
-    (project / "book" / "src" / "verbs.md").write_text(HEADER + "\n```{code-cell} ipython3\n1 / 0\n```\n")
+    (project / "book" / "src" / "verbs.md").write_text(scratch_chapter("A scratch chapter", IMPORTS, BODY, "1 / 0"))
     assert main(["--root", str(project), "book", "--no-execute"]) == 0  # would fail if it executed anything
     after = {p.name: p.read_bytes() for p in (project / "book" / "chapters").iterdir()}
     assert {k: v for k, v in after.items() if k in executed} == executed

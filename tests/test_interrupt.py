@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from conftest import REPO, copy_project
+from conftest import REPO, copy_project, scratch_chapter
 from probekit import chapters as ch
 from probekit.scorers import load_scorer
 from scoring_job import make_images, pairs, score
@@ -76,37 +76,7 @@ def test_signalled_scoring_resumes_from_its_shards(tmp_path, sig):
     np.testing.assert_allclose(resumed, reference, atol=1e-6)
 
 
-SLOW_SOURCE = """---
-jupytext:
-  text_representation:
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
-# A chapter that takes its time
-
-```{{code-cell}} ipython3
-:tags: [parameters]
-
-models = ["toy-vilt"]
-dataset = "toy"
-data_dir = None
-limit = None
-seed = 0
-device = "auto"
-batch_size = 32
-cache_dir = None
-```
-
-```{{code-cell}} ipython3
-import os, time
-open({marker!r}, "w").write(str(os.getpid()))
-time.sleep(120)
-```
-"""
+SLOW_CELL = 'import os, time\nopen({marker!r}, "w").write(str(os.getpid()))\ntime.sleep(120)'
 
 
 def _alive(pid: int) -> bool:
@@ -122,7 +92,8 @@ def test_signalled_chapter_leaves_the_previous_page_untouched(tmp_path, sig):
     page = ch.write_placeholder(project, "verbs")
     page_bytes = page.read_bytes()
     marker = tmp_path / "kernel.pid"
-    (project / "book" / "src" / "verbs.md").write_text(SLOW_SOURCE.format(marker=str(marker)))
+    slow = scratch_chapter("A chapter that takes its time", SLOW_CELL.format(marker=str(marker)))
+    (project / "book" / "src" / "verbs.md").write_text(slow)
     proc = subprocess.Popen([sys.executable, "-m", "probekit.cli", "--root", str(project), "run", "verbs",
                              "--no-build", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
