@@ -16,6 +16,7 @@ import math
 import multiprocessing
 import os
 import warnings
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -88,9 +89,15 @@ def load_image(img: Any) -> Image.Image | None:
     if is_missing(img):
         return None
     try:
-        with Image.open(Path(img)) as im:
+        im = Image.open(Path(img))
+        try:
             im.load()
+            if im.mode == "RGB" and getattr(im, "fp", None) is None and getattr(im, "map", None) is None:
+                return im  # decoded into memory, file closed (not memory-mapped): no copy needed
             return im.convert("RGB")
+        finally:
+            if getattr(im, "fp", None) is not None:
+                im.close()
     except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as err:
         if not isinstance(err, FileNotFoundError):
             warnings.warn(f"probekit: cannot decode image {img}: {err}", stacklevel=2)
@@ -99,19 +106,40 @@ def load_image(img: Any) -> Image.Image | None:
 
 class _Tasks(Dataset):
     """Decodes one task ``(i, image, extra, prepare)`` (the sampler hands tasks, not indices, so one persistent
-    set of workers serves every call); a repeated image reuses the previous decode."""
+    set of workers serves every call).  Decoded files are kept in a least-recently-used cache keyed by
+    :func:`image_key` (path, size, mtime; up to ``budget`` bytes of pixels per process), so an image scored
+    with several texts, in one call or across calls, is decoded once; a repeated in-memory image is converted
+    once."""
 
-    def __init__(self):
+    def __init__(self, budget: int = 64 << 20):
         self._last: tuple[Any, Any] = (object(), None)
+        self._decoded: OrderedDict[str, Image.Image] = OrderedDict()
+        self._bytes, self.budget = 0, budget
 
     def __getitem__(self, task):
         i, src, extra, prepare = task
-        if src is self._last[0] or (isinstance(src, (str, os.PathLike)) and src == self._last[0]):
-            pil = self._last[1]
+        if not isinstance(src, (str, os.PathLike)):
+            if src is not self._last[0]:
+                self._last = (src, load_image(src))
+            return i, self._last[1], extra, prepare
+        key = image_key(src)
+        pil = self._decoded.get(key)
+        if pil is not None:
+            self._decoded.move_to_end(key)
         else:
             pil = load_image(src)
-            self._last = (src, pil)
+            if pil is not None:
+                self._keep(key, pil)
         return i, pil, extra, prepare
+
+    def _keep(self, key: str, pil: Image.Image) -> None:
+        size = pil.width * pil.height * 4  # PIL keeps RGB as 4 bytes a pixel
+        if size > self.budget:
+            return
+        self._decoded[key], self._bytes = pil, self._bytes + size
+        while self._bytes > self.budget:
+            old = self._decoded.popitem(last=False)[1]
+            self._bytes -= old.width * old.height * 4
 
 
 class _Collate:
@@ -154,6 +182,7 @@ class Loader:
     def __init__(self, owner, num_workers: int = 0, pin_memory: bool = False):
         self.num_workers = int(num_workers)
         self._collate = _Collate(owner)
+        self._tasks = _Tasks()  # its decode cache lives as long as the scorer (forked into each worker)
         self._plan = _Plan()
         self._loader: DataLoader | None = None
         self.pin_memory = pin_memory
@@ -162,7 +191,7 @@ class Loader:
         if self._loader is None:
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # no tokenizer threads in forked workers
             fork = "fork" in multiprocessing.get_all_start_methods()
-            self._loader = DataLoader(_Tasks(), batch_sampler=self._plan, num_workers=self.num_workers,
+            self._loader = DataLoader(self._tasks, batch_sampler=self._plan, num_workers=self.num_workers,
                                       collate_fn=self._collate, prefetch_factor=4, persistent_workers=True,
                                       pin_memory=self.pin_memory,
                                       multiprocessing_context=multiprocessing.get_context("fork") if fork else None)
@@ -174,8 +203,7 @@ class Loader:
         tasks = [(i, src, extras[i] if extras is not None else None, prepare) for i, src in enumerate(images)]
         plan = [tasks[s:s + batch_size] for s in range(0, len(tasks), batch_size)]
         if self.num_workers == 0:
-            items = _Tasks()
-            return (self._collate([items[t] for t in batch]) for batch in plan)
+            return (self._collate([self._tasks[t] for t in batch]) for batch in plan)
         self._plan.batches = plan
         return iter(self._dataloader())
 

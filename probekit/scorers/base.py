@@ -117,11 +117,11 @@ class Scorer(Engine):
         return self._tokenize(list(texts))
 
     # --------------------------------------------------------------------------------------------- embeddings
-    def _image_embeddings(self, images: Sequence[Any]) -> np.ndarray:
+    def _image_embeddings(self, images: Sequence[Any], meanwhile=None) -> np.ndarray:
         """(M, D) unit embeddings; each unique image embedded once (and cached); NaN rows for unreadable images."""
         rows = self._compute("image_embed", [item_key(k) for k in imgs.image_keys(images)],
                              lambda inputs: self._forward(self._embed_images, inputs).numpy(),
-                             prepare="_prepare_only_images", images=images, desc="images")
+                             prepare="_prepare_only_images", images=images, desc="images", meanwhile=meanwhile)
         dim = next((r.shape[0] for r in rows if r is not None), 1)
         return np.stack([r if r is not None else np.full(dim, np.nan, np.float32) for r in rows]) if rows \
             else np.zeros((0, dim), np.float32)
@@ -150,7 +150,7 @@ class Scorer(Engine):
         Each unique image and text is embedded once; rows of unreadable images are NaN.
         """
         self._require("similarity", "compute image-text similarities")
-        return self._logits(self._image_embeddings(list(images)), self._text_embeddings(list(texts)))
+        return self._logits(*self._embeddings(list(images), list(texts)))
 
     def match(self, images: Sequence[Any], texts: Sequence[str]) -> np.ndarray:
         """(N,) probability that image i and text i match, in [0, 1]; NaN where the image is unreadable."""
@@ -160,7 +160,7 @@ class Scorer(Engine):
             raise ValueError(f"match() needs one text per image: got {len(images)} images and {len(texts)} texts")
         if "similarity" in self.capabilities and self.choice_head == "similarity":
             # dual encoder with a pairwise-calibrated head (SigLIP): sigmoid of the pair's logit
-            logit = self._pair_logits(self._image_embeddings(images), self._text_embeddings(texts))
+            logit = self._pair_logits(*self._embeddings(images, texts))
             return 1.0 / (1.0 + np.exp(-logit))
         return self._pair_scores(images, texts)
 
@@ -194,8 +194,8 @@ class Scorer(Engine):
         if self._choice_head(head) == "match":
             flat = self.match([im for im in images for _ in range(k)], [t for c in cands for t in c])
             return flat.reshape(len(images), k)
-        txt_emb = self._text_embeddings([t for c in cands for t in c]).reshape(len(images), k, -1)
-        return _softmax(self._pair_logits(self._image_embeddings(images)[:, None], txt_emb))
+        img_emb, txt_emb = self._embeddings(images, [t for c in cands for t in c])
+        return _softmax(self._pair_logits(img_emb[:, None], txt_emb.reshape(len(images), k, -1)))
 
     def choose_image(self, image_lists: Sequence[Sequence[Any]], texts: Sequence[str], head: str | None = None
                      ) -> np.ndarray:
@@ -208,8 +208,8 @@ class Scorer(Engine):
         if self._choice_head(head) == "match":
             flat = self.match([im for c in lists for im in c], [t for t in texts for _ in range(k)])
             return flat.reshape(len(texts), k)
-        img_emb = self._image_embeddings([im for c in lists for im in c]).reshape(len(texts), k, -1)
-        return _softmax(self._pair_logits(img_emb, self._text_embeddings(texts)[:, None]))
+        img_emb, txt_emb = self._embeddings([im for c in lists for im in c], texts)
+        return _softmax(self._pair_logits(img_emb.reshape(len(texts), k, -1), txt_emb[:, None]))
 
     # --------------------------------------------------------------------------------------------- fill_mask
     @property

@@ -5,10 +5,11 @@
 batches, and returns the cached value of every item (None where its image is missing or unreadable; such images
 are listed in ``scorer.skipped``).  Items with images are decoded and preprocessed by the scorer's
 :class:`probekit.images.Loader` (in persistent worker processes when ``num_workers > 0``, ahead of the forward,
-pinned for CUDA); text-only items are chunked here.  Forwards run under inference mode (and mixed-precision
-autocast when ``precision`` is fp16/bf16) and are timed (``forward_seconds``).  A batch that runs out of GPU
-memory is split in halves until it fits; the scorer then keeps the smaller ``batch_size`` and warns, naming
-it (see :func:`fitting_batch`).
+pinned for CUDA); text-only items are chunked here, and a dual encoder's texts are embedded while the workers
+decode the first image batches (``meanwhile``, see :meth:`Engine._embeddings`).  Forwards run under inference
+mode (and mixed-precision autocast when ``precision`` is fp16/bf16) and are timed (``forward_seconds``).  A batch
+that runs out of GPU memory is split in halves until it fits; the scorer then keeps the smaller ``batch_size``
+and warns, naming it (see :func:`fitting_batch`).
 """
 
 from __future__ import annotations
@@ -62,6 +63,13 @@ class Engine:
         self.forward_seconds += time.perf_counter() - t0
         return out
 
+    def _embeddings(self, images: list, texts: list) -> tuple:
+        """Image and text embeddings (``_image_embeddings``, ``_text_embeddings``); the texts are embedded while
+        the loader workers decode the first batches of images."""
+        txt: list = []
+        img = self._image_embeddings(images, meanwhile=lambda: txt.append(self._text_embeddings(texts)))
+        return img, txt[0] if txt else self._text_embeddings(texts)
+
     def _skip(self, img: Any) -> None:
         desc = imgs.describe(img)
         if desc not in self.skipped:
@@ -70,13 +78,15 @@ class Engine:
     def _compute(self, method: str, keys: Sequence[str], forward: Callable[[dict], Iterable], *,
                  prepare: str, images: Sequence[Any] | None = None,
                  extras: Sequence[Any] | None = None, json: bool = False, sort_keys: Sequence[str] | None = None,
-                 desc: str = "") -> list:
+                 desc: str = "", meanwhile: Callable[[], Any] | None = None) -> list:
         """The cached value of every item: each distinct key computed once, batched, then read back.
 
         ``prepare`` names the scorer's method ``prepare(pils, extras) -> inputs`` that builds a batch (``pils`` is
         empty for text-only items, i.e. when ``images`` is None; a name, so that worker processes can call it); ``forward(inputs)`` returns one value per row (an array, or a JSON-able value when
         ``json``).  ``sort_keys`` (one per item, e.g. image keys) orders the work so that rows sharing an image
-        are batched together.  None for an item whose image is missing or unreadable.
+        are batched together.  None for an item whose image is missing or unreadable.  ``meanwhile`` (if any) is
+        called once there is work, after the loader workers were handed the first batches (so that it runs while
+        they decode), before the first forward.
         """
         cache = self._cache(method)
         get, put = (cache.get_json, cache.put_json) if json else (cache.get_array, cache.put_array)
@@ -89,7 +99,7 @@ class Engine:
         bad: set[str] = set()
         try:
             if todo:
-                self._run(todo, first, forward, prepare, images, extras, put, bad, desc)
+                self._run(todo, first, forward, prepare, images, extras, put, bad, desc, meanwhile)
         finally:
             cache.flush()
         out = []
@@ -100,7 +110,8 @@ class Engine:
             out.append(value)
         return out
 
-    def _run(self, todo, first, forward, prepare: str, images, extras, put, bad: set, desc: str) -> None:
+    def _run(self, todo, first, forward, prepare: str, images, extras, put, bad: set, desc: str,
+             meanwhile=None) -> None:
         todo_extras = [extras[first[key]] for key in todo] if extras is not None else None
         if images is None:
             prep = getattr(self, prepare)
@@ -113,6 +124,8 @@ class Engine:
                 self._loader = imgs.Loader(self, self.num_workers, pin_memory=self.device.type == "cuda")
             srcs = [images[first[key]] for key in todo]
             loader = self._loader.batches(prepare, srcs, todo_extras, self.batch_size)
+        if meanwhile is not None:
+            meanwhile()
         progress_bar = progress(len(todo), self.batch_size, f"{self.name}: {desc}")
         for ok, inputs, bad_idx in loader:
             for j in bad_idx:

@@ -1,4 +1,5 @@
-"""Shared pieces of the Hugging Face adapters: loading a tokenizer + image processor and tokenizing texts."""
+"""Shared pieces of the Hugging Face adapters: loading a tokenizer + image processor, tokenizing texts, and the
+image processors' fast path (:func:`fast_pixels`: one stacked rescale + normalize when no resize is needed)."""
 
 from __future__ import annotations
 
@@ -65,8 +66,81 @@ def image_size_of(processor) -> int | None:
 
 
 def pixel_inputs(processor, pils: list, keep=("pixel_values", "pixel_mask")) -> dict:
-    out = processor(images=pils, return_tensors="pt")
+    """``processor(images=pils)``'s tensors named in ``keep``; through :func:`fast_pixels` where it applies."""
+    out = fast_pixels(processor, pils)
+    if out is None:
+        out = processor(images=pils, return_tensors="pt")
     return {k: v for k, v in out.items() if k in keep and isinstance(v, torch.Tensor)}
+
+
+#: image processors whose preprocessing is TorchvisionBackend's own (resize -> centre crop -> fused rescale and
+#: normalize), and ViLT's (shorter side to a multiple of size_divisor, then padding with a pixel mask)
+_PLAIN = ("CLIPImageProcessor", "SiglipImageProcessor", "BlipImageProcessor")
+_BACKEND_METHODS = ("_preprocess", "preprocess", "__call__", "process_image", "resize", "center_crop",
+                    "rescale_and_normalize", "pad")
+
+
+def _passthrough_size(proc) -> tuple[int, int] | None:
+    """(height, width) of the RGB images that ``proc`` leaves the same size (no resize, crop or padding changes
+    them, so its output is the rescaled and normalized pixels), or None where the fast path does not apply: a
+    processor class or option it does not replicate."""
+    try:
+        from transformers.image_processing_backends import TorchvisionBackend
+    except ImportError:
+        return None
+    cls, name = type(proc), type(proc).__name__
+    if not (isinstance(proc, TorchvisionBackend) and cls.__module__.startswith("transformers.models.")
+            and name in _PLAIN + ("ViltImageProcessor",)):
+        return None
+    replicated = {"resize", "_preprocess"} if name == "ViltImageProcessor" else set()  # read from ViLT's code
+    if cls.__mro__[1] is not TorchvisionBackend or (set(_BACKEND_METHODS) & set(vars(cls))) - replicated:
+        return None
+    if not (proc.do_resize and proc.do_rescale and proc.do_normalize and proc.rescale_factor):
+        return None
+    if getattr(proc, "device", None) is not None or getattr(proc, "data_format", None) not in (None, "channels_first"):
+        return None
+    size = proc.size
+    extra = (size.longest_edge, size.max_height, size.max_width, size.min_pixels, size.max_pixels)
+    if any(v is not None for v in extra):
+        return None
+    if size.shortest_edge and size.height is None and size.width is None:
+        target = (size.shortest_edge, size.shortest_edge)  # a square image: its shorter side is already that
+    elif size.height and size.width and not size.shortest_edge:
+        target = (size.height, size.width)
+    else:
+        return None
+    if name == "ViltImageProcessor":
+        if not size.shortest_edge or (proc.size_divisor and size.shortest_edge % proc.size_divisor):
+            return None
+        return target
+    if proc.do_center_crop and proc.crop_size is None:
+        return None
+    crop = (proc.crop_size.height, proc.crop_size.width) if proc.do_center_crop else target
+    if getattr(proc, "do_pad", None) or crop != target:
+        return None
+    return target
+
+
+def fast_pixels(processor, pils: list) -> dict | None:
+    """``processor(images=pils, return_tensors="pt")`` in one stacked tensor operation, equal to it bit for bit,
+    when every image is an RGB PIL image of the size the processor leaves unchanged (see :func:`_passthrough_size`);
+    None otherwise (the caller then runs the processor)."""
+    from PIL import Image
+
+    target = _passthrough_size(processor) if pils else None
+    if target is None or not all(isinstance(p, Image.Image) and p.mode == "RGB" and p.size == target[::-1]
+                                 for p in pils):
+        return None
+    import numpy as np
+
+    stacked = torch.from_numpy(np.stack([np.asarray(p) for p in pils])).permute(0, 3, 1, 2).contiguous()
+    mean, std = (tuple(v) if isinstance(v, list) else v for v in (processor.image_mean, processor.image_std))
+    pixels = processor.rescale_and_normalize(stacked, processor.do_rescale, processor.rescale_factor,
+                                             processor.do_normalize, mean, std)  # the processor's own arithmetic
+    out = {"pixel_values": pixels}
+    if type(processor).__name__ == "ViltImageProcessor" and processor.do_pad:
+        out["pixel_mask"] = torch.ones((len(pils), *target), dtype=torch.int64)
+    return out
 
 
 def architectures(source: str, revision: str | None = None) -> list[str]:
