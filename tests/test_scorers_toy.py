@@ -68,3 +68,15 @@ def test_uncalibrated_match_head_ranks_but_is_never_thresholded(tmp_path):
     assert not can_answer(tiny, "threshold")
     with pytest.raises(CapabilityError, match="not calibrated"):
         head_for(tiny, "threshold")
+
+
+def test_vilt_scores_repeat_exactly_and_leave_the_global_rng_alone():
+    """ViLT draws its patch order at random; scores must still be identical from call to call (no cache)."""
+    items = load_dataset("verbs", "toy", limit=12, seed=0)
+    images, texts = items["pos_image"].tolist(), items["sentence"].tolist()
+    first = load_scorer("toy-vilt", device="cpu", cache_dir=False).match(images, texts)
+    torch.manual_seed(123)
+    state = torch.random.get_rng_state()
+    second = load_scorer("toy-vilt", device="cpu", cache_dir=False).match(images, texts)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    assert (first == second).all()
