@@ -80,3 +80,24 @@ def test_vilt_scores_repeat_exactly_and_leave_the_global_rng_alone():
     second = load_scorer("toy-vilt", device="cpu", cache_dir=False).match(images, texts)
     assert torch.equal(torch.random.get_rng_state(), state)
     assert (first == second).all()
+
+
+def test_scores_do_not_depend_on_where_the_images_are(tmp_path):
+    """Batches follow the order of first use, not the cache keys (which hold paths): the same images under two
+    directories give identical ViLT scores, whose values depend on the batch they are padded and sampled in."""
+    import shutil
+
+    items = load_dataset("verbs", "toy", limit=40, seed=0)
+    images, texts = items["pos_image"].tolist() + items["neg_image"].tolist(), items["sentence"].tolist() * 2
+    scores = []
+    for folder, name in (("a", lambda i: f"{i:03d}.png"), ("b", lambda i: f"{999 - i:03d}.png")):
+        moved = []                                  # the two folders' files sort in opposite orders
+        for i, src in enumerate(images):
+            dest = tmp_path / folder / name(i)
+            dest.parent.mkdir(exist_ok=True)
+            if not dest.exists():
+                shutil.copy(src, dest)
+            moved.append(str(dest))
+        scores.append(load_scorer("toy-vilt", device="cpu", cache_dir=tmp_path / f"cache-{folder}",
+                                  batch_size=8).match(moved, texts))
+    assert (scores[0] == scores[1]).all()

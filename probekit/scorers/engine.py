@@ -84,7 +84,7 @@ class Engine:
         ``prepare`` names the scorer's method ``prepare(pils, extras) -> inputs`` that builds a batch (``pils`` is
         empty for text-only items, i.e. when ``images`` is None; a name, so that worker processes can call it); ``forward(inputs)`` returns one value per row (an array, or a JSON-able value when
         ``json``).  ``sort_keys`` (one per item, e.g. image keys) orders the work so that rows sharing an image
-        are batched together.  None for an item whose image is missing or unreadable.  ``meanwhile`` (if any) is
+        are batched together, images in the order of their first use (so batches do not depend on file paths).  None for an item whose image is missing or unreadable.  ``meanwhile`` (if any) is
         called once there is work, after the loader workers were handed the first batches (so that it runs while
         they decode), before the first forward.
         """
@@ -94,8 +94,11 @@ class Engine:
         for i, key in enumerate(keys):
             first.setdefault(key, i)
         todo = [key for key in first if cache.get(key) is None]
-        if sort_keys is not None:
-            todo.sort(key=lambda key: sort_keys[first[key]])
+        if sort_keys is not None:  # group rows by image, images in order of first use (not by key: keys hold paths)
+            rank: dict = {}
+            for i, sort_key in enumerate(sort_keys):
+                rank.setdefault(sort_key, i)
+            todo.sort(key=lambda key: rank[sort_keys[first[key]]])
         bad: set[str] = set()
         try:
             if todo:
