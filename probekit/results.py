@@ -32,9 +32,8 @@ import pandas as pd
 
 COLUMNS = ["study", "probe", "model", "condition", "subset", "metric", "value", "ci_low", "ci_high", "n",
            "chance", "source"]
-KEYS = ["study", "probe", "model", "condition", "subset", "metric", "source"]
+KEYS = ["study", "probe", "model", "condition", "subset", "metric", "source"]  # the text columns: what a row is
 OURS = "ours"
-_TEXT = ["study", "probe", "model", "condition", "subset", "metric", "source"]
 _FLOAT = ["value", "ci_low", "ci_high", "chance"]
 
 
@@ -77,7 +76,7 @@ def frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, **defaults: Any) -> 
         raise SchemaError(f"result rows have column(s) {extra} outside the schema {COLUMNS}; keep per-item "
                           "details in StudyResult.data, not in the rows")
     df = df[COLUMNS].reset_index(drop=True)
-    for c in _TEXT:
+    for c in KEYS:
         df[c] = df[c].fillna("").astype(str)
     for c in _FLOAT + ["n"]:
         try:
@@ -118,6 +117,12 @@ def one(rows: pd.DataFrame, **where: Any) -> pd.Series:
     if len(found) != 1:
         raise KeyError(f"{len(found)} result rows match {where}; expected exactly one")
     return found.iloc[0]
+
+
+def one_or_none(rows: pd.DataFrame, **where: Any) -> pd.Series | None:
+    """The single row matching ``where``, or None when none or several match (a claim then says nothing)."""
+    found = select(rows, **where)
+    return found.iloc[0] if len(found) == 1 else None
 
 
 def save(rows: pd.DataFrame, path: str | Path) -> Path:

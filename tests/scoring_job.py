@@ -12,22 +12,15 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from PIL import Image
+
+from pictures import random_pngs
 
 N_IMAGES = 12
 
 
 def make_images(folder: Path) -> list[str]:
     """``N_IMAGES`` small random PNGs (the same every time)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(0)
-    paths = []
-    for i in range(N_IMAGES):
-        path = folder / f"{i}.png"
-        if not path.exists():
-            Image.fromarray(rng.integers(0, 255, (32, 32, 3), dtype=np.uint8)).save(path)
-        paths.append(str(path))
-    return paths
+    return random_pngs(folder, N_IMAGES)
 
 
 def pairs(images: list[str], start: int, stop: int) -> tuple[list[str], list[str]]:

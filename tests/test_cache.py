@@ -10,6 +10,7 @@ import pytest
 import torch
 from PIL import Image
 
+from pictures import random_pngs
 from probekit.cache import ScoreCache, files_fingerprint, model_fingerprint
 from probekit.images import image_key
 from probekit.scorers import load_scorer
@@ -25,13 +26,7 @@ def vilt_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def pairs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("img")
-    rng = np.random.default_rng(1)
-    ims = []
-    for i in range(6):
-        p = root / f"{i}.png"
-        Image.fromarray(rng.integers(0, 255, (32, 32, 3), dtype=np.uint8)).save(p)
-        ims.append(str(p))
+    ims = random_pngs(tmp_path_factory.mktemp("img"), 6, seed=1)
     texts = ["a dog holding a ball", "a cat on the car", "a man riding a horse"]
     return [ims[i % 6] for i in range(24)], [texts[i % 3] for i in range(24)]
 

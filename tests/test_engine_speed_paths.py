@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from PIL import Image
 
+from pictures import random_pngs
 from probekit import images as imgs
 from probekit.device import precision_for
 from probekit.scorers import load_scorer
@@ -18,12 +18,7 @@ torch.set_num_threads(1)
 @pytest.fixture(scope="module")
 def pictures(tmp_path_factory):
     root = tmp_path_factory.mktemp("img")
-    rng = np.random.default_rng(3)
-    paths = []
-    for i in range(12):
-        p = root / f"{i}.png"
-        Image.fromarray(rng.integers(0, 255, (64, 64, 3), dtype=np.uint8)).save(p)
-        paths.append(str(p))
+    paths = random_pngs(root, 12, size=64, seed=3)
     (root / "broken.png").write_bytes(b"not a png")
     return paths, str(root / "broken.png")
 

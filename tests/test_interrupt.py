@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from conftest import REPO, copy_project, scratch_chapter
+from conftest import copy_project, scratch_chapter
 from probekit import chapters as ch
 from probekit.scorers import load_scorer
 from scoring_job import make_images, pairs, score

@@ -19,7 +19,7 @@ import pandas as pd
 from probekit.report.figures import heatmap
 from probekit.report.format import is_plain, number, table
 from probekit.report.show import show_figure, show_table, show_text
-from probekit.results import COLUMNS, OURS, load, select
+from probekit.results import COLUMNS, KEYS, OURS, load, select
 from probekit.studies import STUDIES
 
 LABEL, LINK = "headline probe", "_link"
@@ -51,8 +51,7 @@ def headline_rows(results: Mapping[str, pd.DataFrame], heads: Mapping[str, Seque
             parts.append(picked.assign(**{LABEL: [_label(r) for _, r in picked.iterrows()]}))
     if not parts:
         return pd.DataFrame(columns=[*COLUMNS, LABEL, LINK])
-    rows = pd.concat(parts, ignore_index=True).drop_duplicates(["study", "probe", "model", "condition", "subset",
-                                                                "metric", "source"])
+    rows = pd.concat(parts, ignore_index=True).drop_duplicates(KEYS)
     return rows.assign(**{LINK: [f'<a href="{s}.html">{label}</a>' for s, label in zip(rows["study"], rows[LABEL])]})
 
 

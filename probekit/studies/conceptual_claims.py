@@ -12,15 +12,10 @@ import pandas as pd
 from probekit.claims import HIGHER, LOWER, UNRESOLVED, Claim, claim, compare, difference, versus_chance
 from probekit.metrics.background import ALL_FILLERS, ALL_MODELS
 from probekit.papers.conceptual import PAPER, UNDONE, count, undo_readings
-from probekit.results import OURS, select
+from probekit.results import OURS, one_or_none, select
 
 REPORTED = "reported"  # the verdict of a claim that only repeats the paper's numbers
 _ORDER = {HIGHER: "higher", LOWER: "lower"}
-
-
-def _one(rows: pd.DataFrame, **where):
-    found = select(rows, **where)
-    return found.iloc[0] if len(found) == 1 else None
 
 
 def _pair(topic, a, b, templates, **words) -> list[Claim]:
@@ -33,8 +28,8 @@ def probe_r_claims(rows: pd.DataFrame, models) -> list[Claim]:
     ours = select(rows, source=OURS, probe="probe-r", condition="")
     out = []
     for m in models:
-        subj = _one(ours, model=m, subset="subject_swap", metric="acc")
-        pred = _one(ours, model=m, subset="predicate_swap", metric="acc")
+        subj = one_or_none(ours, model=m, subset="subject_swap", metric="acc")
+        pred = one_or_none(ours, model=m, subset="predicate_swap", metric="acc")
         out += _pair(f"{m}: subject vs predicate swap", subj, pred, {
             HIGHER: "`{model}` is more accurate on subject swaps ({a}) than on predicate swaps ({b}), as the "
                     "paper's models are.",
@@ -42,7 +37,7 @@ def probe_r_claims(rows: pd.DataFrame, models) -> list[Claim]:
                    "paper's models.",
             UNRESOLVED: "`{model}`: subject swaps ({a}) and predicate swaps ({b}) are not resolved apart at this n."},
             model=m)
-        conf = _one(ours, model=m, subset="predicate_swap", metric="mu_c")
+        conf = one_or_none(ours, model=m, subset="predicate_swap", metric="mu_c")
         if conf is not None:
             out.append(claim(f"{m}: predicate-swap confidence", versus_chance(conf), {
                 "above chance": "Its mean confidence in the true relation against an unlikely predicate, {a}, is "
@@ -68,8 +63,8 @@ def probe_c_claims(rows: pd.DataFrame, models) -> list[Claim]:
     cats = select(rows, source=OURS, probe="probe-c-category", metric="group")
     out = []
     for m in models:
-        comp = _one(ours, model=m, subset="composition", metric="group")
-        obj = _one(ours, model=m, subset="object", metric="group")
+        comp = one_or_none(ours, model=m, subset="composition", metric="group")
+        obj = one_or_none(ours, model=m, subset="object", metric="group")
         out += _pair(f"{m}: object vs composition", obj, comp, {
             HIGHER: "`{model}`: the group score is higher on object swaps ({a}) than on composition swaps ({b}), "
                     "as in the paper.",
@@ -77,8 +72,8 @@ def probe_c_claims(rows: pd.DataFrame, models) -> list[Claim]:
                    "unlike the paper.",
             UNRESOLVED: "`{model}`: object swaps ({a}) and composition swaps ({b}) are not resolved apart at this n."},
             model=m)
-        text = _one(ours, model=m, subset="composition", metric="text")
-        image = _one(ours, model=m, subset="composition", metric="image")
+        text = one_or_none(ours, model=m, subset="composition", metric="text")
+        image = one_or_none(ours, model=m, subset="composition", metric="image")
         out += _pair(f"{m}: text vs image", text, image, {
             HIGHER: "On composition swaps it matches captions to an image ({a}) better than images to a caption ({b}).",
             LOWER: "On composition swaps it matches captions to an image ({a}) worse than images to a caption ({b}).",
@@ -122,7 +117,7 @@ def probe_b_claims(rows: pd.DataFrame, models) -> list[Claim]:
                 UNRESOLVED: "`{model}`: with an unrelated scene behind the objects γ is {a}: resolved above the γ "
                             "of {less}, below that of {more}, not resolved from the rest."}, {"a": g.loc["scene"]},
                 model=m, less=", ".join(less) or "no filler", more=", ".join(more) or "no filler"))
-        x0, x1 = _one(single, model=m, subset="x0"), _one(single, model=m, subset="x̃1")
+        x0, x1 = one_or_none(single, model=m, subset="x0"), one_or_none(single, model=m, subset="x̃1")
         out += _pair(f"{m}: isolation", x1, x0, {
             HIGHER: "Alone on a filler, the object is recognised more often ({a}) than in the original ({b}), as in "
                     "the paper's Table 9.",
@@ -150,8 +145,8 @@ def patching_claims(rows: pd.DataFrame, model: str, encoders, alphas) -> list[Cl
             if a == 0:
                 continue
             cond = f"{enc}, α = {a:g} − original"
-            probe = _one(diffs, condition=cond, subset="probe-r predicate_swap", metric="mu_c_diff")
-            general = _one(diffs, condition=cond, subset="general", metric="top1_diff")
+            probe = one_or_none(diffs, condition=cond, subset="probe-r predicate_swap", metric="mu_c_diff")
+            general = one_or_none(diffs, condition=cond, subset="general", metric="top1_diff")
             words = dict(who=names.get(enc, enc), alpha=f"{a:g}")
             if probe is not None:
                 out.append(claim(f"{enc} α={a:g}: probe", difference(probe), {
@@ -176,8 +171,8 @@ def patching_claims(rows: pd.DataFrame, model: str, encoders, alphas) -> list[Cl
         out.append(claim("paper: patching", REPORTED,
                          "The paper (α = 0.2): Probe-R μ(c) of CLIP ViT-B/32 rises from {r0.value} to {r1.value} (T) "
                          "while ImageNet top-1 falls from {i0.value} to {i1.value}; {least} forgets least "
-                         "({i2.value}).", {"r0": _one(r, model=base), "r1": _one(r, model=t),
-                                            "i0": _one(top1, model=base), "i1": _one(top1, model=t), "i2": least},
+                         "({i2.value}).", {"r0": one_or_none(r, model=base), "r1": one_or_none(r, model=t),
+                                            "i0": one_or_none(top1, model=base), "i1": one_or_none(top1, model=t), "i2": least},
                          least=least["model"]))
     return out
 
@@ -212,8 +207,8 @@ def readings_claims(rows: pd.DataFrame) -> list[Claim]:
                      "Lowest γ(x0, x̃0), the most patch-sensitive model of Table 8: {m1} ({a.value}) as printed; "
                      "{m2} ({b.value}) with ViLT's and BridgeTower's x̃0 and x̃1 put back in place, where ViLT's "
                      "γ(x0, x̃0) is {v.value} and its γ(x0, x̃1) {w.value}.",
-                     {"a": low_a, "b": low_b, "v": _one(fixed, model="ViLT", **where),
-                      "w": _one(fixed, model="ViLT", **{**where, "subset": "(x0, x̃1)"})},
+                     {"a": low_a, "b": low_b, "v": one_or_none(fixed, model="ViLT", **where),
+                      "w": one_or_none(fixed, model="ViLT", **{**where, "subset": "(x0, x̃1)"})},
                      m1=" and ".join(a.loc[a["value"] == low_a["value"], "model"]),
                      m2=" and ".join(b.loc[b["value"] == low_b["value"], "model"])))
     return out

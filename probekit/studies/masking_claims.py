@@ -14,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from probekit.claims import HIGHER, LOWER, UNRESOLVED, claim, compare, difference, versus_chance
-from probekit.results import OURS, select
+from probekit.results import OURS, one_or_none, select
 
 ORDER, BROKEN = "paper's order", "order broken"
 MIXED = "mixed"
@@ -83,9 +83,7 @@ _WORD_DROP = {
 
 
 def _find(rows: pd.DataFrame, **where):
-    found = select(rows, **where)
-    found = found[found["value"].notna()]
-    return found.iloc[0] if len(found) == 1 else None
+    return one_or_none(rows[rows["value"].notna()], **where)
 
 
 def order_verdict(first_drop, second_drop) -> str:
