@@ -117,5 +117,8 @@ def test_probe_b_masks_cover_objects_only(tmp_path):
     assert len(scenes) >= 4 and str(scenes[0].parent.resolve()) == df.attrs["scene_dir"]
     for _, r in df.iterrows():
         m = np.asarray(Image.open(r["mask"])) > 0
-        assert 0 < m.sum() < m.size * len(r.labels) / 16 + 1   # each object lies within its 16x16 cell
-        assert r.single_object == (len(r.labels) == 1) and (r.target in r.labels or r.target is None)
+        every = np.asarray(Image.open(r["objects_mask"])) > 0
+        kept = 1 if r.single_object else len(r.labels)
+        assert 0 < m.sum() < m.size * kept / 16 + 1   # each kept object lies within its 16x16 cell
+        assert not (m & ~every).any()                 # the keep-mask is part of the objects' mask
+        assert (r.target in r.labels) if r.single_object else r.target is None

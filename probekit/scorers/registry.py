@@ -12,6 +12,7 @@ dependencies); masking = guided masking (verb understanding with masked-LM heads
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import os
 from pathlib import Path
 
 #: family -> "module:Class" of its adapter (imported only when a model of that family is loaded)
@@ -26,6 +27,7 @@ FAMILIES = {
     "flava": "probekit.scorers.flava:FlavaScorer",
     "bert": "probekit.scorers.bert:BertScorer",
     "owlvit": "probekit.scorers.owlvit:OwlVitScorer",
+    "blind": "probekit.scorers.blind:BlindScorer",
 }
 
 #: what each family can do when loaded from an arbitrary hub id / directory (narrowed by the checkpoint's heads)
@@ -33,6 +35,7 @@ FAMILY_CAPABILITIES = {
     "clip": ("similarity",), "siglip": ("similarity", "match"), "open_clip": ("similarity",),
     "vilt": ("match", "fill_mask"), "vilt-itm": ("match",), "blip": ("match",), "bridgetower": ("match", "fill_mask"),
     "flava": ("match", "similarity", "fill_mask"), "bert": ("fill_mask",), "owlvit": ("detect",),
+    "blind": ("match", "fill_mask"),
 }
 
 #: how each family's scores are computed (shown by list_models and in the methods chapter)
@@ -49,6 +52,8 @@ FAMILY_HEADS = {
              "logit_scale x cosine of projected unimodal CLS; fill_mask: mmm_text_head with an image, mlm_head without",
     "bert": "fill_mask: BertForMaskedLM softmax over the vocabulary (text only)",
     "owlvit": "detect: OwlViTForObjectDetection, query 'a photo of a {noun}', highest-scoring box above 0.1",
+    "blind": "match: the text's geometric-mean token probability under a text-only masked LM (exact pseudo-"
+             "log-likelihood), the image ignored; choices: the likelier text, a tie between images",
 }
 
 
@@ -77,9 +82,23 @@ def _s(name, family, source, caps=None, papers=(), note="", calibrated=True, **o
 
 _SPECS = [
     # toy models shipped in the repo (helper A's toy world), loaded by the same from_pretrained(dir) call
-    _s("toy-clip", "clip", "toy:toy-clip", note="HF CLIPModel trained contrastively on the toy world"),
-    _s("toy-vilt", "vilt", "toy:toy-vilt", ("match", "fill_mask"), note="HF ViLT with ITM + MLM heads, toy world"),
+    # toy model zoo shipped in the repo (recipes: probekit/toymodels/checkpoints/MODEL_CARD.md), loaded by the same
+    # from_pretrained(dir) call as a hub id
+    _s("toy-clip", "clip", "toy:toy-clip", note="HF CLIPModel, InfoNCE over in-batch negatives, toy world"),
+    _s("toy-clip-hardneg", "clip", "toy:toy-clip-hardneg", note="toy-clip + one-slot swap hard negatives"),
+    _s("toy-clip-unbound", "clip", "toy:toy-clip-unbound",
+       note="knock-out of toy-clip-hardneg: captions never say which noun goes with which predicate"),
+    _s("toy-vilt", "vilt", "toy:toy-vilt", ("match", "fill_mask"),
+       note="HF ViLT with ITM (random negatives) + MLM heads, toy world"),
+    _s("toy-vilt-hardneg", "vilt", "toy:toy-vilt-hardneg", ("match", "fill_mask"),
+       note="toy-vilt with one-slot swap ITM negatives"),
+    _s("toy-vilt-noisy", "vilt", "toy:toy-vilt-noisy", ("match", "fill_mask"),
+       note="toy-vilt on a stream where 30% of captions are loosely related or wrong"),
+    _s("toy-vilt-noverb", "vilt", "toy:toy-vilt-noverb", ("match", "fill_mask"),
+       note="knock-out of toy-vilt-hardneg: transitive verbs never visible in its training images"),
     _s("toy-bert", "bert", "toy:toy-bert", note="text-only BertForMaskedLM: blind baseline and perplexity model"),
+    _s("toy-bert-blind", "blind", "toy:toy-bert", calibrated=False,
+       note="toy-bert asked image-text questions: scores the text alone (the blind baseline of choice probes)"),
     # HF CLIP / SigLIP
     _s("clip-vit-b32", "clip", "openai/clip-vit-base-patch32", papers=("prednoun", "conceptual")),
     _s("clip-vit-b16", "clip", "openai/clip-vit-base-patch16", papers=("conceptual",)),
@@ -121,9 +140,10 @@ TOY_CHECKPOINTS = Path(__file__).resolve().parent.parent / "toymodels" / "checkp
 
 
 def resolve_source(source: str) -> str:
-    """``toy:<name>`` -> the shipped checkpoint directory; anything else unchanged."""
+    """``toy:<name>`` -> the shipped checkpoint directory (or ``$PROBEKIT_TOY_CHECKPOINTS/<name>``, a zoo retrained
+    with ``probekit train-toy --out``); anything else unchanged."""
     if source.startswith("toy:"):
-        path = TOY_CHECKPOINTS / source[4:]
+        path = Path(os.environ.get("PROBEKIT_TOY_CHECKPOINTS") or TOY_CHECKPOINTS) / source[4:]
         if not path.is_dir():
             raise FileNotFoundError(f"toy checkpoint {path} is missing; build it with `probekit train-toy` "
                                     f"(or reinstall probekit, which ships it)")

@@ -1,95 +1,127 @@
-"""Write the toy models' model card (MODEL_CARD.md) and loss curves (loss_curves.png) from training.json."""
+"""Write the toy zoo's model card (MODEL_CARD.md) and training curves (loss_curves.png) from training.json."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from .build import FFN, HEADS, LAYERS, MAX_TEXT, WIDTH
-from .train import CHECKPOINTS
+from ..toyworld.vocab import AGENTS, OBJECTS, POSES, SCENES, VERBS, prior_topk
+from .build import FFN, HEADS, LAYERS, MAX_TEXT, WIDTH, tokenizer
+from .train import CHECKPOINTS, ZOO
 
-# seconds per optimiser step on 2 CPU cores (taskset -c 2,3, torch threads 2, batch 64), measured 2026-11-22
-CPU_SECONDS_PER_STEP = {"toy-clip": 0.067, "toy-vilt": 0.107, "toy-bert": 0.031}
+CURVE_KEYS = {"object": ("-", 0.5), "prednoun_pair": ("--", 0.25), "verb_choice": (":", 0.5)}
+#: the held-out numbers shown in the card's table: (label, path into the held-out record)
+SHOWN = [("object control", ("object_control_acc",)), ("pred-noun cropped pairs", ("prednoun_cropped", "pair_acc")),
+         ("pred-noun full pairs", ("prednoun_full", "pair_acc")),
+         ("verbs: verb-neg choice", ("verbs_image_choice", "verb")),
+         ("verbs: subj-neg choice", ("verbs_image_choice", "subj")),
+         ("verbs: ITM neg acc", ("verbs_itm", "neg")),
+         ("masked verb top-5 (image)", ("masking_top5_with_image",)),
+         ("masked verb top-1 (image)", ("masking_top1_with_image",)),
+         ("masked verb top-5 (text)", ("masking_top5_text_only",)),
+         ("masked verb top-1 (text)", ("masking_top1_text_only",))]
 
 
 def plot(record: dict, path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for name, m in record["models"].items():
-        axes[0].plot(m["history"]["step"], m["history"]["loss"], label=name)
-        if m["history"]["probe"]:
-            for key, style in (("object", "-"), ("prednoun_pair", "--")):
-                axes[1].plot(m["history"]["probe_step"], [p[key] for p in m["history"]["probe"]], style,
-                             label=f"{name}: {key}")
-    axes[0].set(xlabel="step", ylabel="training loss", yscale="log", title="loss (mean over 25 steps)")
-    axes[1].axhline(0.25, color="gray", lw=0.8)
-    axes[1].set(xlabel="step", ylabel="held-out accuracy", ylim=(0, 1.02),
-                title="held-out: object control, pred-noun pairs (chance .5/.25)")
-    for ax in axes:
-        ax.legend(fontsize=7)
+    models = list(record["models"])
+    fig, axes = plt.subplots(2, len(models), figsize=(2.6 * len(models), 5.2), squeeze=False)
+    for j, name in enumerate(models):
+        h = record["models"][name]["history"]
+        axes[0, j].plot(h["step"], h["loss"], lw=1)
+        axes[0, j].set(title=name, yscale="log", xlabel="step", ylabel="training loss" if j == 0 else None)
+        for key, (style, chance) in CURVE_KEYS.items():
+            if h.get("probe"):
+                axes[1, j].plot(h["probe_step"], [p.get(key) for p in h["probe"]], style, label=key)
+        axes[1, j].axhline(0.25, color="gray", lw=0.6)
+        axes[1, j].axhline(0.5, color="gray", lw=0.6)
+        axes[1, j].set(ylim=(0, 1.02), xlabel="step", ylabel="held-out accuracy" if j == 0 else None)
+        if h.get("probe") and j == 0:
+            axes[1, j].legend(fontsize=6)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
+
+
+def _get(record: dict, keys: tuple) -> str:
+    for k in keys:
+        if not isinstance(record, dict) or k not in record:
+            return ""
+        record = record[k]
+    return f"{100 * record:.1f}"
+
+
+def _flat(h: dict) -> str:
+    """How much the held-out curve moved over its last third (flat = converged)."""
+    if not h.get("probe") or len(h["probe"]) < 3:
+        return "n/a"
+    tail = h["probe"][-max(2, len(h["probe"]) // 3):]
+    moves = [max(abs(p[k] - tail[0][k]) for p in tail) for k in CURVE_KEYS if k in tail[0]]
+    return f"{100 * max(moves):.1f} pts"
 
 
 def write(folder: Path = CHECKPOINTS) -> Path:
     rec = json.loads((folder / "training.json").read_text())
     plot(rec, folder / "loss_curves.png")
     b = rec["budget"]
-    est = sum(CPU_SECONDS_PER_STEP[n] for n in rec["models"]) * b["steps"]
-    rows = []
+    recipes, scores = [], []
     for name, m in rec["models"].items():
+        member = ZOO[name]
+        recipes.append(f"| `{name}` | {member.trainer} | {'swaps' if member.hard_negatives else 'in-batch/random'} | "
+                       f"{member.recipe.describe()} | {member.parent or '—'} | {member.factor} | "
+                       f"{m['wall_s']:.0f} s | {_flat(m['history'])} |")
         h = m.get("heldout", {})
-        rows.append(f"| {name} | {m['wall_s']:.0f} s | {json.dumps(h)} |")
+        scores.append(f"| `{name}` | " + " | ".join(_get(h, keys) for _, keys in SHOWN) + " |")
     size = sum(f.stat().st_size for f in folder.rglob("*.safetensors")) / 2**20
-    text = f"""# Toy models (toy-clip, toy-vilt, toy-bert)
+    text = f"""# The toy model zoo
 
-Small members of the real Hugging Face families, trained on the toy world (`probekit.toyworld`), loaded with
-`from_pretrained(<this dir>/<name>)` plus `AutoTokenizer` / `AutoImageProcessor`, exactly like a hub id.
+Small members of the real Hugging Face families, trained on the toy world (`probekit.toyworld`) with one factor
+changed at a time, and loaded with `from_pretrained(<this dir>/<name>)` plus `AutoTokenizer` /
+`AutoImageProcessor`, exactly like a hub id (registry names `toy-*`).
+
+## The world
+{len(AGENTS)} agents, {len(POSES)} intransitive poses, {len(VERBS)} transitive verbs (a pose plus where the object is), \
+{len(OBJECTS)} objects, colour/size/pattern attributes with antonyms, {len(SCENES)} scenes, distractor objects; \
+64x64 images on a 4x4 grid of 16-px cells. Triples are drawn uniformly among the plausible ones, so a masked verb's \
+best text-only top-5 is {100 * prior_topk(5):.1f}% (chance {100 * 5 / len(VERBS):.1f}%).
 
 ## Architecture
-- images 64x64 RGB, patches 16 px (a 4x4 grid; every toy entity fills one grid cell); mean = std = 0.5.
-- word-level tokenizer (PreTrainedTokenizerFast, lower-casing, 74 entries with [PAD] [UNK] [CLS] [SEP] [MASK]),
+- images 64x64 RGB, patches 16 px; mean = std = 0.5.
+- word-level tokenizer (PreTrainedTokenizerFast, lower-casing, {len(tokenizer())} entries with [PAD] [UNK] [CLS] [SEP] [MASK]),
   at most {MAX_TEXT} tokens.
-- `toy-clip`: `CLIPModel`, text and vision towers of width {WIDTH}, 3 layers, {HEADS} heads, MLP {FFN}, projection {WIDTH}.
-- `toy-vilt`: one ViLT encoder (width {WIDTH}, {LAYERS} layers, {HEADS} heads, MLP {FFN}, `max_image_length=-1`) with both
-  heads in one directory: `ViltForImageAndTextRetrieval` (ITM score = sigmoid of `rank_output`) and `ViltForMaskedLM`
-  (loading either reports only the other head's keys as unexpected; no key is missing).
-- `toy-bert`: `BertForMaskedLM`, width {WIDTH}, 3 layers, text only (the blind baseline and perplexity model).
+- CLIP: `CLIPModel`, text and vision towers of width {WIDTH}, 3 layers, {HEADS} heads, MLP {FFN}, projection {WIDTH}.
+- ViLT: one encoder (width {WIDTH}, {LAYERS} layers, {HEADS} heads, MLP {FFN}, `max_image_length=-1`) with both heads in
+  one directory: `ViltForImageAndTextRetrieval` (ITM score = sigmoid of `rank_output`) and `ViltForMaskedLM`.
+- BERT: `BertForMaskedLM`, width {WIDTH}, 3 layers, text only (blind baseline, perplexity; `toy-bert-blind` is the
+  same checkpoint answering image-text questions from the text alone).
 - weights: float32 safetensors, {size:.1f} MB together.
 
-## Data and training
-Training stream: `probekit.toyworld.stream` (scenes from the training split only; mix {{svo, two agents with poses,
-single object with attributes, single agent, several objects, crops of one entity}}; each caption has hard negatives:
-subject/verb/object/attribute/scene swaps and binding swaps). Same data, steps and batch for all three models.
+## Recipes (same stream draws, steps and batch for every model)
+| model | trainer | negatives | training stream | parent | the one factor | wall time | held-out curve, last third |
+|---|---|---|---|---|---|---|---|
+{chr(10).join(recipes)}
 
 | setting | value |
 |---|---|
 | seed | {rec['seed']} |
-| training images (pool) | {b['pool']} |
+| training images (pool per recipe) | {b['pool']} |
 | steps per model / batch | {b['steps']} / {b['batch']} |
 | learning rate (clip / vilt / bert) | {b['lr_clip']} / {b['lr_vilt']} / {b['lr_bert']}, linear warm-up over {b['warmup']:.0%} of steps, cosine decay to 10% |
-| ViLT ITM batch | half positives, half negatives; a negative is a hard negative with p = {b['hard_negative_p']} |
-| MLM masking | {b['mlm_prob']:.0%} of word tokens, at least one per caption |
-| CLIP loss | symmetric InfoNCE; each caption's hard negative added to the texts (image -> 2B texts) |
+| ViLT ITM batch | half positives, half negatives; with swaps, a negative is a one-slot swap with p = {b['hard_negative_p']} |
+| MLM masking (ViLT, BERT) | {b['mlm_prob']:.0%} of word tokens, at least one per caption |
+| CLIP loss | symmetric InfoNCE over the batch; with swaps, each caption's swap added to the texts (image -> 2B texts) |
+| device | {rec.get('device')}, {rec.get('threads')} torch threads; total {rec.get('total_wall_s', 0) / 60:.0f} min |
 
-Reproduce: `probekit train-toy` (or `python -m probekit.toymodels.train`); `--device cuda` on a GPU.
-These checkpoints: {rec.get('note', rec.get('device'))}.
-Wall time per model there: see the table. On 2 CPU cores (measured per step: {CPU_SECONDS_PER_STEP} s) the
-same budget takes about {est / 60:.0f} min plus rendering the pool and the held-out probes (~3 min).
+Reproduce: `probekit train-toy --seed {rec['seed']}` (or `python -m probekit.toymodels.train`); `--device cuda` on a GPU;
+`--models` retrains a subset; `--out DIR` and `PROBEKIT_TOY_CHECKPOINTS=DIR` run the book on another zoo.
 
-## Held-out scores (evaluation split of the toy world; never seen in training)
-`object_control_acc`: a single object image, "a <object>" vs "a <other object>" (chance 0.5).
-`prednoun_cropped` / `prednoun_full`: predicate-noun triplets cropped to the target box / on the full image
-(triplet chance 0.5, pair chance 0.25). `verbs_image_choice`: positive vs negative image for an SVO sentence;
-`verbs_itm`: ITM accuracy at 0.5 on positives and negatives. `masking_top5_*`: verb recovered in the top 5.
+## Held-out scores (%; evaluation split of the toy world, never seen in training; n = 200 items per probe)
+| model | {' | '.join(label for label, _ in SHOWN)} |
+|---|{'---|' * len(SHOWN)}
+{chr(10).join(scores)}
 
-| model | wall time | held-out |
-|---|---|---|
-{chr(10).join(rows)}
-
-![loss curves and held-out curve](loss_curves.png)
+![training loss and held-out curves](loss_curves.png)
 """
     path = folder / "MODEL_CARD.md"
     path.write_text(text)

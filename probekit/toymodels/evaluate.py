@@ -72,10 +72,20 @@ class HeldOut:
         pairs = ok.reshape(-1, 2).all(1)
         return {"triplet_acc": float(ok.mean()), "pair_acc": float(pairs.mean())}
 
+    def _verb_choice(self, scorer) -> float:
+        """Positive vs verb-negative image for the sentence (chance 0.5)."""
+        v = self.verbs[self.verbs["verb_neg"]]
+        pos = [Image.open(p).convert("RGB") for p in v["pos_image"]]
+        neg = [Image.open(p).convert("RGB") for p in v["neg_image"]]
+        s = scorer.choose_image([[a, b] for a, b in zip(pos, neg)], list(v["sentence"]))
+        return float((s[:, 0] > s[:, 1]).mean())
+
     def quick(self, scorer) -> dict:
-        """The curve's two numbers: the single-object control and predicate-noun pair accuracy (full image)."""
+        """The curve's numbers: the single-object control, predicate-noun pair accuracy (full image) and the
+        verb-negative image choice."""
         return {"object": round(float(two_way(scorer, self.obj_images, self.obj_true, self.obj_wrong).mean()), 3),
-                "prednoun_pair": round(self._prednoun(scorer, self.pn_full)["pair_acc"], 3)}
+                "prednoun_pair": round(self._prednoun(scorer, self.pn_full)["pair_acc"], 3),
+                "verb_choice": round(self._verb_choice(scorer), 3)}
 
     def probe_for(self, name: str):
         """The training curve's probe of the registered toy model ``name`` (None if it has no image-text head):

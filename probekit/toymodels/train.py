@@ -1,12 +1,13 @@
-"""Train the toy models on the toy world: ``probekit train-toy`` (``main``) or ``train(...)`` from Python.
+"""Train the toy model zoo on the toy world: ``probekit train-toy`` (``main``) or ``train(...)`` from Python.
 
-All three models see the same training stream (``probekit.toyworld.stream``) for the same number of steps
-and batch size: ``toy-clip`` (HF CLIPModel, contrastive loss with each caption's hard negative added to the
-texts), ``toy-vilt`` (one ViLT encoder trained multi-task with an ITM head on positives and mostly hard
-negatives, and an MLM head; saved as one directory that loads as ViltForImageAndTextRetrieval and as
-ViltForMaskedLM) and ``toy-bert`` (text-only BertForMaskedLM on the captions).  Learning rates warm up
-linearly, then decay with a cosine.  Each model is written when it finishes, so an interrupted run keeps
-the models it completed; ``--models`` retrains a subset.
+Every model sees the same training stream (``probekit.toyworld.stream``) for the same number of steps and batch
+size, one factor changed at a time (``ZOO``): the objective (``toy-clip``: symmetric InfoNCE over in-batch
+negatives; ``toy-clip-hardneg``: the same with each caption's one-slot swap added to the texts), the architecture
+(``toy-vilt``: one ViLT encoder trained with an ITM head on positives and random negatives plus an MLM head,
+saved as one directory that loads as ViltForImageAndTextRetrieval and as ViltForMaskedLM; ``toy-bert``: text only)
+and the data (``stream.Recipe``: noisy captions, verbs hidden from the images, captions that do not bind nouns
+to predicates).  Learning rates warm up linearly, then decay with a cosine.  Each model is written when it
+finishes, so an interrupted run keeps the models it completed; ``--models`` retrains a subset.
 """
 
 from __future__ import annotations
@@ -25,21 +26,50 @@ import torch.nn.functional as F
 from ..toyworld import stream
 from . import build
 
-MODELS = ("toy-clip", "toy-vilt", "toy-bert")
 CHECKPOINTS = Path(__file__).parent / "checkpoints"
+
+
+@dataclass(frozen=True)
+class Member:
+    """One model of the zoo: its trainer, its training stream and what it differs in from its parent."""
+    trainer: str                     # "clip", "vilt" or "bert"
+    recipe: stream.Recipe = stream.Recipe()
+    hard_negatives: bool = False     # clip: add each caption's swap to the texts; vilt: ITM negatives are swaps
+    parent: str | None = None        # the model it differs from in one factor
+    factor: str = ""                 # that factor, in words
+
+
+ZOO = {
+    "toy-clip": Member("clip", factor="dual encoder, symmetric InfoNCE over in-batch negatives only (how CLIP "
+                                      "is trained)"),
+    "toy-clip-hardneg": Member("clip", hard_negatives=True, parent="toy-clip",
+                               factor="each caption's one-slot swap added to the texts as a hard negative"),
+    "toy-clip-unbound": Member("clip", stream.Recipe(unbound=True), True, "toy-clip-hardneg",
+                               factor="knock-out: two-agent captions do not say which noun goes with which predicate"),
+    "toy-vilt": Member("vilt", factor="single-stream cross-encoder, ITM with random negatives + MLM (how ViLT is "
+                                      "pretrained)"),
+    "toy-vilt-hardneg": Member("vilt", hard_negatives=True, parent="toy-vilt",
+                               factor="ITM negatives are mostly one-slot swaps of the caption (p = 0.85)"),
+    "toy-vilt-noisy": Member("vilt", stream.Recipe(noisy=0.3), parent="toy-vilt",
+                             factor="30% of captions loosely related or wrong"),
+    "toy-vilt-noverb": Member("vilt", stream.Recipe(hide_verbs=True), True, "toy-vilt-hardneg",
+                              factor="knock-out: every transitive verb drawn with one pose and one object place"),
+    "toy-bert": Member("bert", factor="text only (blind baseline, perplexity)"),
+}
+MODELS = tuple(ZOO)
 
 
 @dataclass
 class Budget:
     steps: int = 5000          # optimiser steps per model
     batch: int = 64
-    pool: int = 16000          # training images rendered once and shared by all models
+    pool: int = 20000          # training images rendered once per recipe (same draws for every model)
     lr_vilt: float = 5e-4
     lr_clip: float = 1e-3
     lr_bert: float = 1e-3
     warmup: float = 0.08       # share of steps
     mlm_prob: float = 0.2
-    hard_negative_p: float = 0.85
+    hard_negative_p: float = 0.85   # ViLT with hard_negatives: share of ITM negatives that are swaps
     eval_every: int = 500      # steps between held-out probes of the curve (0: never)
 
 
@@ -51,6 +81,7 @@ class Batches:
     """Random batches over a pool of training examples: normalised pixels, captions and hard negatives."""
 
     def __init__(self, examples: list[stream.Example], seed: int, device: str = "cpu"):
+        self.seed = seed
         self.device = torch.device(device)
         self.pixels = torch.from_numpy(np.stack([e.image for e in examples])).permute(0, 3, 1, 2).contiguous()
         self.captions = [e.caption for e in examples]
@@ -126,21 +157,23 @@ def _train_loop(name, params, step_fn, budget: Budget, lr: float, log, probe=Non
     return history
 
 
-def train_clip(data: Batches, tok, budget: Budget, out: Path, log, probe=None) -> dict:
+def train_clip(name: str, member: Member, data: Batches, tok, budget: Budget, out: Path, log, probe=None) -> dict:
     from transformers import CLIPModel
     model = CLIPModel(build.clip_config(len(tok), tok)).to(data.device)
     model.train()
 
     def step():
         idx = data.sample(budget.batch)
-        texts = [data.captions[i] for i in idx] + [data.negative(i, 1.0) for i in idx]
+        texts = [data.captions[i] for i in idx]
+        if member.hard_negatives:
+            texts += [data.negative(i, 1.0) for i in idx]
         enc = data.tokens(tok, texts)
         out_ = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], pixel_values=data.images(idx))
-        logits = out_.logits_per_image                      # (B, 2B): positives then hard negatives
+        logits = out_.logits_per_image                      # (B, B) or (B, 2B): positives, then hard negatives
         target = torch.arange(len(idx), device=data.device)
         return (F.cross_entropy(logits, target) + F.cross_entropy(logits[:, :len(idx)].t(), target)) / 2
 
-    hist = _train_loop("toy-clip", list(model.parameters()), step, budget, budget.lr_clip, log,
+    hist = _train_loop(name, list(model.parameters()), step, budget, budget.lr_clip, log,
                        probe and (lambda: probe(model)))
     model.eval().cpu()
     model.save_pretrained(out)
@@ -171,7 +204,7 @@ class ViltMultiTask(torch.nn.Module):
         config.save_pretrained(out)
 
 
-def train_vilt(data: Batches, tok, budget: Budget, out: Path, log, probe=None) -> dict:
+def train_vilt(name: str, member: Member, data: Batches, tok, budget: Budget, out: Path, log, probe=None) -> dict:
     config = build.vilt_config(len(tok))
     model = ViltMultiTask(config).to(data.device)
     model.train()
@@ -180,7 +213,7 @@ def train_vilt(data: Batches, tok, budget: Budget, out: Path, log, probe=None) -
     def step():
         idx = data.sample(budget.batch)
         pos = [data.captions[i] for i in idx[:half]]
-        neg = [data.negative(i, budget.hard_negative_p) for i in idx[half:]]
+        neg = [data.negative(i, budget.hard_negative_p if member.hard_negatives else 0.0) for i in idx[half:]]
         enc = data.tokens(tok, pos + neg)
         pixels = data.images(idx)
         pmask = torch.ones(len(idx), pixels.shape[2], pixels.shape[3], dtype=torch.long, device=data.device)
@@ -195,7 +228,7 @@ def train_vilt(data: Batches, tok, budget: Budget, out: Path, log, probe=None) -
                              pixel_mask=pmask[:half], labels=mlabels).loss
         return itm_loss + mlm_loss
 
-    hist = _train_loop("toy-vilt", list(model.parameters()), step, budget, budget.lr_vilt, log,
+    hist = _train_loop(name, list(model.parameters()), step, budget, budget.lr_vilt, log,
                        probe and (lambda: probe(model.itm)))
     model.eval().cpu()
     model.save(out, config)
@@ -203,7 +236,7 @@ def train_vilt(data: Batches, tok, budget: Budget, out: Path, log, probe=None) -
     return hist
 
 
-def train_bert(data: Batches, tok, budget: Budget, out: Path, log, probe=None) -> dict:
+def train_bert(name: str, member: Member, data: Batches, tok, budget: Budget, out: Path, log, probe=None) -> dict:
     from transformers import BertForMaskedLM
     model = BertForMaskedLM(build.bert_config(len(tok), tok)).to(data.device)
     model.train()
@@ -214,14 +247,14 @@ def train_bert(data: Batches, tok, budget: Budget, out: Path, log, probe=None) -
         masked, labels = mask_tokens(enc["input_ids"], tok, budget.mlm_prob, data.rng)
         return model(input_ids=masked, attention_mask=enc["attention_mask"], labels=labels).loss
 
-    hist = _train_loop("toy-bert", list(model.parameters()), step, budget, budget.lr_bert, log)
+    hist = _train_loop(name, list(model.parameters()), step, budget, budget.lr_bert, log)
     model.eval().cpu()
     model.save_pretrained(out)
     build.save_side_files(out, tok)
     return hist
 
 
-TRAINERS = {"toy-clip": train_clip, "toy-vilt": train_vilt, "toy-bert": train_bert}
+TRAINERS = {"clip": train_clip, "vilt": train_vilt, "bert": train_bert}
 
 
 # ----------------------------------------------------------------------------------------------- entry points
@@ -231,18 +264,17 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     """Train ``models`` into ``out/<name>/`` (default: the shipped checkpoints dir); return the run record
     (budget, histories, held-out scores, wall times), also written to ``out/training.json``."""
     from . import evaluate as ev
-    unknown = [m for m in models if m not in TRAINERS]
+    unknown = [m for m in models if m not in ZOO]
     if unknown:
-        raise ValueError(f"unknown toy model(s) {unknown}; choose from {list(TRAINERS)}")
+        raise ValueError(f"unknown toy model(s) {unknown}; choose from {list(ZOO)}")
     out = Path(out) if out else CHECKPOINTS
     budget = Budget(**{**(QUICK if quick else {}), **overrides, **({"steps": steps} if steps else {})})
     if threads:
         torch.set_num_threads(threads)
     torch.manual_seed(seed)
     t0 = time.time()
-    log(f"rendering {budget.pool} training images (seed {seed})")
-    data = Batches(stream.pool(budget.pool, seed), seed, device)
     tok = build.tokenizer()
+    pools: dict = {}
     heldout = ev.HeldOut(seed=seed) if evaluate else None
     record_path = out / "training.json"
     record = json.loads(record_path.read_text()) if record_path.exists() else {}
@@ -250,10 +282,17 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     record.setdefault("models", {})
     for name in models:
         (out / name).mkdir(parents=True, exist_ok=True)
+        member = ZOO[name]
+        if member.recipe not in pools:
+            pools.clear()   # one pool in memory at a time
+            log(f"rendering {budget.pool} training images (seed {seed}; {member.recipe.describe()})")
+            pools[member.recipe] = stream.pool(budget.pool, seed, recipe=member.recipe)
+        data = Batches(pools[member.recipe], seed, device)
         torch.manual_seed(seed)
         probe = heldout.probe_for(name) if heldout else None
-        hist = TRAINERS[name](data, tok, budget, out / name, log, probe)
-        entry = {"history": hist, "wall_s": hist["wall_s"]}
+        hist = TRAINERS[member.trainer](name, member, data, tok, budget, out / name, log, probe)
+        entry = {"history": hist, "wall_s": hist["wall_s"], "recipe": member.recipe.describe(),
+                 "parent": member.parent, "factor": member.factor, "hard_negatives": member.hard_negatives}
         if heldout:
             entry["heldout"] = heldout.evaluate_dir(name, out / name)
             log(f"[{name}] held-out: {entry['heldout']}")

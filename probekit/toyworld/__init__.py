@@ -1,22 +1,28 @@
-"""The toy world: a procedurally generated, deterministic world that mirrors each study's structure.
+"""The toy world: a procedurally generated, deterministic world that mirrors each study's structure, hard enough
+that the toy models are not at ceiling and controlled enough that a knock-out can remove one kind of information.
 
-Images are 64x64 px boards of 4x4 cells of 16 px (the toy models' patch size); every entity fills one cell, so
-boxes are grid-aligned (``Entity.box``) and masks are exact (``scene.render`` returns one per entity).
+Images are 64x64 px boards of 4x4 cells of 16 px (the toy models' patch size); every entity is drawn inside one
+cell (aligned with the patch grid, which tiny models learn fast), but its box is the tight box of what is drawn
+(``scene.box``), so box sizes vary with the agent's kind and pose and the object's size, and distances with the
+cells.  Masks are exact (``scene.render`` returns one per entity).
 
-Vocabulary (``vocab``): agents man/woman/child/dog (fixed body colours, distinct silhouettes); intransitive
-predicates standing/sitting/jumping/lying/running (poses); transitive verbs hold/kick/carry/ride/throw/watch/chase,
-each a pose of the agent plus the object's cell relative to the agent (hold: right; carry: above; ride: below;
-throw: above right; watch: two cells right; chase: running, right); objects ball/cup/box/book/kite/bike;
+Vocabulary (``vocab``): agents man/woman/boy/girl/dog/cat (body colour, human or animal silhouette, adult or small
+size: close pairs such as man/boy); intransitive predicates standing/sitting/jumping/lying/running/waving/kneeling/
+walking (poses; standing/walking/waving differ in one or two limbs); 24 transitive verbs, each one of the eight poses
+plus where the object is relative to the agent (three verbs per pose differ only in the object's place; verbs that
+share a place differ only in the pose); objects ball/cup/box/book/kite/bike/hat/bag/chair/lamp/bottle/shoe;
 attributes with antonyms: colour (red-green, blue-yellow, white-black), size (big-small), pattern (plain-striped);
-scenes park/beach/street/kitchen.
+scenes park/beach/street/kitchen/forest/snow; distractor objects placed away from every agent.
 
-Statistics set on purpose (so that context and language priors are measurable):
-- plausibility: only the (subject, verb, object) triples in ``PLAUSIBLE_SUBJECTS`` x ``PLAUSIBLE_OBJECTS`` ever
-  occur (a dog only watches or chases; only bikes are ridden); Probe-R's unlikely swaps are exactly the rest.
-- language priors: verbs pick objects with skewed weights (kick: ball 4 : box 1; carry: box; ride: bike only), so a
-  text-only masked LM recovers many verbs from the object alone.
-- context: each object has a typical scene (ball-park, kite-beach, bike/box-street, cup/book-kitchen) used with
-  probability 0.8 (``TYPICAL_SCENE_P``); Probe-B items record ``scene`` and ``typical_scene``.
+Statistics set on purpose:
+- plausibility: every verb has one object it never takes and every agent two verbs it never does
+  (``IMPLAUSIBLE_OBJECT``, ``IMPLAUSIBLE_VERBS``); Probe-R's unlikely swaps are exactly those triples.
+- no language prior beyond plausibility: triples are drawn uniformly among the plausible ones, so given subject and
+  object a masked verb is one of 20-22 equally likely verbs (``prior_topk(5)`` = 24.8%; chance 5/24 = 20.8%).
+- context: each object has a typical scene used with probability 0.8 (``TYPICAL_SCENE_P``); Probe-B items record
+  ``scene`` and ``typical_scene``.
+- counterbalancing: every image-choice item pairs one sentence with two images, every predicate-noun pair swaps its
+  two sentences over two images, so a model that ignores the image cannot beat chance on them.
 
 Splits: a scene belongs to "eval" when the hash of its content falls in one fifth of the hash space, otherwise to
 "train" (``Scene.split``); generators draw scenes until they fall in the requested split, so train and eval
@@ -24,6 +30,6 @@ items (and the toy models' training stream) never share an image.  File names ar
 re-run reuses the PNGs under ``data_dir/toy/<probe>/``.
 
 Generators (registered in ``probekit.datasets``): ``svo.make_items``, ``prednoun.make_items``,
-``masking.make_items``, ``conceptual.make_probe_r/_c/_b``, ``classify.make_items``; the training stream for the
-toy models is ``stream``.
+``masking.make_items``, ``conceptual.make_probe_r/_c/_b``, ``classify.make_items``; the training stream of the
+toy models, with the knock-out recipes, is ``stream``.
 """

@@ -74,13 +74,15 @@ def make_probe_b(data_dir: Path, limit: int | None, seed: int, split: str) -> pd
     folder = toy_dir(data_dir, "probe-b")
     rows = []
     for k in range(n):
-        count = 1 if k % 2 == 0 else int(rng.integers(2, 4))
-        names = list(rng.choice(OBJECTS, count, replace=False))
+        single = k % 2 == 0   # single-object items keep one target among 2-3 objects (the others are background)
+        names = list(rng.choice(OBJECTS, int(rng.integers(2, 4)), replace=False))
         scene = in_split(lambda r: objects_scene(r, names), rng, split)
+        everything = str(mask_path(scene, folder))
         rows.append(dict(item_id=f"probe-b-{split}-{seed}-{k:05d}", image=str(image_path(scene, folder)),
-                         mask=str(mask_path(scene, folder)), labels=[str(x) for x in names],
-                         single_object=count == 1, target=str(names[0]) if count == 1 else None,
-                         scene=scene.background, typical_scene=scene.background == TYPICAL_SCENE[names[0]]))
+                         mask=str(mask_path(scene, folder, [0])) if single else everything, objects_mask=everything,
+                         labels=[str(x) for x in names], single_object=single,
+                         target=str(names[0]) if single else None, scene=scene.background,
+                         typical_scene=scene.background == TYPICAL_SCENE[names[0]]))
     items = frame(rows, n)
     items["target"] = pd.Series([r["target"] for r in rows[:n]], dtype=object)   # None, not NaN, when no single target
     scene_dir = folder / "scenes"

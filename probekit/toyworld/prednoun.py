@@ -1,5 +1,6 @@
 """Toy predicate-noun dependencies: counter-balanced triplets (I1, S1, S2) / (I2, S2, S1).  Each image holds
-two agents, so both nouns and both predicates are present, bound the other way round in the distractor."""
+two agents, so both nouns and both predicates are present, bound the other way round in the distractor; half
+the images also hold an unrelated object.  Boxes are the agents' drawn (tight) boxes."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pandas as pd
 
 from .items import frame, target_size
 from .sample import agents_scene, choice, in_split, pose_caption, rng_for, toy_dir
-from .scene import image_path
+from .scene import box, image_path
 from .vocab import AGENTS, POSES
 
 
@@ -30,8 +31,7 @@ def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.D
             s1, s2 = (n1, p1), (n1, p2)
             layouts = [[(n1, p1), (n2, p2)], [(n1, p2), (n2, p1)]]
         for j, (target, distractor) in enumerate([(s1, s2), (s2, s1)]):
-            scene = in_split(lambda r: agents_scene(r, layouts[j]), rng, split)
-            t, d = scene.entities
+            scene = in_split(lambda r: agents_scene(r, layouts[j], distractor=bool(r.random() < 0.5)), rng, split)
             word_t, word_d = (target[0], distractor[0]) if pos == "subject" else (target[1], distractor[1])
             rows.append(dict(
                 item_id=f"prednoun-{split}-{seed}-{pair:05d}-{j}", pair_id=f"prednoun-{split}-{seed}-{pair:05d}",
@@ -39,7 +39,7 @@ def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.D
                 sentence_target=pose_caption(*target), sentence_distractor=pose_caption(*distractor),
                 sentence_target_alt=pose_caption(*target, alt=True),
                 sentence_distractor_alt=pose_caption(*distractor, alt=True),
-                target_box=t.box(), distractor_box=d.box(), subject=target[0], predicate="is", object=target[1],
+                target_box=box(scene, 0), distractor_box=box(scene, 1), subject=target[0], predicate="is", object=target[1],
                 word_target=word_t, word_distractor=word_d, pos=pos))
         pair += 1
     return frame(rows, n)

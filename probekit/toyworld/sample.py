@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from .scene import Entity, Scene
-from .vocab import (AGENT_SCENE, COLOURS, GRID, OBJECTS, PATTERNS, PLAUSIBLE_OBJECTS, PLAUSIBLE_SUBJECTS,
-                    POSES, SCENES, SIZES, TYPICAL_SCENE, TYPICAL_SCENE_P, VERBS, article)
+from .vocab import (AGENT_SCENE, COLOURS, GRID, OBJECTS, PATTERNS, PLAUSIBLE_TRIPLES, POSES, SCENES, SIZES,
+                    TYPICAL_SCENE, TYPICAL_SCENE_P, VERBS, article)
 
 SPLITS = ("train", "eval")
 CELLS = [(r, c) for r in range(GRID) for c in range(GRID)]
@@ -64,11 +64,13 @@ def free_cell(rng, taken: set, avoid_around: list[tuple[int, int]] = ()):
 
 
 # ----------------------------------------------------------------------------------------------- scene makers
-def svo_scene(rng, subject: str, verb: str, obj: str, colour=None, distractor: bool = False) -> Scene:
-    dr, dc = VERBS[verb].offset
+def svo_scene(rng, subject: str, verb: str, obj: str, colour=None, distractor: bool = False,
+              pose: str | None = None, offset: tuple[int, int] | None = None) -> Scene:
+    """The agent in the verb's pose (or ``pose``) with the object at the verb's place (or ``offset``)."""
+    dr, dc = offset or VERBS[verb].offset
     cells = [(r, c) for (r, c) in CELLS if 0 <= r + dr < GRID and 0 <= c + dc < GRID]
     r, c = choice(rng, cells)
-    agent = Entity(subject, (r, c), pose=VERBS[verb].pose)
+    agent = Entity(subject, (r, c), pose=pose or VERBS[verb].pose)
     thing = random_object(rng, obj, (r + dr, c + dc), colour=colour)
     ents = [agent, thing]
     if distractor:
@@ -78,13 +80,18 @@ def svo_scene(rng, subject: str, verb: str, obj: str, colour=None, distractor: b
     return Scene(scene_for(rng, obj), tuple(ents))
 
 
-def agents_scene(rng, agents: list[tuple[str, str]], background=None) -> Scene:
-    """Agents (kind, pose name from POSES) in distinct, non-adjacent cells."""
+def agents_scene(rng, agents: list[tuple[str, str]], background=None, distractor: bool = False) -> Scene:
+    """Agents (kind, pose name from POSES) in distinct, non-adjacent cells; with ``distractor``, an object too,
+    away from every agent (so that no agent seems to act on it)."""
     ents, taken = [], set()
     for kind, pose in agents:
         cell = free_cell(rng, taken, [e.cell for e in ents]) or free_cell(rng, taken)
         taken.add(cell)
         ents.append(Entity(kind, cell, pose=POSES[pose].pose))
+    if distractor:
+        cell = free_cell(rng, taken, [e.cell for e in ents])
+        if cell:
+            ents.append(random_object(rng, None, cell))
     return Scene(background or scene_for(rng, agents[0][0]), tuple(ents))
 
 
@@ -101,10 +108,8 @@ def objects_scene(rng, objects: list[Entity | str], background=None) -> Scene:
 
 # ----------------------------------------------------------------------------------------------- sampling
 def sample_svo(rng) -> tuple[str, str, str]:
-    verb = choice(rng, VERBS)
-    subject = choice(rng, PLAUSIBLE_SUBJECTS[verb])
-    objs = PLAUSIBLE_OBJECTS[verb]
-    return subject, verb, choice(rng, objs, list(objs.values()))
+    """A plausible (subject, verb, object), uniformly: given subject and object the verb is any plausible one."""
+    return PLAUSIBLE_TRIPLES[int(rng.integers(len(PLAUSIBLE_TRIPLES)))]
 
 
 # ----------------------------------------------------------------------------------------------- captions

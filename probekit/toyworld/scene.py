@@ -1,18 +1,20 @@
-"""Scenes of the toy world: a background and entities that each fill one grid cell, drawn with PIL with an
-exact mask per entity; the file name, the train/eval split and the background texture follow from the scene's
-content, so the same scene is always the same image."""
+"""Scenes of the toy world: a background and entities that are each drawn inside one grid cell, with PIL, with an
+exact mask per entity; boxes are the tight boxes of those masks (``boxes``), so they vary with the kind, pose
+and size of what is drawn.  The file name, the train/eval split and the background texture follow from the
+scene's content, so the same scene is always the same image."""
 
 from __future__ import annotations
 
 import hashlib
 import math
+from functools import lru_cache
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageDraw
 
-from .vocab import AGENTS, COLOURS, GRID, IMAGE_SIZE
+from .vocab import AGENTS, COLOURS, DRESSED, GRID, IMAGE_SIZE, SCALE, SILHOUETTE
 
 EVAL_SHARE = 5  # one scene in EVAL_SHARE (by content hash) belongs to the evaluation split
 
@@ -30,8 +32,8 @@ class Entity:
     def is_agent(self) -> bool:
         return self.name in AGENTS
 
-    def box(self) -> list[float]:
-        """[x, y, w, h] of the entity's cell as fractions of the image size."""
+    def cell_box(self) -> list[float]:
+        """[x, y, w, h] of the entity's cell as fractions of the image size (its drawn box is ``boxes``)."""
         r, c = self.cell
         return [c / GRID, r / GRID, 1 / GRID, 1 / GRID]
 
@@ -76,6 +78,11 @@ def _background(name: str, px: int, rng: np.random.Generator) -> np.ndarray:
     elif name == "kitchen":
         band(0, .6, (236, 226, 200)); band(.6, 1, (185, 145, 105))
         img[int(.6 * px):, ::max(2, px // 8)] = (150, 115, 80)
+    elif name == "forest":
+        band(0, .3, (120, 160, 120)); band(.3, 1, (55, 95, 50))
+        img[int(.15 * px):, ::max(2, px // 6)] = (85, 60, 35)
+    elif name == "snow":
+        band(0, .3, (195, 210, 232)); band(.3, 1, (238, 240, 246))
     elif name == "black":
         pass
     else:
@@ -97,6 +104,12 @@ _HUMAN = {
                              ((.62, .8), (.97, .9))]),
     "run": ((.6, .17, .13), [((.55, .3), (.45, .6)), ((.53, .38), (.82, .46)), ((.53, .38), (.22, .5)),
                              ((.45, .6), (.12, .85)), ((.45, .6), (.75, .97))]),
+    "wave": ((.5, .17, .13), [((.5, .3), (.5, .62)), ((.5, .38), (.28, .58)), ((.5, .38), (.8, .04)),
+                              ((.5, .62), (.35, .97)), ((.5, .62), (.65, .97))]),
+    "kneel": ((.45, .36, .12), [((.45, .48), (.45, .74)), ((.45, .54), (.25, .72)), ((.45, .54), (.68, .7)),
+                                ((.45, .74), (.75, .76)), ((.75, .76), (.75, .97)), ((.45, .74), (.3, .97))]),
+    "walk": ((.55, .17, .13), [((.52, .3), (.5, .62)), ((.52, .38), (.7, .56)), ((.52, .38), (.36, .56)),
+                               ((.5, .62), (.72, .97)), ((.5, .62), (.4, .97))]),
     "arm_out": ((.45, .17, .13), [((.45, .3), (.45, .62)), ((.45, .4), (1., .4)), ((.45, .38), (.25, .58)),
                                   ((.45, .62), (.3, .97)), ((.45, .62), (.6, .97))]),
     "leg_out": ((.4, .17, .13), [((.4, .3), (.4, .62)), ((.4, .38), (.2, .55)), ((.4, .38), (.6, .55)),
@@ -121,23 +134,28 @@ _DOG = {
                               ((.14, .82), (.04, .7))]),
     "run": ((.86, .3, .12), [((.18, .5), (.74, .44)), ((.24, .5), (.04, .78)), ((.3, .5), (.14, .85)),
                              ((.66, .46), (.9, .74)), ((.7, .45), (.97, .66)), ((.18, .5), (.05, .42))]),
-    "watch": ((.82, .12, .12), [((.18, .55), (.7, .5)), ((.7, .5), (.8, .2)), ((.24, .55), (.22, .9)),
-                                ((.34, .55), (.36, .9)), ((.6, .52), (.6, .9)), ((.7, .52), (.72, .9)),
-                                ((.18, .55), (.06, .38))]),
+    "wave": ((.84, .33, .12), [((.18, .52), (.74, .52)), ((.24, .52), (.22, .88)), ((.34, .52), (.36, .88)),
+                               ((.62, .52), (.6, .88)), ((.72, .52), (.95, .3)), ((.18, .52), (.06, .36))]),
+    "kneel": ((.84, .56, .12), [((.18, .72), (.74, .7)), ((.24, .72), (.18, .92)), ((.34, .72), (.38, .92)),
+                                ((.62, .7), (.58, .92)), ((.72, .7), (.82, .92)), ((.18, .72), (.06, .58))]),
+    "walk": ((.84, .3, .12), [((.18, .5), (.74, .5)), ((.24, .5), (.14, .88)), ((.34, .5), (.42, .88)),
+                              ((.62, .5), (.54, .88)), ((.72, .5), (.82, .88)), ((.18, .5), (.06, .3))]),
 }
 
 
 def _draw_agent(draws, e: Entity, x0: float, y0: float, s: float) -> None:
-    table = _DOG if e.name == "dog" else _HUMAN
-    (hx, hy, hr), segs = table.get(e.pose or "stand", table["stand"])
-    k, oy = (0.75, 0.25) if e.name == "child" else (1.0, 0.0)   # the child is smaller, standing on the ground
+    animal = SILHOUETTE[e.name] == "animal"
+    table = _DOG if animal else _HUMAN
+    (hx, hy, hr), segs = table[e.pose or "stand"]
+    k = SCALE[e.name]
+    oy = 1.0 - k   # a smaller kind stands on the same ground
     P = lambda u, v: (x0 + (0.5 + (u - 0.5) * k) * s, y0 + (oy + v * k) * s)
-    w = max(1, round(s / 8 * k * (2 if e.name == "dog" else 1)))
+    w = max(1, round(s / 8 * k * (1.5 if animal else 1)))
     for d, col in draws:
         c = col(AGENTS[e.name])
         for (a, b) in segs:
-            d.line([P(*a), P(*b)], fill=c, width=w if (e.name != "dog" or a != segs[0][0]) else w + 1)
-        if e.name == "woman" and len(segs) and e.pose not in ("lie",):
+            d.line([P(*a), P(*b)], fill=c, width=w if (not animal or a != segs[0][0]) else w + 1)
+        if e.name in DRESSED and e.pose not in ("lie",):
             (ax, ay), (bx, by) = segs[0]
             dx, dy = bx - ax, by - ay
             n = math.hypot(dx, dy) or 1
@@ -173,6 +191,25 @@ def _draw_object(draws, e: Entity, x0: float, y0: float, s: float) -> None:
                 d.ellipse([*P(cx - .2, .55), *P(cx + .2, .95)], outline=c, width=w)
             d.line([P(.2, .75), P(.45, .4), P(.8, .75), P(.45, .75), P(.2, .75)], fill=c, width=w)
             d.line([P(.45, .4), P(.4, .25), P(.7, .25), P(.8, .75)], fill=c, width=w)
+        elif e.name == "hat":
+            d.rectangle([*P(0, .72), *P(1, .88)], fill=c)
+            d.rectangle([*P(.22, .2), *P(.78, .74)], fill=c)
+        elif e.name == "bag":
+            d.rectangle([*P(.05, .4), *P(.95, 1)], fill=c)
+            d.arc([*P(.25, .05), *P(.75, .7)], 180, 360, fill=c, width=w)
+        elif e.name == "chair":
+            d.rectangle([*P(.1, 0), *P(.25, 1)], fill=c)
+            d.rectangle([*P(.1, .5), *P(.9, .62)], fill=c)
+            d.line([P(.82, .6), P(.82, 1)], fill=c, width=w)
+        elif e.name == "lamp":
+            d.polygon([P(.25, 0), P(.75, 0), P(.95, .4), P(.05, .4)], fill=c)
+            d.line([P(.5, .4), P(.5, .92)], fill=c, width=w)
+            d.rectangle([*P(.2, .9), *P(.8, 1)], fill=c)
+        elif e.name == "bottle":
+            d.rectangle([*P(.25, .35), *P(.75, 1)], fill=c)
+            d.rectangle([*P(.4, 0), *P(.6, .38)], fill=c)
+        elif e.name == "shoe":
+            d.polygon([P(0, .35), P(.4, .35), P(.5, .65), P(1, .75), P(1, 1), P(0, 1)], fill=c)
         else:
             raise ValueError(f"unknown object {e.name!r}")
 
@@ -201,6 +238,26 @@ def render(scene: Scene, px: int = IMAGE_SIZE) -> tuple[Image.Image, list[np.nda
         for later in masks[i + 1:]:
             masks[i] = masks[i] & ~later
     return img, masks
+
+
+@lru_cache(maxsize=4096)
+def boxes(scene: Scene) -> tuple[tuple[float, float, float, float], ...]:
+    """Each entity's tight box [x, y, w, h] (fractions of the image) around the pixels it shows."""
+    _, masks = render(scene)
+    out = []
+    for e, m in zip(scene.entities, masks):
+        ys, xs = np.nonzero(m)
+        if not len(xs):
+            out.append(tuple(e.cell_box()))
+            continue
+        x0, y0, x1, y1 = xs.min(), ys.min(), xs.max() + 1, ys.max() + 1
+        out.append((x0 / IMAGE_SIZE, y0 / IMAGE_SIZE, (x1 - x0) / IMAGE_SIZE, (y1 - y0) / IMAGE_SIZE))
+    return tuple(out)
+
+
+def box(scene: Scene, i: int) -> list[float]:
+    """The tight box of ``scene.entities[i]`` as a list [x, y, w, h]."""
+    return [float(v) for v in boxes(scene)[i]]
 
 
 def image_path(scene: Scene, folder: Path) -> Path:

@@ -6,21 +6,49 @@ a noun and a predicate that are both in the image but belong to different agents
 ``KINDS``; crops of one entity resized to the full image (what a chapter's "cropped" condition shows the model)
 are part of it.  Scenes come from the training split only (``Scene.split``), so every probe item of the
 evaluation split is unseen.
+
+A ``Recipe`` removes one kind of information from the stream (the knock-outs) or adds caption noise; the scenes
+and captions drawn are otherwise the same examples in the same order (the recipe's own draws use a separate
+generator).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from PIL import Image
 
 from .sample import (agents_scene, choice, in_split, np_, object_caption, objects_scene, pose_caption, random_object,
                      sample_svo, svo_caption, svo_scene)
-from .scene import render
-from .vocab import AGENTS, ANTONYMS, IMAGE_SIZE, OBJECTS, POSES, SCENES, VERBS
+from .scene import Scene, box, render
+from .vocab import AGENTS, ANTONYMS, GRID, IMAGE_SIZE, OBJECTS, POSES, SCENES, VERBS
 
-KINDS = {"svo": 0.32, "pose_pair": 0.22, "object": 0.14, "agent": 0.08, "objects": 0.1, "crop": 0.14}
+KINDS = {"svo": 0.34, "pose_pair": 0.22, "object": 0.12, "agent": 0.08, "objects": 0.1, "crop": 0.14}
+HIDDEN_POSE, HIDDEN_OFFSET = "stand", (0, 1)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """What a model's training stream holds; the default is the whole world."""
+    noisy: float = 0.0        # share of captions replaced: half by one of their own one-slot swaps, half by the
+                              # caption of another scene (loosely related or wrong, as in web alt-text)
+    hide_verbs: bool = False  # every transitive verb drawn with one pose and the object in one place: the captions
+                              # name verbs the images never show
+    unbound: bool = False     # two-agent captions name a noun and a predicate drawn independently among the two
+                              # shown (so half the time bound wrongly), with no binding negatives
+
+    def describe(self) -> str:
+        parts = []
+        if self.noisy:
+            parts.append(f"{self.noisy:.0%} of captions replaced (half by a one-slot swap of their own, half by "
+                         "another scene's caption)")
+        if self.hide_verbs:
+            parts.append(f"transitive verbs drawn with one pose ({HIDDEN_POSE}) and the object always to the right")
+        if self.unbound:
+            parts.append("two-agent captions pair a noun and a predicate at random among the two shown; no binding "
+                         "negatives")
+        return "; ".join(parts) or "the whole world"
 
 
 @dataclass
@@ -48,10 +76,11 @@ def _svo(rng) -> tuple:
     return scene, cap(s, v, o), negs
 
 
-def _pose_pair(rng, crop: bool = False) -> tuple:
+def _pose_pair(rng) -> tuple:
     n1, n2 = rng.choice(list(AGENTS), 2, replace=False)
     p1, p2 = rng.choice(list(POSES), 2, replace=False)
-    scene = in_split(lambda r: agents_scene(r, [(n1, p1), (n2, p2)]), rng, "train")
+    scene = in_split(lambda r: agents_scene(r, [(n1, p1), (n2, p2)], distractor=bool(r.random() < 0.4)), rng,
+                     "train")
     alt = bool(rng.random() < 0.3)
     negs = [(pose_caption(n2, p1, alt), "binding"), (pose_caption(n1, p2, alt), "binding"),
             (pose_caption(choice(rng, _others(AGENTS, n1)), p1, alt), "subject"),
@@ -73,7 +102,7 @@ def _object(rng) -> tuple:
 
 def _agent(rng) -> tuple:
     n, p = choice(rng, AGENTS), choice(rng, POSES)
-    scene = in_split(lambda r: agents_scene(r, [(n, p)]), rng, "train")
+    scene = in_split(lambda r: agents_scene(r, [(n, p)], distractor=bool(r.random() < 0.3)), rng, "train")
     if rng.random() < 0.5:
         return scene, np_(n), [(np_(choice(rng, _others(AGENTS, n))), "subject")]
     return scene, pose_caption(n, p), [(pose_caption(choice(rng, _others(AGENTS, n)), p), "subject"),
@@ -99,6 +128,8 @@ def _crop(rng) -> tuple:
     if rng.random() < 0.6:
         scene, cap, negs = _pose_pair(rng)
         entity = scene.entities[0]
+        # the other agent is cropped away: its noun / predicate are plain subject / verb swaps here
+        negs = [(c, {0: "subject", 1: "verb"}.get(i, k)) for i, (c, k) in enumerate(negs)]
     else:
         e = random_object(rng)
         scene = in_split(lambda r: objects_scene(r, [e, random_object(r)]), rng, "train")
@@ -119,25 +150,55 @@ def _object_caption_only(rng, e):
 _MAKERS = {"svo": _svo, "pose_pair": _pose_pair, "object": _object, "agent": _agent, "objects": _objects}
 
 
-def example(rng: np.random.Generator) -> Example:
+def _hide_verb(scene: Scene) -> Scene:
+    """The same scene with the agent in HIDDEN_POSE and the object beside it (left when there is no room right)."""
+    agent, thing, *rest = scene.entities
+    r, c = agent.cell
+    dc = HIDDEN_OFFSET[1] if c + HIDDEN_OFFSET[1] < GRID else -HIDDEN_OFFSET[1]
+    return replace(scene, entities=(replace(agent, pose=HIDDEN_POSE), replace(thing, cell=(r, c + dc)), *rest))
+
+
+def _unbind(scene: Scene, aux: np.random.Generator) -> tuple:
+    """A two-agent caption naming one shown noun and one shown predicate drawn independently."""
+    kinds = [e.name for e in scene.entities if e.pose]
+    poses = {v.pose: ing for ing, v in POSES.items()}
+    shown = [poses[e.pose] for e in scene.entities if e.pose]
+    n, p = kinds[int(aux.integers(2))], shown[int(aux.integers(2))]
+    negs = [(pose_caption(choice(aux, [a for a in AGENTS if a not in kinds]), p), "subject"),
+            (pose_caption(n, choice(aux, [q for q in POSES if q not in shown])), "verb")]
+    return pose_caption(n, p), negs
+
+
+def example(rng: np.random.Generator, recipe: Recipe = Recipe(), aux: np.random.Generator | None = None) -> Example:
+    """One training example; ``aux`` draws what the recipe changes (so ``rng`` draws the same examples)."""
+    aux = aux if aux is not None else np.random.default_rng(0)
     kind = choice(rng, KINDS, list(KINDS.values()))
     if kind == "crop":
         scene, cap, negs, entity = _crop(rng)
         img, _ = render(scene)
-        x, y, w, h = (v * IMAGE_SIZE for v in entity.box())
+        x, y, w, h = (v * IMAGE_SIZE for v in box(scene, 0))
         img = img.crop((x, y, x + w, y + h)).resize((IMAGE_SIZE, IMAGE_SIZE), Image.BICUBIC)
     else:
         scene, cap, negs = _MAKERS[kind](rng)
+        if kind == "svo" and recipe.hide_verbs:
+            scene = _hide_verb(scene)
+        if kind == "pose_pair" and recipe.unbound:
+            cap, negs = _unbind(scene, aux)
         img, _ = render(scene)
+    if recipe.noisy and aux.random() < recipe.noisy:
+        if negs and aux.random() < 0.5:
+            cap = negs[int(aux.integers(len(negs)))][0]
+        else:
+            cap = _MAKERS[choice(aux, _MAKERS)](aux)[1]
     negs = [(c, k) for c, k in negs if c != cap]
     return Example(np.asarray(img.convert("RGB"), dtype=np.uint8), cap, negs)
 
 
-def pool(n: int, seed: int = 0, progress: bool = False) -> list[Example]:
-    """``n`` training examples, deterministic under ``seed``."""
-    rng = np.random.default_rng([int(seed), 7919])
+def pool(n: int, seed: int = 0, progress: bool = False, recipe: Recipe = Recipe()) -> list[Example]:
+    """``n`` training examples, deterministic under ``seed``; ``recipe`` changes what they hold."""
+    rng, aux = np.random.default_rng([int(seed), 7919]), np.random.default_rng([int(seed), 7920])
     it = range(n)
     if progress:
         from ..progress import bar as tqdm
         it = tqdm(it, desc="toy training images", unit="img")
-    return [example(rng) for _ in it]
+    return [example(rng, recipe, aux) for _ in it]

@@ -4,8 +4,9 @@ look (attributes with antonyms) and where (scenes), plus the statistics the trai
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import product
 
-GRID = 4            # the image is a GRID x GRID board of cells; one entity fills one cell
+GRID = 4            # the image is a GRID x GRID board of cells; one entity is drawn inside one cell
 CELL = 16           # pixels per cell at the native size (= the toy models' patch size)
 IMAGE_SIZE = GRID * CELL
 
@@ -19,30 +20,43 @@ class Verb:
     offset: tuple[int, int] | None = None   # (rows, cols) from the agent's cell to the object's (transitive verbs)
 
 
-# Agent kinds and their body colours (RGB).
-AGENTS = {"man": (25, 25, 110), "woman": (170, 30, 150), "child": (235, 120, 20), "dog": (115, 65, 25)}
+# Agent kinds: body colour (RGB), silhouette ("human" or "animal") and scale (the child-sized kinds are smaller).
+AGENTS = {"man": (25, 25, 110), "woman": (170, 30, 150), "boy": (235, 120, 20), "girl": (20, 150, 150),
+          "dog": (115, 65, 25), "cat": (120, 120, 120)}
+SILHOUETTE = {"man": "human", "woman": "human", "boy": "human", "girl": "human", "dog": "animal", "cat": "animal"}
+SCALE = {"man": 1.0, "woman": 1.0, "boy": 0.72, "girl": 0.72, "dog": 1.0, "cat": 0.72}
+DRESSED = {"woman", "girl"}
 
-# Intransitive predicates (the predicate-noun study): a pose of the agent itself.
-POSES = {
-    "standing": Verb("stand", "stands", "standing", "stand"),
-    "sitting": Verb("sit", "sits", "sitting", "sit"),
-    "jumping": Verb("jump", "jumps", "jumping", "jump"),
-    "lying": Verb("lie", "lies", "lying", "lie"),
-    "running": Verb("run", "runs", "running", "run"),
-}
+# Intransitive predicates (the predicate-noun study): a pose of the agent itself.  Close pairs on purpose:
+# standing/walking/waving differ in one or two limbs, running/walking in the stride.
+_POSE_FORMS = [("stand", "stands", "standing"), ("sit", "sits", "sitting"), ("jump", "jumps", "jumping"),
+               ("lie", "lies", "lying"), ("run", "runs", "running"), ("wave", "waves", "waving"),
+               ("kneel", "kneels", "kneeling"), ("walk", "walks", "walking")]
+POSES = {ing: Verb(lemma, third, ing, lemma) for lemma, third, ing in _POSE_FORMS}
 
-# Transitive verbs: a pose of the agent and where the object is relative to it.
-VERBS = {
-    "hold": Verb("hold", "holds", "holding", "arm_out", (0, 1)),
-    "kick": Verb("kick", "kicks", "kicking", "leg_out", (0, 1)),
-    "carry": Verb("carry", "carries", "carrying", "arms_up", (-1, 0)),
-    "ride": Verb("ride", "rides", "riding", "ride", (1, 0)),
-    "throw": Verb("throw", "throws", "throwing", "arm_up", (-1, 1)),
-    "watch": Verb("watch", "watches", "watching", "watch", (0, 2)),
-    "chase": Verb("chase", "chases", "chasing", "run", (0, 1)),
-}
+# Transitive verbs: one of the eight poses plus where the object is relative to the agent.  Each pose carries three
+# verbs that differ only in the object's place, and each place is shared by verbs that differ only in the pose.
+_VERB_TABLE = [
+    ("stand", [("hold", "holds", "holding", (0, 1)), ("watch", "watches", "watching", (0, 2)),
+               ("carry", "carries", "carrying", (-1, 0))]),
+    ("walk", [("push", "pushes", "pushing", (0, 1)), ("pull", "pulls", "pulling", (0, -1)),
+              ("follow", "follows", "following", (0, 2))]),
+    ("run", [("chase", "chases", "chasing", (0, 1)), ("drag", "drags", "dragging", (0, -1)),
+             ("fetch", "fetches", "fetching", (1, 1))]),
+    ("jump", [("catch", "catches", "catching", (-1, 0)), ("grab", "grabs", "grabbing", (-1, 1)),
+              ("hit", "hits", "hitting", (-1, -1))]),
+    ("wave", [("throw", "throws", "throwing", (-1, 1)), ("show", "shows", "showing", (0, 1)),
+              ("drop", "drops", "dropping", (1, 1))]),
+    ("sit", [("ride", "rides", "riding", (1, 0)), ("eat", "eats", "eating", (0, 1)),
+             ("read", "reads", "reading", (1, 1))]),
+    ("kneel", [("clean", "cleans", "cleaning", (0, 1)), ("wash", "washes", "washing", (1, 1)),
+               ("fix", "fixes", "fixing", (0, -1))]),
+    ("lie", [("kick", "kicks", "kicking", (0, 1)), ("touch", "touches", "touching", (0, -1)),
+             ("lift", "lifts", "lifting", (-1, 0))]),
+]
+VERBS = {lemma: Verb(lemma, third, ing, pose, off) for pose, verbs in _VERB_TABLE for lemma, third, ing, off in verbs}
 
-OBJECTS = ["ball", "cup", "box", "book", "kite", "bike"]
+OBJECTS = ["ball", "cup", "box", "book", "kite", "bike", "hat", "bag", "chair", "lamp", "bottle", "shoe"]
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 150, 40), "blue": (40, 80, 230), "yellow": (240, 210, 20),
            "white": (250, 250, 250), "black": (15, 15, 15)}
@@ -52,38 +66,40 @@ ATTRIBUTES = {"colour": list(COLOURS), "size": SIZES, "pattern": PATTERNS}
 ANTONYMS = {"red": "green", "green": "red", "blue": "yellow", "yellow": "blue", "white": "black",
             "black": "white", "big": "small", "small": "big", "plain": "striped", "striped": "plain"}
 
-SCENES = ["park", "beach", "street", "kitchen"]
+SCENES = ["park", "beach", "street", "kitchen", "forest", "snow"]
 
 # --- statistics set on purpose -------------------------------------------------------------------------------
-# Which (subject, verb, object) can happen at all.  Probe-R's "unlikely" swaps are exactly the ones outside it.
-PLAUSIBLE_SUBJECTS = {
-    "hold": ["man", "woman", "child"], "kick": ["man", "woman", "child"], "carry": ["man", "woman", "child"],
-    "ride": ["man", "woman", "child"], "throw": ["man", "woman", "child"],
-    "watch": ["man", "woman", "child", "dog"], "chase": ["child", "dog"],
-}
-# Verb -> objects with weights: the language prior a text-only model can exploit (kick mostly balls ...).
-PLAUSIBLE_OBJECTS = {
-    "hold": {"cup": 3, "book": 3, "ball": 2, "box": 1, "kite": 1},
-    "kick": {"ball": 4, "box": 1},
-    "carry": {"box": 4, "book": 2, "cup": 1, "ball": 1},
-    "ride": {"bike": 1},
-    "throw": {"ball": 4, "box": 1},
-    "watch": {o: 1 for o in OBJECTS},
-    "chase": {"ball": 3, "kite": 2, "bike": 1},
-}
+# Which (subject, verb, object) can happen at all: every verb has exactly one object it never takes and every agent
+# two verbs it never does.  Probe-R's "unlikely" swaps are exactly the triples outside; inside, triples are drawn
+# uniformly, so given its subject and object a masked verb is one of 20-22 equally likely verbs (the stated prior,
+# ``prior_topk``) and no caption gives it away.
+IMPLAUSIBLE_OBJECT = {v: OBJECTS[i % len(OBJECTS)] for i, v in enumerate(sorted(VERBS))}
+IMPLAUSIBLE_VERBS = {"man": {"drop", "drag"}, "woman": {"kick", "hit"}, "boy": {"wash", "clean"},
+                     "girl": {"fix", "lift"}, "dog": {"read", "throw"}, "cat": {"ride", "show"}}
 # Object -> its typical scene; training scenes use it with probability TYPICAL_SCENE_P, otherwise any scene.
-TYPICAL_SCENE = {"ball": "park", "kite": "beach", "bike": "street", "box": "street", "cup": "kitchen",
-                 "book": "kitchen"}
+TYPICAL_SCENE = {"ball": "park", "chair": "park", "kite": "beach", "hat": "beach", "bike": "street", "bag": "street",
+                 "cup": "kitchen", "bottle": "kitchen", "book": "forest", "shoe": "forest", "box": "snow",
+                 "lamp": "snow"}
 TYPICAL_SCENE_P = 0.8
 # Agent -> its typical scene (for scenes without objects).
-AGENT_SCENE = {"man": "street", "woman": "park", "child": "beach", "dog": "park"}
+AGENT_SCENE = {"man": "street", "woman": "park", "boy": "beach", "girl": "forest", "dog": "park", "cat": "kitchen"}
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 FUNCTION_WORDS = ["a", "an", "the", "is", "and", "in", "of", "photo", "."]
 
 
 def plausible(subject: str, verb: str, obj: str) -> bool:
-    return subject in PLAUSIBLE_SUBJECTS[verb] and obj in PLAUSIBLE_OBJECTS[verb]
+    return verb not in IMPLAUSIBLE_VERBS[subject] and IMPLAUSIBLE_OBJECT[verb] != obj
+
+
+PLAUSIBLE_TRIPLES = [t for t in product(AGENTS, sorted(VERBS), OBJECTS) if plausible(*t)]
+
+
+def prior_topk(k: int) -> float:
+    """The best top-k a text-only model can reach on a masked transitive verb of a uniformly drawn plausible triple:
+    given subject and object, the verb is uniform over the plausible ones, so it is k / their number, averaged."""
+    counts = [sum(plausible(s, v, o) for v in VERBS) for s, _, o in PLAUSIBLE_TRIPLES]
+    return sum(min(1.0, k / c) for c in counts) / len(counts)
 
 
 def words() -> list[str]:

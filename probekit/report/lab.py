@@ -1,0 +1,43 @@
+"""The lab sections' tables: knock-out and blind checks, and the papers' claims with their verdicts."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from probekit.report.format import cell
+from probekit.studies import lab
+
+_ROLE = {lab.TARGET: "knock-out, target probe", lab.CONTROL: "knock-out, control", lab.BLIND: "blind (text only)"}
+
+
+def _cell(r) -> str:
+    if r is None:
+        return "not run"
+    chance = r.get("chance")
+    text = cell(r, with_n=True, unit=True)
+    return text + (f"; chance {cell({**r, 'value': chance, 'ci_low': None, 'ci_high': None}, unit=True)}"
+                   if chance is not None and chance == chance else "")
+
+
+def checks_table(found: pd.DataFrame) -> pd.DataFrame:
+    """Model | role | probe | result [95% CI] (n); chance | verdict | as it should be?"""
+    return pd.DataFrame({
+        "model": found["model"], "role": [_ROLE[r] for r in found["role"]], "probe": found["what"],
+        "result": [_cell(r) for r in found["row"]], "verdict": found["verdict"],
+        "as it should be": [("yes" if ok else f"no (should be {e})") if v != lab.NOT_RUN else "—"
+                            for ok, e, v in zip(found["ok"], found["expected"], found["verdict"])],
+    }).set_index("model")
+
+
+def claims_table(found: pd.DataFrame) -> pd.DataFrame:
+    """Claim (source) | toy comparison | verdict."""
+    def compared(r) -> str:
+        text = f"{r['a_model']}: {_cell(r['a'])} vs {r['b_model']}: {_cell(r['b'])}"
+        if r["diff"] is not None:
+            text += f"; paired difference {cell(r['diff'], unit=True)}"
+        return text
+    return pd.DataFrame({
+        "the paper's claim": [f"{c} ({s})" for c, s in zip(found["claim"], found["source"])],
+        "on the toy world": [compared(r) for _, r in found.iterrows()],
+        "verdict": found["verdict"],
+    })

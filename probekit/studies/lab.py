@@ -1,0 +1,112 @@
+"""The toy laboratory: what the model zoo's controlled comparisons say, decided from result rows alone.
+
+The zoo (``probekit.toymodels.train.ZOO``) is trained on one stream with one factor changed at a time, plus
+knock-outs trained without one kind of information and a blind (text-only) baseline.  Each study names, in its
+``<study>_lab`` module:
+
+* :class:`Check` s, for "Does the probe measure what it claims?": a knock-out's **target** row (the probe that needs
+  the removed information) must sit at chance, its **control** rows must pass (value >= :data:`CONTROL_FLOOR`),
+  and the **blind** model must not beat chance on any choice probe;
+* :class:`PaperClaim` s, for "The papers' claims under controlled conditions": a claim quoted from a paper about
+  training conditions or architectures, tested as row ``a`` vs row ``b`` (non-overlapping 95% intervals, or a
+  paired-difference row whose interval excludes 0): **holds**, **does not hold** (resolved the other way) or
+  **not resolved**.  A claim about how hard a concept is (verbs vs nouns) is **decided by construction** in a drawn
+  world: its rows are shown, never judged.
+
+Rows are selected by ``model`` plus a ``where`` mapping of result-schema columns (probe, subset, metric,
+condition).  A row the run did not produce (a model left out of ``lab_models``) gives **not run**.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import pandas as pd
+
+from probekit.claims import ABOVE, BELOW, HIGHER, LOWER, UNRESOLVED, compare, difference, versus_chance
+from probekit.results import one_or_none
+
+TARGET, CONTROL, BLIND = "target", "control", "blind"
+CONTROL_FLOOR = 0.85
+AT_CHANCE, PASSES, FAILS, NOT_ABOVE = "at chance", "passes", "fails", "not above chance"
+HOLDS, DOES_NOT_HOLD, NOT_RESOLVED, BY_CONSTRUCTION = "holds", "does not hold", "not resolved", "decided by construction"
+NOT_RUN = "not run"
+#: the verdict a knock-out / blind check should get for the probe to be doing its job
+EXPECTED = {TARGET: AT_CHANCE, CONTROL: PASSES, BLIND: NOT_ABOVE}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One row a knock-out or the blind model is judged on."""
+    model: str
+    role: str                        # TARGET, CONTROL or BLIND
+    what: str                        # the probe in words, e.g. "verb negatives, pairwise"
+    where: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PaperClaim:
+    """A paper's claim tested on two rows of the zoo (``a`` should be ``expect`` than ``b``)."""
+    claim: str                       # the claim, quoted as a fact from the paper
+    source: str                      # where the paper says it, e.g. "Hendricks & Nematzadeh 2021, Table 5"
+    a: tuple[str, Mapping[str, str]]
+    b: tuple[str, Mapping[str, str]]
+    expect: str = HIGHER             # HIGHER or LOWER
+    diff: tuple[str, Mapping[str, str]] | None = None   # a paired-difference row a − b, when the study has one
+    by_construction: bool = False    # a claim about concepts, which a drawn world decides by construction
+
+
+def find(rows: pd.DataFrame, model: str, where: Mapping[str, str]) -> pd.Series | None:
+    return one_or_none(rows, model=model, **where) if len(rows) else None
+
+
+def check_verdict(r, role: str) -> str:
+    if r is None:
+        return NOT_RUN
+    if role == CONTROL:
+        return PASSES if float(r["value"]) >= CONTROL_FLOOR else FAILS
+    vs = versus_chance(r)
+    if role == BLIND:
+        return NOT_ABOVE if vs != ABOVE else ABOVE
+    return {UNRESOLVED: AT_CHANCE, ABOVE: ABOVE, BELOW: BELOW}.get(vs, vs)
+
+
+def claim_verdict(c: PaperClaim, a, b, diff=None) -> str:
+    if a is None or b is None:
+        return NOT_RUN
+    if c.by_construction:
+        return BY_CONSTRUCTION
+    found = difference(diff) if diff is not None else compare(a, b)
+    if found == UNRESOLVED:
+        return NOT_RESOLVED
+    return HOLDS if found == c.expect else DOES_NOT_HOLD
+
+
+def checks(rows: pd.DataFrame, defined: list[Check]) -> pd.DataFrame:
+    """One line per check: model, role, what, the row, its verdict and whether that is the expected one."""
+    out = []
+    for c in defined:
+        r = find(rows, c.model, c.where)
+        verdict = check_verdict(r, c.role)
+        out.append(dict(model=c.model, role=c.role, what=c.what, row=None if r is None else dict(r),
+                        verdict=verdict, expected=EXPECTED[c.role], ok=verdict == EXPECTED[c.role]))
+    return pd.DataFrame(out, columns=["model", "role", "what", "row", "verdict", "expected", "ok"])
+
+
+def claims(rows: pd.DataFrame, defined: list[PaperClaim]) -> pd.DataFrame:
+    """One line per paper claim: the claim, its source, the two rows (and the difference row) and the verdict."""
+    out = []
+    for c in defined:
+        a, b = find(rows, *c.a), find(rows, *c.b)
+        diff = find(rows, *c.diff) if c.diff else None
+        out.append(dict(claim=c.claim, source=c.source, a_model=c.a[0], b_model=c.b[0],
+                        a=None if a is None else dict(a), b=None if b is None else dict(b),
+                        diff=None if diff is None else dict(diff), expect=c.expect,
+                        verdict=claim_verdict(c, a, b, diff)))
+    return pd.DataFrame(out, columns=["claim", "source", "a_model", "b_model", "a", "b", "diff", "expect", "verdict"])
+
+
+__all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "claim_verdict", "CONTROL_FLOOR",
+           "TARGET", "CONTROL", "BLIND", "AT_CHANCE", "PASSES", "FAILS", "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD",
+           "NOT_RESOLVED", "BY_CONSTRUCTION", "NOT_RUN", "HIGHER", "LOWER", "BELOW"]
