@@ -24,6 +24,9 @@ def test_conceptual_chapter_shows_every_probe_the_paper_and_the_patching_sweep(e
     assert tables == {f"Table {k}" for k in (2, 3, 4, 6, 8, 9, 10)}
     text = notebook_text(nb)
     assert "Traceback" not in text and "Warning" not in text
+    # the lab's two tables: the blind checks and every claim, each with a verdict (none "not run" on the defaults)
+    assert "toy-bert-blind" in text and "Schiappa et al. 2023, section 4.4" in text
+    assert ">not run<" not in text
     assert notebook_images(nb) >= 5
     html = (executed_book / "html" / "book" / "chapters" / "conceptual.html").read_text()
     assert "Probe-R" in html and "toy-clip" in html and "<img" in html

@@ -86,6 +86,16 @@ def test_single_object_x0_is_background_removed_with_every_object(tmp_path):
     assert (x0[20, 30] == img[20, 30]).all() and (filled[20, 30] == 128).all()   # the dog: in x0, not in x̃1
 
 
+def test_toy_single_object_items_keep_other_objects_so_x0_and_x1_differ(tmp_path):
+    items = load_dataset("probe-b", "toy", data_dir=tmp_path, limit=8)
+    single = items[items["single_object"]]
+    assert len(single) and (single["labels"].map(len) >= 2).all() and (single["mask"] != single["objects_mask"]).all()
+    out = derive_probe_b(single, ["gray"], tmp_path, progress=False)
+    for rec in out.to_dict("records"):
+        x0, filled = (np.asarray(Image.open(rec[c])) for c in ("x0", "x1_fill"))
+        assert not np.array_equal(x0, filled), rec["item_id"]   # x̃1 loses the other objects x0 keeps
+
+
 # ---------------------------------------------------------------------------------------------- Probe-R
 def test_subject_only_averages_a_groups_logits_before_the_softmax():
     d = np.array([4.0, 0.52, -2.02])          # logit(correct) - logit(wrong) on the group's three images

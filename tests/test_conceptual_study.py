@@ -87,7 +87,7 @@ def result(tmp_path_factory):
     d = tmp_path_factory.mktemp("conceptual")
     return conceptual.run(limit=16, device="cpu", data_dir=d / "data", cache_dir=d / "scores",
                           fillers=["black", "scene"], finetune_encoders=["text"], finetune_steps=2,
-                          alphas=[0.0, 1.0], finetune_eval_limit=12)
+                          alphas=[0.0, 1.0], finetune_eval_limit=12, lab_models=[])
 
 
 def test_run_on_the_toy_world(result):
@@ -121,3 +121,6 @@ def test_run_on_the_toy_world(result):
     assert set(result.data["readings"]["model"]) == {"FLAVA", "ViLT", "BridgeTower", "toy-vilt"}
     assert {c.verdict for c in result.claims} <= {HIGHER, LOWER, UNRESOLVED, REPORTED, "above chance",
                                                   "below chance"}
+    # no lab models: empty lab frames, and the facts say why (tests/test_conceptual_lab.py runs the lab)
+    assert "lab_models" in result.facts["lab"]
+    assert not len(result.data["lab"]) and not len(result.data["lab_checks"]) and not len(result.data["lab_claims"])

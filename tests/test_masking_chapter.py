@@ -25,6 +25,17 @@ def test_chapter_source_is_parameters_one_run_and_report_calls():
     assert len(lines) <= 80
     assert sum("masking.run(" in line for line in lines) == 1
     assert not [line for line in lines if line.lstrip().startswith("def ") or "lambda" in line or "plt." in line]
+    # the lab: its parameter, and its two sections (checks, then the paper's claims) before the discussion
+    assert "lab_models = [" in code[0].source and "lab_models=lab_models" in "".join(c.source for c in code)
+    text = SOURCE.read_text(encoding="utf-8")
+    headings = ["## Does the probe measure what it claims?", "## The papers' claims under controlled conditions",
+                "## Discussion"]
+    assert all(text.count(h) == 1 for h in headings)
+    assert [text.index(h) for h in headings] == sorted(text.index(h) for h in headings)
+    assert text.count("lab_report.checks_table(result.data[\"lab_checks\"])") == 1
+    assert text.count("lab_report.claims_table(result.data[\"lab_claims\"])") == 1
+    # nothing left of the old toy world's prose
+    assert not any(old in text for old in ("12 verbs", "41.7", "7 verbs", "kick mostly", "one cell"))
 
 
 def test_chapter_executed_on_the_toy_world(executed_chapter, executed_book):
@@ -42,3 +53,4 @@ def test_chapter_executed_on_the_toy_world(executed_chapter, executed_book):
     assert notebook_images(nb) >= 2   # accuracy beside the paper's, and the examples
     html = (executed_book / "html" / "book" / "chapters" / "masking.html").read_text(encoding="utf-8")
     assert "toy-vilt" in html and html.count("<img") >= 2
+    assert "Does the probe measure what it claims?" in html and "toy-vilt-noverb" in html

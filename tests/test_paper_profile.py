@@ -28,10 +28,13 @@ def toy_models(root: Path, chapter: str, values: dict) -> dict[str, list[str]]:
 
 def test_the_check_finds_a_toy_default_left_in_place():
     # prednoun's clip_models defaults to the toy CLIP: with no override the check must report it
-    assert toy_models(ROOT, "prednoun", {}) == {"models": ["toy-vilt", "toy-clip"], "clip_models": ["toy-clip"],
-                                                "perplexity_model": ["toy-bert"]}
+    found = toy_models(ROOT, "prednoun", {})
+    assert {k: found[k] for k in ("models", "clip_models", "perplexity_model")} == {
+        "models": ["toy-vilt", "toy-clip"], "clip_models": ["toy-clip"], "perplexity_model": ["toy-bert"]}
+    assert set(found) == {"models", "clip_models", "perplexity_model", "lab_models"}
+    assert "toy-clip-unbound" in found["lab_models"]
     assert toy_models(ROOT, "prednoun", {"models": ["vilt-coco"], "clip_models": ["clip-vit-b32"],
-                                         "perplexity_model": "bert-base"}) == {}
+                                         "perplexity_model": "bert-base", "lab_models": []}) == {}
 
 
 @pytest.mark.parametrize("chapter", list(CHAPTERS))

@@ -23,8 +23,9 @@ def test_chapter_shows_its_rows_beside_the_paper(executed_chapter, executed_book
                 shown = one(ours, probe=probe, model=model, condition=condition, subset="all",
                             metric="pair_accuracy")
                 assert report.cell(shown) in text, (model, condition, probe)  # the table's cell of this row
-        r = one(ours, probe="confounds", model=model, subset="distance from centre", metric="r")
-        assert report.cell(r) in text
+        for factor in ("bounding box size", "distance from centre", "perplexity"):  # every factor varies now
+            r = one(ours, probe="confounds", model=model, subset=factor, metric="r")
+            assert r["value"] == r["value"] and report.cell(r) in text, (model, factor)
     for table in ("Table 1", "Table 6", "Table 7", "Table 8", "Table 9"):
         assert f"Nikolaus et al. 2022, {table}" in text
     assert len(select(rows, source="Nikolaus et al. 2022, Table 6")) == 10
@@ -32,6 +33,15 @@ def test_chapter_shows_its_rows_beside_the_paper(executed_chapter, executed_book
     assert report.render_claims(claims(rows)) in text
     # example pair, Table 1 bars, per-concept spread (+ wrong pairs and tuple heatmaps when there are any)
     assert notebook_images(nb) >= 3
+
+
+def test_chapter_shows_the_lab_checks_and_claims(executed_chapter):
+    text = notebook_text(executed_chapter("prednoun"))
+    for shown in ("knock-out, target probe", "knock-out, control", "blind (text only)", "toy-clip-unbound",
+                  "toy-bert-blind", "Nikolaus et al. 2022, Tables 1 and 6, Sect. 5.1",
+                  "Nikolaus et al. 2022, Table 8, Sect. 5.2", "decided by construction"):
+        assert shown in text, shown
+    assert "not run" not in text.split("Knock-out and blind checks", 1)[1].split("</table>", 1)[0]
 
 
 def test_chapter_page_is_rendered_with_figures(executed_book):

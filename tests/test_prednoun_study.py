@@ -22,7 +22,8 @@ MODELS = ["toy-vilt", "toy-clip"]
 def result(tmp_path_factory):
     root = tmp_path_factory.mktemp("prednoun")
     return prednoun.run(models=MODELS, dataset="toy", data_dir=root / "data", limit=40, seed=0, device="cpu",
-                        cache_dir=root / "scores", min_concept_count=4, n_resamples=20, clip_models=["toy-clip"])
+                        cache_dir=root / "scores", min_concept_count=4, n_resamples=20, clip_models=["toy-clip"],
+                        lab_models=[])  # the lab: tests/test_prednoun_lab.py
 
 
 def test_run_scores_every_model_condition_template_and_swap(result):
@@ -44,10 +45,11 @@ def test_run_scores_every_model_condition_template_and_swap(result):
             full = one(ours, probe=probe, model=model, condition="full", subset="all", metric="pair_accuracy")
             cropped = one(ours, probe=probe, model=model, condition="cropped", subset="all", metric="pair_accuracy")
             assert gain["value"] == pytest.approx(cropped["value"] - full["value"]) and gain["n"] == 20
-    # the trained toy models bind nouns to predicates: well above chance on full images
-    assert all(one(ours, probe="pairs", model=m, condition="full", subset="all",
-                   metric="pair_accuracy")["ci_low"] > 0.25 for m in MODELS)
-    assert cl.by_topic(result.claims, "toy-vilt: vs chance").verdict == cl.ABOVE
+    # every model gets its discussion (verdicts depend on the checkpoints: not asserted here)
+    assert [c.topic for c in result.claims if c.topic.endswith("vs chance")] == [f"{m}: vs chance" for m in MODELS]
+    # no lab models: empty lab frames, and the fact says why
+    assert result.data["lab"].empty and result.data["lab_checks"].empty and result.data["lab_claims"].empty
+    assert result.facts["lab"] == "no lab models (`lab_models` is empty)"
 
 
 def test_run_rows_line_up_with_the_papers(result):
@@ -77,11 +79,17 @@ def test_run_per_concept_tuples_and_confounds(result):
     assert list(overlap["value"]) == [0.0, 0.0] and (overlap["n"] == 40).all() and set(overlap["model"]) == {""}
     assert result.facts["checkpoints"] == {"toy-vilt": "toy:toy-vilt", "toy-clip": "toy:toy-clip"}
     assert result.facts["released"] == [] and select(result.rows, source=prednoun.RELEASED).empty
+    # tight boxes vary with the agent's kind and pose, and their place with the cell: every factor varies
+    from probekit.metrics.confounds import confound_differences
+
+    diffs = confound_differences(result.data["scores"].query("model == 'toy-vilt' and condition == 'full' and "
+                                                             "template == 'default'"), result.data["perplexity"])
+    assert (diffs[["box_size", "centre_distance", "perplexity"]].std() > 0).all()
     for model in MODELS:
         r = select(ours, probe="confounds", model=model, metric="r").set_index("subset")
         assert list(r.index) == ["bounding box size", "distance from centre", "perplexity"]
-        assert math.isnan(r.loc["bounding box size", "value"])  # every toy entity fills one cell: constant
-        assert (r["n"] == 40).all() and r.loc["perplexity", "ci_low"] < r.loc["perplexity", "value"]
+        assert r["value"].notna().all() and (r["n"] == 40).all()
+        assert (r["ci_low"] < r["value"]).all() and (r["value"] < r["ci_high"]).all()
     # perplexity is the exact pseudo-perplexity: each sub-word token masked alone
     from probekit.scorers import load_scorer
 
@@ -180,6 +188,7 @@ def test_report_tables_put_our_rows_beside_the_papers(result):
     assert t6.loc[("Nikolaus et al. 2022, Table 6", "CLIP RN50 cc12m"), "architecture"] == "RN50"
     assert ("ours", "toy-clip") in t6.index and ("ours", "toy-vilt") not in t6.index
     t9 = figures.table(result, 9)
-    assert t9.loc[("ours", "toy-vilt"), ("bounding box size", "r")] == "n/a"
+    size = one(result.ours(), probe="confounds", model="toy-vilt", subset="bounding box size", metric="r")
+    assert t9.loc[("ours", "toy-vilt"), ("bounding box size", "r")] == cell(size) != "n/a"
     with pytest.raises(ValueError, match="tables: 1, 6, 7, 8, 9"):
         figures.table(result, 2)

@@ -86,3 +86,26 @@ def test_train_toy_tiny_budget(tmp_path):
     ViltForMaskedLM.from_pretrained(tmp_path / "toy-vilt")
     BertForMaskedLM.from_pretrained(tmp_path / "toy-bert")
     assert (tmp_path / "training.json").exists()
+
+
+def test_the_whole_zoo_is_shipped_registered_and_small():
+    from probekit.toymodels.zoo import ZOO
+    total = 0
+    for name, member in ZOO.items():
+        assert REGISTRY[name].source == f"toy:{name}"
+        weights = list((CHECKPOINTS / name).glob("*.safetensors"))
+        assert weights, name
+        total += sum(w.stat().st_size for w in weights)
+        assert member.parent is None or member.parent in ZOO
+    assert total <= 40 * 2**20                                 # the budget for shipped checkpoints
+    assert REGISTRY["toy-bert-blind"].source == "toy:toy-bert" and not REGISTRY["toy-bert-blind"].calibrated
+
+
+def test_a_retrained_zoo_is_used_when_named(tmp_path, monkeypatch):
+    import shutil
+    from probekit.scorers.registry import resolve_source
+    shutil.copytree(CHECKPOINTS / "toy-bert", tmp_path / "toy-bert")
+    monkeypatch.setenv("PROBEKIT_TOY_CHECKPOINTS", str(tmp_path))
+    assert resolve_source("toy:toy-bert") == str(tmp_path / "toy-bert")
+    with pytest.raises(FileNotFoundError, match="train-toy"):
+        resolve_source("toy:toy-clip")

@@ -11,7 +11,7 @@ from probekit.report.export import rows_from_notebook
 from probekit.report.show import TABLE_CLASS
 from probekit.results import select
 from probekit.studies import verbs
-from conftest import copy_project, notebook_images, toy_params
+from conftest import copy_project, notebook_images, notebook_text, toy_params
 
 TABLE4, TABLE5 = "Hendricks & Nematzadeh 2021, Table 4", "Hendricks & Nematzadeh 2021, Table 5"
 
@@ -27,8 +27,8 @@ def expected_page(rows: pd.DataFrame) -> tuple[int, int]:
     ours = rows[rows["source"] == "ours"]
     thresholded = select(ours, metric="avg")["model"].nunique()
     with_verbs = select(ours, probe="svo-verbs")["model"].nunique()
-    n_tables = 2 + (2 if thresholded else 0) + 2 + 1 + with_verbs + 1  # overview, coverage; Table 4 + n; paper
-    return n_tables, thresholded + 1 + with_verbs                    # and its n; pairwise; per verb; Table 6
+    n_tables = 2 + (2 if thresholded else 0) + 2 + 1 + with_verbs + 1 + 2  # overview, coverage; Table 4 + n;
+    return n_tables, thresholded + 1 + with_verbs   # paper and its n; pairwise; per verb; Table 6; lab checks, claims
 
 
 def test_chapter_exports_the_studys_rows_and_shows_them(executed_chapter, executed_book):
@@ -44,6 +44,9 @@ def test_chapter_exports_the_studys_rows_and_shows_them(executed_chapter, execut
     again = verbs.run(**params["verbs"]).rows
     pd.testing.assert_frame_equal(rows.reset_index(drop=True), again.reset_index(drop=True))
     assert (tables(nb), notebook_images(nb)) == expected_page(rows)
+    # the lab sections show the checks and the claims with their verdicts (never a zoo number here)
+    text = notebook_text(nb)
+    assert "knock-out, target probe" in text and "blind (text only)" in text and "decided by construction" in text
     assert not [out for cell in nb.cells for out in cell.get("outputs", []) if out.get("name") == "stderr"]
 
 
@@ -51,7 +54,7 @@ def test_chapter_reruns_with_new_threshold_and_verb_filter(executed_book, tmp_pa
     project = copy_project(tmp_path / "project", with_outputs=executed_book)
     params, _ = toy_params(project, executed_book / "data")  # same items, warm score cache
     new = ch.resolve(project, "verbs", {**params["verbs"], "models": ["toy-vilt"], "threshold": 0.7,
-                                        "min_triplet_negatives": 3, "top_k": 2})
+                                        "min_triplet_negatives": 3, "top_k": 2, "lab_models": []})
     nb = nbformat.read(ch.execute(project, "verbs", new, progress=False, log=lambda msg: None), as_version=4)
     rows = rows_from_notebook(nb)
     ours = rows[rows["source"] == "ours"]

@@ -35,7 +35,13 @@ def training_loss(history: pd.DataFrame, window: int = 5):
     return fig
 
 
-def alpha_sweep(sweep: pd.DataFrame, panels, general: tuple[str, str] = ("general", "top1"), title: str = ""):
+#: the α-sweep figure's default panels: (subset, metric, label) of the probe metrics
+SWEEP_PANELS = (("probe-r predicate_swap", "mu_c", "Probe-R predicate swap μ(c)"),
+                ("probe-c composition", "group", "Probe-C composition group"))
+
+
+def alpha_sweep(sweep: pd.DataFrame, panels=SWEEP_PANELS, general: tuple[str, str] = ("general", "top1"),
+                title: str = ""):
     """Each probe metric against the held-out task along the patching weight α, one line per encoder setting,
     α annotated.  ``sweep``: patching rows with ``encoders`` and ``alpha`` columns; ``panels``: (subset, metric,
     label) of the probe metrics, one panel each; ``general``: (subset, metric) of the x axis."""
@@ -62,7 +68,7 @@ def data_text(facts: dict) -> str:
     heads = ", ".join(f"`{m}` ({h})" for m, h in facts["heads"].items())
     return (f"**Data** ({facts['dataset']}): Probe-R {facts['probe_r_items']} comparisons in "
             f"{facts['probe_r_groups']} groups, Probe-C {facts['probe_c_groups']} groups, Probe-B "
-            f"{facts['probe_b_images']} images ({facts['probe_b_single']} single-object). Unreadable images, left "
+            f"{facts['probe_b_images']} images ({facts['probe_b_single']} in the single-object split). Unreadable images, left "
             f"out of every score: {unreadable}. **Models** (the head giving the compatibility score): {heads}."
             + (f" No scene images were found, so the filler(s) {', '.join(facts['fillers_left_out'])} are left out."
                if facts["fillers_left_out"] else "")

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from probekit.report.format import cell
 from probekit.studies import lab
 
-_ROLE = {lab.TARGET: "knock-out, target probe", lab.CONTROL: "knock-out, control", lab.BLIND: "blind (text only)"}
+_ROLE = {lab.TARGET: "knock-out, target probe", lab.PARENT: "its parent, target probe",
+         lab.CONTROL: "knock-out, control", lab.BLIND: "blind (text only)"}
 
 
 def _cell(r) -> str:
-    if r is None:
+    if not isinstance(r, Mapping):   # None, or NaN where pandas turned a row of Nones into floats
         return "not run"
     chance = r.get("chance")
     text = cell(r, with_n=True, unit=True)
@@ -33,11 +36,11 @@ def claims_table(found: pd.DataFrame) -> pd.DataFrame:
     """Claim (source) | toy comparison | verdict."""
     def compared(r) -> str:
         text = f"{r['a_model']}: {_cell(r['a'])} vs {r['b_model']}: {_cell(r['b'])}"
-        if r["diff"] is not None:
+        if isinstance(r["diff"], Mapping):
             text += f"; paired difference {cell(r['diff'], unit=True)}"
         return text
     return pd.DataFrame({
         "the paper's claim": [f"{c} ({s})" for c, s in zip(found["claim"], found["source"])],
         "on the toy world": [compared(r) for _, r in found.iterrows()],
-        "verdict": found["verdict"],
-    })
+        "verdict": list(found["verdict"]),
+    }, index=pd.RangeIndex(1, len(found) + 1, name="#"))

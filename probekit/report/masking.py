@@ -1,5 +1,6 @@
 """The guided-masking chapter's own figure (example images with the subject's box, the subject-ablated input the
-model saw, and the top-k predictions with probabilities under every condition) and its data paragraph."""
+model saw, and the top-k predictions with probabilities under every condition), its data paragraph and tables, and
+the captions of the lab's two tables."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from PIL import Image
 
+from probekit.report.format import pct
 from probekit.results import StudyResult
+from probekit.toyworld import vocab
 
 CONDITIONS = ("full image", "subject ablated", "image ablated", "text only")
 
@@ -61,4 +64,49 @@ def data_text(facts: dict, dataset: str) -> str:
     if facts["left_out"]:
         text += (f" The other {facts['left_out']} (no image, no subject box or an unreadable image) are "
                  f"reported apart, in the rows marked \"not in every condition\".")
+    if "text_prior" in facts:
+        fits = [sum(vocab.plausible(a, v, o) for v in vocab.VERBS) for a, _, o in vocab.PLAUSIBLE_TRIPLES]
+        text += (f"\n\nEvery toy caption is a transitive scene (\"a cat drops a bottle\"): one of "
+                 f"{len(vocab.AGENTS)} agents, {len(vocab.VERBS)} verbs ({len(vocab.POSES)} poses × "
+                 f"{len(vocab.VERBS) // len(vocab.POSES)} places of the object) and {len(vocab.OBJECTS)} objects, the "
+                 f"triple drawn uniformly among the plausible ones. Given the caption's subject and object the masked "
+                 f"verb is one of {min(fits)} to {max(fits)} equally likely verbs, so a model reading the text alone "
+                 f"can reach at most **{pct(facts['text_prior'])}** top-{facts['k']} accuracy; chance "
+                 f"({facts['k']} of the probe's {facts['verbs']} verbs named at random) is {pct(facts['chance'])}.")
     return text
+
+
+def data_tables(result: StudyResult) -> list[tuple[pd.DataFrame, str]]:
+    """(table, caption) for the data section: captions left out or not located (when any) and the first items."""
+    out = []
+    if result.facts["left_out"]:
+        out.append((result.data["left_out"].head(20), "Captions not scored in every condition"))
+    if result.facts["unlocated"]:
+        out.append((result.data["unlocated"].head(20), "Captions whose verb was not located"))
+    items = result.data["items"][["sentence", "verb", "verb_start", "verb_end", "subject_box"]].head()
+    return [*out, (items, "The first items")]
+
+
+def checks_caption(facts: dict) -> str:
+    """The lab's checks table caption: what chance and the text prior are (or why the lab did not run)."""
+    if facts.get("lab"):
+        return facts["lab"]
+    return (f"Knock-out and blind checks on the toy world, top-5 (the paper's k). The chance level here is what "
+            f"the caption alone allows, {pct(facts['lab_text_prior'])}: given its subject and object, 20–21 verbs "
+            f"are equally likely (naming 5 of the probe's {facts['verbs']} verbs at random gives "
+            f"{pct(facts['lab_chance'])}). toy-vilt-noverb never saw a transitive verb in its "
+            f"training images; its controls (the agents, objects and poses it still sees) are in the verbs chapter, "
+            f"and none is added here. 95% bootstrap intervals over captions.")
+
+
+def claims_caption(facts: dict) -> str:
+    """The lab's claims table caption: which toy rows each claim compares (or why the lab did not run)."""
+    if facts.get("lab"):
+        return facts["lab"]
+    return (f"The paper's claims on the toy world, in order: (1) top-1 accuracy, toy-vilt with the full image vs "
+            f"toy-bert reading the text alone (chance {pct(facts['lab_chance_top1'])}; the text alone can reach at "
+            f"most {pct(facts['lab_text_prior_top1'])}), with their paired difference on the same captions; (2) "
+            f"top-5, toy-vilt with the full image vs with the subject's patches blanked, paired; (3) toy-vilt's "
+            f"top-5 accuracy with the full image vs its ITM accuracy on verb-negative pairs (threshold 0.5, pooled "
+            f"over positives and negatives as in the paper's Table 1 average): two measures with different chance "
+            f"levels, compared as the paper compares them.")

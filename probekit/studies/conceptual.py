@@ -4,6 +4,11 @@
 every probe for every model (ours) beside the paper's Tables 2-4, 6, 8-10; ``data`` for the figures (the Probe-B
 views of one item, the patching sweep with its encoders and α, the training losses); ``facts`` the page states;
 ``claims`` from :mod:`probekit.studies.conceptual_claims`.
+
+On the toy world, ``lab_models`` (the toy zoo, :mod:`probekit.studies.conceptual_lab`) are scored on the same Probe-R
+and Probe-C items (models of ``models`` reused, not scored twice): their rows, with the α sweep's and Probe-B's that
+the lab's claims read, are ``data["lab"]`` (not in ``rows``), judged in ``data["lab_checks"]`` and
+``data["lab_claims"]`` (:mod:`probekit.studies.lab`); ``facts["lab"]`` says what ran, or why nothing did.
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ from probekit.metrics import authors_code
 from probekit.metrics import background as mb
 from probekit.metrics import conceptual as mc
 from probekit.papers.conceptual import parse_condition, undo_readings
-from probekit.results import StudyResult, concat, select
-from probekit.studies import conceptual_claims, finetune, patching
+from probekit.results import StudyResult, concat, empty, select
+from probekit.studies import conceptual_claims, conceptual_lab, finetune, lab, patching
 
 STUDY = "conceptual"
 #: one headline row per model each: Probe-R predicate-swap accuracy, Probe-C composition group score, Probe-B
@@ -29,7 +34,7 @@ HEADLINES = [dict(probe="probe-r", condition="", subset="predicate_swap", metric
              dict(probe="probe-c", condition="", subset="composition", metric="group"),
              dict(probe="probe-b", condition="black", subset="x̃1", metric="map")]
 #: what each model parameter must answer (``probekit.scorers.head_for`` questions), checked before anything runs
-ROLES = {"models": ("compatibility",)}
+ROLES = {"models": ("compatibility",), "lab_models": ("compatibility",)}
 #: the chapter's ``dataset`` parameter -> the dataset source of each probe
 SUITES = {"toy": {"probe-r": "toy", "probe-c": "toy", "probe-b": "toy"},
           "paper": {"probe-r": "probe-r", "probe-c": "probe-c", "probe-b": "probe-b"}}
@@ -48,7 +53,7 @@ def suite_sources(dataset: str) -> dict[str, str]:
     return dict(SUITES[dataset])
 
 
-def _probes(scorers, items_r, items_c, seed) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _probes(scorers, items_r, items_c, seed) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     scored_r = pd.concat([mc.score_probe_r(s, items_r) for s in scorers.values()], ignore_index=True)
     scored_c = pd.concat([mc.score_probe_c(s, items_c) for s in scorers.values()], ignore_index=True)
     comp = scored_c[scored_c["split"] == "composition"]
@@ -58,7 +63,7 @@ def _probes(scorers, items_r, items_c, seed) -> tuple[pd.DataFrame, pd.DataFrame
                                    probe="probe-c-category"),
                    mc.probe_c_rows(authors_code.swap_text_image(scored_c[scored_c["model"].isin(swapped)]), seed,
                                    probe=AUTHORS_READING["probe-c"])])
-    return rows, scored_c
+    return rows, {"probe-r": scored_r, "probe-c": scored_c}
 
 
 def _background(scorers, items_b, fillers, root, seed, toy) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list]:
@@ -127,8 +132,8 @@ def with_alpha(rows: pd.DataFrame) -> pd.DataFrame:
 def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=None, seed=0, device="auto",
         batch_size=32, cache_dir=None, fillers=FILLERS, finetune_model="toy-clip",
         finetune_encoders=("text", "vision", "both"), finetune_steps=30, finetune_lr=0.001,
-        finetune_optimizer="adamw", alphas=(0.0, 0.25, 0.5, 1.0), finetune_eval_limit=60, general_task="toy",
-        imagenet_dir=None, train_data=None) -> StudyResult:
+        finetune_optimizer="adamw", alphas=(0.0, 0.25, 0.5, 1.0), finetune_eval_limit=240, general_task="toy",
+        imagenet_dir=None, train_data=None, lab_models=conceptual_lab.LAB_MODELS) -> StudyResult:
     """Every number of the chapter (parameters as in its parameters cell)."""
     from probekit.datasets import default_data_dir, load_dataset
     from probekit.scorers import head_for, load_scorer
@@ -136,6 +141,7 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
     params = {k: v for k, v in locals().items() if k not in ("default_data_dir", "load_dataset", "head_for",
                                                              "load_scorer")}
     models, fillers = list(models), [fillers] if isinstance(fillers, str) else list(fillers)
+    lab_models = [lab_models] if isinstance(lab_models, str) else list(lab_models or [])
     root = Path(data_dir) if data_dir else default_data_dir()
     sources = suite_sources(dataset)
 
@@ -144,7 +150,8 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
 
     items_r, items_c, items_b = load("probe-r"), load("probe-c"), load("probe-b")
     scorers = {m: load_scorer(m, device=device, batch_size=batch_size, cache_dir=cache_dir) for m in models}
-    rc_rows, scored_c = _probes(scorers, items_r, items_c, seed)
+    rc_rows, scored = _probes(scorers, items_r, items_c, seed)
+    scored_c = scored["probe-c"]
     b_rows, example, used, no_scene = _background(scorers, items_b, fillers, root, seed, sources["probe-b"] == "toy")
     facts = {"dataset": "toy world" if dataset == "toy" else "the authors' release",
              "probe_r_items": len(items_r), "probe_r_groups": items_r["group_id"].nunique(),
@@ -179,7 +186,42 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
     facts["paper_categories"] = shared_categories(rows, facts["categories"])
     data["claims"] = conceptual_claims.sections(rows, models, finetune_model, list(finetune_encoders), list(alphas))
     claims = [c for section in data["claims"].values() for c in section]
+    facts["lab"], data["lab"] = _lab(
+        lab_models, dataset, scorers=scorers, items={"probe-r": items_r, "probe-c": items_c}, scored=scored,
+        b_rows=b_rows, background=lambda todo: _background(todo, items_b, fillers, root, seed, True)[0],
+        sweep=select(rows, source="ours", probe="patching"), seed=seed,
+        load=lambda m: load_scorer(m, device=device, batch_size=batch_size, cache_dir=cache_dir))
+    on = len(data["lab"]) > 0
+    data["lab_checks"] = lab.checks(data["lab"], conceptual_lab.CHECKS if on else [])
+    data["lab_claims"] = lab.claims(data["lab"], conceptual_lab.CLAIMS if on else [])
     return StudyResult(STUDY, params, rows, data, facts, claims)
+
+
+def _lab(lab_models, dataset, *, scorers, items, scored, b_rows, background, sweep, seed, load
+         ) -> tuple[str, pd.DataFrame]:
+    """(what the lab ran, or why it did not; the lab's rows): the lab models scored on the chapter's toy items, every
+    model the main run scored reused (its per-item tables and Probe-B rows), the others loaded once."""
+    if not lab_models:
+        return "no lab models (`lab_models` is empty)", empty()
+    if dataset != "toy":
+        return "the lab runs on the toy world only", empty()
+    loaded = dict(scorers)
+
+    def load_once(m):
+        if m not in loaded:
+            loaded[m] = load(m)
+        return loaded[m]
+
+    def probe_b(wanted):  # the main run's Probe-B rows, scoring only the models it did not score
+        todo = {m: load_once(m) for m in wanted if m not in scorers}
+        return concat([select(b_rows, model=[m for m in wanted if m in scorers]), background(todo) if todo else None])
+
+    rows = conceptual_lab.lab_rows(items, lab_models, load=load_once, seed=seed, scored=scored, sweep=sweep,
+                                   probe_b=probe_b)
+    b_models = [m for m in conceptual_lab.PROBE_B_MODELS if m in lab_models]
+    return (f"{', '.join(dict.fromkeys(lab_models))} on the same {len(items['probe-r'])} Probe-R comparisons and "
+            f"{len(items['probe-c'])} Probe-C groups" + (f", Probe-B of {', '.join(b_models)}" if b_models else "")
+            + ("; the α sweep above" if len(sweep) else "; no α sweep (fine-tuning not run)")), rows
 
 
 def readings_table(rows: pd.DataFrame) -> pd.DataFrame:

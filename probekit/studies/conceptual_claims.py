@@ -119,11 +119,12 @@ def probe_b_claims(rows: pd.DataFrame, models) -> list[Claim]:
                 model=m, less=", ".join(less) or "no filler", more=", ".join(more) or "no filler"))
         x0, x1 = one_or_none(single, model=m, subset="x0"), one_or_none(single, model=m, subset="x̃1")
         out += _pair(f"{m}: isolation", x1, x0, {
-            HIGHER: "Alone on a filler, the object is recognised more often ({a}) than in the original ({b}), as in "
-                    "the paper's Table 9.",
-            LOWER: "Alone on a filler, the object is recognised less often ({a}) than in the original ({b}), unlike "
-                   "the paper's Table 9.",
-            UNRESOLVED: "Alone on a filler ({a}) vs in the original ({b}): not resolved at this n."})
+            HIGHER: "Alone on a filler, the target is recognised more often ({a}) than beside the image's other "
+                    "objects on the same filler ({b}), as in the paper's Table 9.",
+            LOWER: "Alone on a filler, the target is recognised less often ({a}) than beside the image's other "
+                   "objects on the same filler ({b}), unlike the paper's Table 9.",
+            UNRESOLVED: "The target alone on a filler ({a}) vs beside the image's other objects on the same filler "
+                        "({b}): not resolved at this n."})
     objects = select(rows, source=OURS, probe="probe-b-object", model=ALL_MODELS).dropna(subset=["value"])
     if len(objects) > 1:
         top, low = objects.loc[objects["value"].idxmax()], objects.loc[objects["value"].idxmin()]

@@ -5,8 +5,9 @@ knock-outs trained without one kind of information and a blind (text-only) basel
 ``<study>_lab`` module:
 
 * :class:`Check` s, for "Does the probe measure what it claims?": a knock-out's **target** row (the probe that needs
-  the removed information) must sit at chance, its **control** rows must pass (value >= :data:`CONTROL_FLOOR`),
-  and the **blind** model must not beat chance on any choice probe;
+  the removed information) must sit at chance while its **parent** (the same recipe with the information) is
+  above chance on it, its **control** rows must pass (value >= :data:`CONTROL_FLOOR`), and the **blind** model
+  must not beat chance on any choice probe;
 * :class:`PaperClaim` s, for "The papers' claims under controlled conditions": a claim quoted from a paper about
   training conditions or architectures, tested as row ``a`` vs row ``b`` (non-overlapping 95% intervals, or a
   paired-difference row whose interval excludes 0): **holds**, **does not hold** (resolved the other way) or
@@ -27,20 +28,20 @@ import pandas as pd
 from probekit.claims import ABOVE, BELOW, HIGHER, LOWER, UNRESOLVED, compare, difference, versus_chance
 from probekit.results import one_or_none
 
-TARGET, CONTROL, BLIND = "target", "control", "blind"
+TARGET, CONTROL, BLIND, PARENT = "target", "control", "blind", "parent"
 CONTROL_FLOOR = 0.85
 AT_CHANCE, PASSES, FAILS, NOT_ABOVE = "at chance", "passes", "fails", "not above chance"
 HOLDS, DOES_NOT_HOLD, NOT_RESOLVED, BY_CONSTRUCTION = "holds", "does not hold", "not resolved", "decided by construction"
 NOT_RUN = "not run"
 #: the verdict a knock-out / blind check should get for the probe to be doing its job
-EXPECTED = {TARGET: AT_CHANCE, CONTROL: PASSES, BLIND: NOT_ABOVE}
+EXPECTED = {TARGET: AT_CHANCE, CONTROL: PASSES, BLIND: NOT_ABOVE, PARENT: ABOVE}
 
 
 @dataclass(frozen=True)
 class Check:
     """One row a knock-out or the blind model is judged on."""
     model: str
-    role: str                        # TARGET, CONTROL or BLIND
+    role: str                        # TARGET, PARENT, CONTROL or BLIND
     what: str                        # the probe in words, e.g. "verb negatives, pairwise"
     where: Mapping[str, str] = field(default_factory=dict)
 
@@ -108,5 +109,5 @@ def claims(rows: pd.DataFrame, defined: list[PaperClaim]) -> pd.DataFrame:
 
 
 __all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "claim_verdict", "CONTROL_FLOOR",
-           "TARGET", "CONTROL", "BLIND", "AT_CHANCE", "PASSES", "FAILS", "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD",
+           "TARGET", "CONTROL", "BLIND", "PARENT", "AT_CHANCE", "PASSES", "FAILS", "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD",
            "NOT_RESOLVED", "BY_CONSTRUCTION", "NOT_RUN", "HIGHER", "LOWER", "BELOW"]

@@ -16,6 +16,11 @@ Rows (vocabulary shared with :mod:`probekit.papers.guided_masking`):
 
 Subject boxes come from the dataset (the toy world's exact boxes) or, where it has none, from the detector
 adapter :data:`DETECTOR` queried with the subject noun.
+
+On the toy world the lab (:mod:`probekit.studies.masking_lab`) scores the zoo's ``lab_models`` on the same items
+and pairs: ``data["lab"]`` (rows, not in ``result.rows``), ``data["lab_checks"]`` and ``data["lab_claims"]``
+(``probekit.studies.lab``); ``facts["text_prior"]`` is the best top-k a text-only model can reach there
+(``probekit.toyworld.vocab.prior_topk``).
 """
 
 from __future__ import annotations
@@ -33,7 +38,9 @@ from probekit.metrics.masking import (accuracy_rows, common_items, drop_rows, gu
                                       topk_chance)
 from probekit.results import StudyResult, concat
 from probekit.scorers import can_answer, head_for, load_scorer
+from probekit.studies import lab, masking_lab
 from probekit.studies.masking_claims import claims
+from probekit.toyworld import vocab
 
 STUDY = "masking"
 DETECTOR = "owlvit-b32"
@@ -46,7 +53,7 @@ HEADLINES = [dict(probe="top-k", condition="full image", subset="all", metric="a
 #: what each model parameter must answer (``probekit.scorers.head_for`` questions; at least one of them),
 #: checked from the registry before anything runs (``probekit check``)
 ROLES = {"models": ("fill_mask", "threshold"), "mlm_models": ("fill_mask",), "itm_models": ("threshold",),
-         "text_model": ("fill_mask",)}
+         "text_model": ("fill_mask",), "lab_models": ("fill_mask", "threshold")}
 
 
 def _missing(value) -> bool:
@@ -77,6 +84,46 @@ def fill_boxes(boxes, images, queries, detector) -> tuple[list, int]:
     return boxes, len(todo)
 
 
+def condition_paths(items: pd.DataFrame, scorers, root) -> dict:
+    """The image each masked-LM scorer sees per item under each image condition (``probekit.ablation``), the
+    subject blanked under ``items["subject_box"]``."""
+    return {(s.name, c): condition_images(items["image"].tolist(), c, PatchGrid.of(s), root,
+                                          boxes=items["subject_box"].tolist())
+            for s in scorers for c in CONDITIONS}
+
+
+def verb_pairs(dataset: str, root, limit, seed: int, detector) -> tuple:
+    """The ``verbs`` table of ``dataset`` with the positive and negative images' subject boxes (asked of
+    ``detector()`` where missing): (pairs, positive boxes, negative boxes, how many boxes were detected)."""
+    pairs = load_dataset("verbs", dataset, data_dir=root, limit=limit, seed=seed)
+    pos_boxes, neg_boxes = pair_subject_boxes(pairs)
+    pos_boxes, n_pos = fill_boxes(pos_boxes, pairs["pos_image"].tolist(), triplet_subjects(pairs["pos_triplet"]),
+                                  detector)
+    neg_boxes, n_neg = fill_boxes(neg_boxes, pairs["neg_image"].tolist(), triplet_subjects(pairs["neg_triplet"]),
+                                  detector)
+    return pairs, pos_boxes, neg_boxes, n_pos + n_neg
+
+
+def itm_rows(pairs: pd.DataFrame, pos_boxes, neg_boxes, scorers, root) -> pd.DataFrame:
+    """ITM rows of each scorer on the verb ``pairs`` under the three image conditions (``itm_under_ablation``)."""
+    return itm_under_ablation(pairs, scorers, {
+        (s.name, c): tuple(condition_images(pairs[col].tolist(), c, PatchGrid.of(s), root, boxes=b)
+                           for col, b in (("pos_image", pos_boxes), ("neg_image", neg_boxes)))
+        for s in scorers for c in CONDITIONS})
+
+
+def _lab(dataset: str, lab_models, items, load, root, pairs, seed: int) -> tuple[dict, str | None]:
+    """The lab's rows, checks and claims on the toy world; empty frames and why otherwise."""
+    rows = (masking_lab.lab_rows(items, lab_models, load, root, pairs, seed=seed)
+            if dataset == "toy" and lab_models else concat([]))
+    why = (None if len(rows) else "The lab runs on the toy world only." if dataset != "toy"
+           else "No lab models were given (lab_models)." if not lab_models else "The lab models scored nothing.")
+    if why:
+        return dict(lab=rows, lab_checks=lab.checks(rows, []), lab_claims=lab.claims(rows, [])), why
+    return dict(lab=rows, lab_checks=lab.checks(rows, masking_lab.CHECKS),
+                lab_claims=lab.claims(rows, masking_lab.CLAIMS)), None
+
+
 def _examples(items: pd.DataFrame, images: dict, scorer, n: int, seed: int) -> pd.DataFrame:
     """``n`` items with an image and a subject box, drawn with ``seed``, with the paths the model saw."""
     grid = PatchGrid.of(scorer)
@@ -92,16 +139,21 @@ def _examples(items: pd.DataFrame, images: dict, scorer, n: int, seed: int) -> p
 
 def run(models=("toy-vilt",), dataset: str = "toy", data_dir=None, limit: int | None = None, seed: int = 0,
         device: str = "auto", batch_size: int = 32, cache_dir=None, k: int = 5, mlm_models=None, itm_models=None,
-        text_model: str | None = "toy-bert", n_examples: int = 4) -> StudyResult:
+        text_model: str | None = "toy-bert", n_examples: int = 4, lab_models=masking_lab.LAB_MODELS) -> StudyResult:
     """Top-k verb prediction of every masked-LM model under the four conditions and ITM under the three image
-    conditions; rows, per-item predictions, example items, facts and claims."""
+    conditions; rows, per-item predictions, example items, facts and claims; on the toy world the lab's rows,
+    checks and claims (``lab_models``, :mod:`probekit.studies.masking_lab`; none: no lab)."""
+    lab_models = list(lab_models or [])
     params = dict(models=list(models), dataset=dataset, data_dir=data_dir, limit=limit, seed=seed, device=device,
                   batch_size=batch_size, cache_dir=cache_dir, k=k, mlm_models=mlm_models, itm_models=itm_models,
-                  text_model=text_model, n_examples=n_examples)
+                  text_model=text_model, n_examples=n_examples, lab_models=lab_models)
     root = Path(data_dir) if data_dir is not None else default_data_dir()
+    loaded: dict = {}
 
-    def load(name):
-        return load_scorer(name, device=device, batch_size=batch_size, cache_dir=cache_dir)
+    def load(name):   # each model loaded once, the lab's included
+        if name not in loaded:
+            loaded[name] = load_scorer(name, device=device, batch_size=batch_size, cache_dir=cache_dir)
+        return loaded[name]
 
     scorers = {name: load(name) for name in dict.fromkeys([*models, *(mlm_models or []), *(itm_models or [])])}
     mlm = [scorers[n] for n in (mlm_models or [n for n in models if can_answer(scorers[n], "fill_mask")])]
@@ -112,8 +164,7 @@ def run(models=("toy-vilt",), dataset: str = "toy", data_dir=None, limit: int | 
     boxes, detected = fill_boxes(items["subject_box"].tolist(), items["image"].tolist(),
                                  items.get("subject", pd.Series([""] * len(items))).tolist(), lambda: load(DETECTOR))
     items = items.assign(subject_box=boxes)
-    images = {(s.name, c): condition_images(items["image"].tolist(), c, PatchGrid.of(s), root, boxes=boxes)
-              for s in mlm for c in CONDITIONS}
+    images = condition_paths(items, mlm, root)
     per_item, left = common_items(guided_masking(items, mlm, text_scorer, images, k=k))
     chance = topk_chance(items["verb"], k)
     parts = [accuracy_rows(per_item, chance, seed), drop_rows(per_item, seed=seed)] if len(per_item) else []
@@ -127,26 +178,28 @@ def run(models=("toy-vilt",), dataset: str = "toy", data_dir=None, limit: int | 
                  paper_subset=PAPER_SUBSETS.get(dataset, "SVO-Probes"),
                  text_model=text_model, fill_mask_heads={s.name: head_for(s, "fill_mask") for s in mlm},
                  itm_heads={s.name: head_for(s, "threshold") for s in itm}, threshold=0.5)
-    if itm and dataset in sources("verbs"):
-        pairs = load_dataset("verbs", dataset, data_dir=root, limit=limit, seed=seed)
-        pos_boxes, neg_boxes = pair_subject_boxes(pairs)
-        pos_boxes, n_pos = fill_boxes(pos_boxes, pairs["pos_image"].tolist(), triplet_subjects(pairs["pos_triplet"]),
-                                      lambda: load(DETECTOR))
-        neg_boxes, n_neg = fill_boxes(neg_boxes, pairs["neg_image"].tolist(), triplet_subjects(pairs["neg_triplet"]),
-                                      lambda: load(DETECTOR))
-        itm_images = {(s.name, c): (condition_images(pairs["pos_image"].tolist(), c, PatchGrid.of(s), root,
-                                                     boxes=pos_boxes),
-                                    condition_images(pairs["neg_image"].tolist(), c, PatchGrid.of(s), root,
-                                                     boxes=neg_boxes))
-                      for s in itm for c in CONDITIONS}
-        parts.append(itm_under_ablation(pairs, itm, itm_images))
-        facts.update(pairs=len(pairs), pair_images=2 * len(pairs), pair_detected=n_pos + n_neg,
+    if dataset == "toy":   # the best a text-only model can do: the verb is uniform given subject and object
+        facts.update(verbs=int(items["verb"].nunique()), text_prior=vocab.prior_topk(k),
+                     lab_text_prior=vocab.prior_topk(masking_lab.PAPER_K), lab_text_prior_top1=vocab.prior_topk(1),
+                     lab_chance=topk_chance(items["verb"], masking_lab.PAPER_K),
+                     lab_chance_top1=topk_chance(items["verb"], 1))
+    pairs = None   # (verbs table, positive boxes, negative boxes): ITM for the study's models and the lab's
+    if (itm or (dataset == "toy" and lab_models)) and dataset in sources("verbs"):
+        *pairs, n_detected = verb_pairs(dataset, root, limit, seed, lambda: load(DETECTOR))
+    if itm and pairs is not None:
+        table, pos_boxes, neg_boxes = pairs
+        parts.append(itm_rows(*pairs, itm, root))
+        facts.update(pairs=len(table), pair_images=2 * len(table), pair_detected=n_detected,
                      pair_images_boxed=sum(b is not None for b in pos_boxes + neg_boxes),
                      pairs_in_every_condition=sum(all(_present(p) for p in (a, b, c, d)) for a, b, c, d in
-                                                  zip(pairs["pos_image"], pairs["neg_image"], pos_boxes, neg_boxes)))
-        if n_pos + n_neg:
+                                                  zip(table["pos_image"], table["neg_image"], pos_boxes, neg_boxes)))
+        if n_detected:
             facts["detector"] = DETECTOR
     rows = concat([*parts, papers.reported(STUDY)])
     data = dict(items=items, unlocated=pd.DataFrame(items.attrs.get("unlocated", []), columns=["sentence", "verb"]),
-                per_item=per_item, left_out=_left_out(items, left), examples=_examples(items, images, mlm[0], n_examples, seed) if mlm else None)
+                per_item=per_item, left_out=_left_out(items, left),
+                examples=_examples(items, images, mlm[0], n_examples, seed) if mlm else None)
+    lab_data, facts["lab"] = _lab(dataset, lab_models, items, load, root, pairs, seed)
+    facts["lab_models"] = lab_models
+    data.update(lab_data)
     return StudyResult(study=STUDY, params=params, rows=rows, data=data, facts=facts, claims=claims(rows, k=k))

@@ -96,8 +96,10 @@ def sweep_rows(scored: dict[str, pd.DataFrame], model: str, condition: str, seed
 
 
 def paired_rows(patched: dict[str, pd.DataFrame], original: dict[str, pd.DataFrame], model: str,
-                condition: str, seed: int = 0) -> pd.DataFrame:
-    """Patched minus original over the same items, per task (and kind / split) and metric."""
+                condition: str, seed: int = 0, probe: str = "patching", against: str = ORIGINAL) -> pd.DataFrame:
+    """Patched minus original over the same items, per task (and kind / split) and metric (condition
+    ``<condition> − <against>``; the lab compares two models of the zoo the same way, ``probe`` and ``against``
+    naming them)."""
     out = []
     for task, (keys, metrics) in _PAIRED.items():
         if task not in patched or task not in original:
@@ -110,7 +112,7 @@ def paired_rows(patched: dict[str, pd.DataFrame], original: dict[str, pd.DataFra
                 if col not in part:
                     continue
                 diff = part[col].to_numpy(float) - part[f"{col}_orig"].to_numpy(float)
-                out.append(row(study=mc.STUDY, probe="patching", model=model, condition=f"{condition} − {ORIGINAL}",
+                out.append(row(study=mc.STUDY, probe=probe, model=model, condition=f"{condition} − {against}",
                                subset=subset, metric=f"{metric}_diff", chance=0.0, **mc.summarize(diff, seed=seed)))
     return frame(out)
 

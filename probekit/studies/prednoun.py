@@ -14,6 +14,10 @@ Rows (vocabulary shared with :mod:`probekit.papers.prednoun`):
   inside the target's crop (:mod:`probekit.metrics.crop_overlap`);
 * with ``released_outputs``: the same pair, concept and tuple rows computed from the authors' released per-item
   outputs (:mod:`probekit.data.prednoun_released`), source :data:`RELEASED`, models named as in the paper.
+
+On the toy world, ``lab_models`` (the toy zoo, :mod:`probekit.studies.prednoun_lab`) are scored on the same
+triplets, full and cropped: their rows are ``data["lab"]`` (not in ``rows``), judged in ``data["lab_checks"]``
+and ``data["lab_claims"]`` (:mod:`probekit.studies.lab`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from probekit.results import StudyResult, concat
 from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.scorers.mlm import pseudo_perplexity
 from probekit.scorers.registry import REGISTRY
+from probekit.studies import lab, prednoun_lab
 from probekit.studies.prednoun_claims import CROP_GAIN, claims
 
 STUDY = "prednoun"
@@ -42,11 +47,14 @@ HEADLINES = [dict(probe="pairs", condition="full", subset="all", metric="pair_ac
              dict(probe="pairs", condition="cropped", subset="all", metric="pair_accuracy")]
 #: what each model parameter must answer (``probekit.scorers.head_for`` questions; at least one of them),
 #: checked from the registry before anything runs (``probekit check``)
-ROLES = {"models": ("choice",), "clip_models": ("choice",), "perplexity_model": ("fill_mask",)}
+ROLES = {"models": ("choice",), "clip_models": ("choice",), "perplexity_model": ("fill_mask",),
+         "lab_models": ("choice",)}
 
 
-def _scored(name: str, scorer, items: pd.DataFrame, crops: pd.Series, condition: str, template: str
-            ) -> pd.DataFrame:
+def score_run(name: str, scorer, items: pd.DataFrame, crops: pd.Series, condition: str, template: str
+              ) -> pd.DataFrame:
+    """``items`` with ``name``'s s_target and s_distractor on full images or ``crops`` (``condition``), with the
+    default or the alternative sentences (``template``)."""
     scores = pairs.score_triplets(scorer, items, images=crops if condition == "cropped" else None,
                                   template=template)
     return items.assign(model=name, condition=condition, template=template, s_target=scores["s_target"],
@@ -101,14 +109,17 @@ def released(folders, root: Path, seed: int, min_concept_count: int, min_tuple_c
 def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, limit: int | None = None,
         seed: int = 0, device: str = "auto", batch_size: int = 32, cache_dir=None, min_concept_count: int = 10,
         n_resamples: int = 100, perplexity_model: str = "toy-bert", clip_models=("toy-clip",),
-        min_tuple_count: int = pairs.TUPLE_MIN_COUNT, released_outputs=()) -> StudyResult:
+        min_tuple_count: int = pairs.TUPLE_MIN_COUNT, released_outputs=(),
+        lab_models=prednoun_lab.LAB_MODELS) -> StudyResult:
     """Score every model of ``models`` (four runs: full/cropped × default/alt template) and of ``clip_models``
     (full images, default template), re-analyse the authors' ``released_outputs`` (their folder names, e.g.
-    "VILT"), and compute the study's rows, per-item data, facts and claims."""
+    "VILT"), and compute the study's rows, per-item data, facts and claims; on the toy world, score the
+    ``lab_models`` too (full and cropped, default template) and judge the lab's checks and claims."""
     params = dict(models=list(models), dataset=dataset, data_dir=data_dir, limit=limit, seed=seed, device=device,
                   batch_size=batch_size, cache_dir=cache_dir, min_concept_count=min_concept_count,
                   n_resamples=n_resamples, perplexity_model=perplexity_model, clip_models=list(clip_models),
-                  min_tuple_count=min_tuple_count, released_outputs=list(released_outputs))
+                  min_tuple_count=min_tuple_count, released_outputs=list(released_outputs),
+                  lab_models=list(lab_models))
     root = Path(data_dir) if data_dir is not None else default_data_dir()
     items = load_dataset(STUDY, dataset, data_dir=root, limit=limit, seed=seed)
     crops = crop_to_targets(items, root)
@@ -122,7 +133,7 @@ def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, li
     main = [m for m in models if m in scorers]
     runs = [(m, c, t) for m in main for t in PROBES for c in CONDITIONS]
     runs += [(m, "full", "default") for m in clip_models if m in scorers and m not in main]
-    scored = {key: _scored(key[0], scorers[key[0]], items, crops, key[1], key[2]) for key in runs}
+    scored = {key: score_run(key[0], scorers[key[0]], items, crops, key[1], key[2]) for key in runs}
     rows, concepts, tuples = analyse(scored, main, seed, min_concept_count, min_tuple_count, n_resamples)
 
     lm = load_scorer(perplexity_model, device=device, batch_size=batch_size, cache_dir=cache_dir) if main else None
@@ -137,6 +148,17 @@ def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, li
         parts.append(theirs)
         facts.update(more)
     rows = concat([rows, *parts, papers.reported(STUDY)])
+    if dataset == "toy" and lab_models:
+        data["lab"] = prednoun_lab.lab_rows(items, lab_models, crops=crops, scored=scored, seed=seed, device=device,
+                                            batch_size=batch_size, cache_dir=cache_dir)
+        data["lab_checks"] = lab.checks(data["lab"], prednoun_lab.CHECKS)
+        data["lab_claims"] = lab.claims(data["lab"], prednoun_lab.CLAIMS)
+        facts["lab"] = (f"{', '.join(dict.fromkeys(data['lab']['model']))} scored on the same {len(items)} "
+                        "triplets, full and cropped to the target (default template)")
+    else:
+        data.update(lab=concat([]), lab_checks=lab.checks(concat([]), []), lab_claims=lab.claims(concat([]), []))
+        facts["lab"] = ("the lab runs on the toy world only" if dataset != "toy"
+                        else "no lab models (`lab_models` is empty)")
 
     swaps = items.assign(swap=items["pos"].map(pairs.SWAP_NAMES)).groupby("swap")
     facts.update(dataset=dataset, seed=seed, n_triplets=len(items), n_pairs=int(items["pair_id"].nunique()),

@@ -44,8 +44,8 @@ _CONFOUND = {HIGHER: "The strongest confound of {model} is {factor}: r = {a} (Fi
                     "the target's {factor} relative to the distractor's, the more it prefers the target sentence.",
              UNRESOLVED: "No confound of {model} is resolved at this n: the strongest, {factor}, has r = {a} "
                          "(Fisher z interval), which includes 0."}
-_UNDEFINED = ("Undefined for {model}: {factors} (the difference is the same for every triplet, e.g. every "
-              "toy-world entity fills one cell, so there is nothing to correlate).")
+_UNDEFINED = ("Undefined for {model}: {factors} (the difference is the same for every triplet, or a score "
+              "is, so there is nothing to correlate).")
 
 
 def _pair_row(ours: pd.DataFrame, model: str, condition: str, subset: str = "all") -> pd.Series:

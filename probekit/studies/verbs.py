@@ -7,7 +7,10 @@
 * ``data``: ``overview`` (one row of dataset counts), ``coverage`` (per model: head, checkpoint, scored rows and
   rows dropped whole for a missing positive / negative / unreadable image), ``verb_order`` (per model, the ranked
   verbs shown, hardest first) and ``triplet_negatives`` (per model, distinct negative images per positive SVO
-  triplet, what ``min_triplet_negatives`` filters on, as the paper's Table 6 does);
+  triplet, what ``min_triplet_negatives`` filters on, as the paper's Table 6 does), and the toy laboratory
+  (:mod:`probekit.studies.verbs_lab`): ``lab`` (the lab models' rows on the same items, not in ``rows``),
+  ``lab_checks`` and ``lab_claims`` (:func:`probekit.studies.lab.checks` / ``claims`` of them; empty frames when
+  the lab does not run, ``facts["lab"]`` says why);
 * ``facts``: the counts the page states (rows dropped for a missing positive and a missing negative image,
   placeholder photos counted as missing, verb-negative pairs beside the guided-masking paper's), which head
   scored each model (``heads``) and which head of which checkpoint that is (``head_of``);
@@ -28,8 +31,9 @@ from probekit import papers
 from probekit.datasets import load_dataset
 from probekit.metrics import itm
 from probekit.papers.guided_masking import GUIDED_MASKING_VERB_PAIRS
-from probekit.results import OURS, StudyResult, concat, select
+from probekit.results import OURS, StudyResult, concat, empty, select
 from probekit.scorers import REGISTRY, can_answer, head_for, load_scorer
+from probekit.studies import lab, verbs_lab
 from probekit.studies.verbs_claims import claims
 
 STUDY = "verbs"
@@ -38,7 +42,7 @@ HEADLINES = [dict(probe=itm.PROBE, subset="all", metric="pairwise"),
              dict(probe=itm.PROBE, subset="verb", metric="pairwise")]
 #: what each model parameter must answer (``probekit.scorers.head_for`` questions; at least one of them),
 #: checked from the registry before anything runs (``probekit check``)
-ROLES = {"models": ("threshold", "choice")}
+ROLES = {"models": ("threshold", "choice"), "lab_models": ("threshold", "choice")}
 
 
 def overview(items: pd.DataFrame, dataset: str) -> pd.DataFrame:
@@ -83,23 +87,41 @@ def score_model(scorer, items: pd.DataFrame, threshold: float, min_triplet_negat
     return concat(parts), record, triplets
 
 
+def run_lab(items: pd.DataFrame, dataset: str, lab_models: Sequence[str], scored: dict,
+            **scoring) -> tuple[dict, str]:
+    """The toy laboratory's data (``lab``, ``lab_checks``, ``lab_claims``) and the fact saying what ran or why not.
+    ``scored``: the main run's rows per model, reused when they are at the lab's threshold."""
+    if dataset != "toy" or not lab_models:
+        none = empty()
+        return ({"lab": none, "lab_checks": lab.checks(none, []), "lab_claims": lab.claims(none, [])},
+                "the lab runs on the toy world only" if dataset != "toy" else "no lab models were given")
+    rows = verbs_lab.lab_rows(items, lab_models, scored=scored, **scoring)
+    return ({"lab": rows, "lab_checks": lab.checks(rows, verbs_lab.CHECKS),
+             "lab_claims": lab.claims(rows, verbs_lab.CLAIMS)},
+            f"{', '.join(dict.fromkeys(lab_models))} on the same {len(items)} toy rows, ITM heads at threshold "
+            f"{verbs_lab.THRESHOLD:g}")
+
+
 def run(models: Sequence[str] = ("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None,
         limit: int | None = None, seed: int = 0, device: str = "auto", batch_size: int = 32, cache_dir=None,
-        threshold: float = 0.5, min_triplet_negatives: int = 30, top_k: int = 10, n_resamples: int = 1000) -> StudyResult:
+        threshold: float = 0.5, min_triplet_negatives: int = 30, top_k: int = 10, n_resamples: int = 1000,
+        lab_models: Sequence[str] = verbs_lab.LAB_MODELS) -> StudyResult:
     """The verbs study with the chapter's parameters (same names and defaults as its parameters cell)."""
     params = dict(models=list(models), dataset=dataset, data_dir=data_dir, limit=limit, seed=seed, device=device,
                   batch_size=batch_size, cache_dir=cache_dir, threshold=threshold,
                   min_triplet_negatives=min_triplet_negatives,
-                  top_k=top_k, n_resamples=n_resamples)
+                  top_k=top_k, n_resamples=n_resamples, lab_models=list(lab_models))
     items = load_dataset(STUDY, dataset, data_dir=data_dir, limit=limit, seed=seed)
-    parts, records, triplet_negatives, verb_order = [], {}, {}, {}
+    parts, records, triplet_negatives, verb_order = {}, {}, {}, {}
     for name in models:
         scorer = load_scorer(name, device=device, batch_size=batch_size, cache_dir=cache_dir)
-        rows, records[name], triplet_negatives[name] = score_model(
+        parts[name], records[name], triplet_negatives[name] = score_model(
             scorer, items, threshold, min_triplet_negatives, n_resamples, seed)
-        parts.append(rows)
-        verb_order[name] = itm.ranked_verbs(rows[rows["probe"] == itm.VERB_PROBE], top_k)
-    rows = concat([*parts, papers.reported(STUDY)])
+        verb_order[name] = itm.ranked_verbs(parts[name][parts[name]["probe"] == itm.VERB_PROBE], top_k)
+    rows = concat([*parts.values(), papers.reported(STUDY)])
+    lab_data, lab_fact = run_lab(items, dataset, lab_models, parts if threshold == verbs_lab.THRESHOLD else {},
+                                 min_triplet_negatives=min_triplet_negatives, n_resamples=n_resamples, seed=seed,
+                                 device=device, batch_size=batch_size, cache_dir=cache_dir)
     coverage = pd.DataFrame(records).T
     kinds = itm.negative_type(items)
     has_pos = items["pos_image"].notna()
@@ -117,7 +139,8 @@ def run(models: Sequence[str] = ("toy-vilt", "toy-clip"), dataset: str = "toy", 
         "unreadable_image": {name: r["unreadable_image"] for name, r in records.items()},
         "verbs_ranked": {name: r["verbs ranked"] for name, r in records.items()},
         "triplets_kept": {name: r["triplets kept"] for name, r in records.items()},
+        "lab": lab_fact,
     }
     data = {"overview": overview(items, dataset), "coverage": coverage, "verb_order": verb_order,
-            "triplet_negatives": triplet_negatives}
+            "triplet_negatives": triplet_negatives, **lab_data}
     return StudyResult(STUDY, params, rows, data, facts, claims(rows, threshold=threshold))

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ..toyworld.vocab import AGENTS, OBJECTS, POSES, SCENES, VERBS, prior_topk
 from .build import FFN, HEADS, LAYERS, MAX_TEXT, WIDTH, tokenizer
-from .train import CHECKPOINTS, ZOO
+from .train import CHECKPOINTS
+from .zoo import ZOO
 
 CURVE_KEYS = {"object": ("-", 0.5), "prednoun_pair": ("--", 0.25), "verb_choice": (":", 0.5)}
 #: the held-out numbers shown in the card's table: (label, path into the held-out record)

@@ -18,7 +18,7 @@ Statistics set on purpose:
 - plausibility: every verb has one object it never takes and every agent two verbs it never does
   (``IMPLAUSIBLE_OBJECT``, ``IMPLAUSIBLE_VERBS``); Probe-R's unlikely swaps are exactly those triples.
 - no language prior beyond plausibility: triples are drawn uniformly among the plausible ones, so given subject and
-  object a masked verb is one of 20-22 equally likely verbs (``prior_topk(5)`` = 24.8%; chance 5/24 = 20.8%).
+  object a masked verb is one of 20-21 equally likely verbs (``prior_topk(5)`` = 24.8%; chance 5/24 = 20.8%).
 - context: each object has a typical scene used with probability 0.8 (``TYPICAL_SCENE_P``); Probe-B items record
   ``scene`` and ``typical_scene``.
 - counterbalancing: every image-choice item pairs one sentence with two images, every predicate-noun pair swaps its

@@ -1,6 +1,6 @@
 """Toy guided masking: captions of subject-verb-object scenes whose verb position and subject box are known
 exactly.  Triples are drawn uniformly among the plausible ones, so given the caption's subject and object the
-masked verb is one of 20-22 equally likely verbs: a text-only model can reach ``vocab.prior_topk(k)`` at best
+masked verb is one of 20-21 equally likely verbs: a text-only model can reach ``vocab.prior_topk(k)`` at best
 (24.8% for k = 5; chance k / 24 = 20.8%)."""
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ SCENES = ["park", "beach", "street", "kitchen", "forest", "snow"]
 # --- statistics set on purpose -------------------------------------------------------------------------------
 # Which (subject, verb, object) can happen at all: every verb has exactly one object it never takes and every agent
 # two verbs it never does.  Probe-R's "unlikely" swaps are exactly the triples outside; inside, triples are drawn
-# uniformly, so given its subject and object a masked verb is one of 20-22 equally likely verbs (the stated prior,
+# uniformly, so given its subject and object a masked verb is one of 20-21 equally likely verbs (the stated prior,
 # ``prior_topk``) and no caption gives it away.
 IMPLAUSIBLE_OBJECT = {v: OBJECTS[i % len(OBJECTS)] for i, v in enumerate(sorted(VERBS))}
 IMPLAUSIBLE_VERBS = {"man": {"drop", "drag"}, "woman": {"kick", "hit"}, "boy": {"wash", "clean"},

@@ -1,0 +1,126 @@
+"""The conceptual study's lab (:mod:`probekit.studies.lab`): the blind baseline's checks and the paper's claims on
+the toy model zoo, scored on the chapter's own toy items with the study's functions.
+
+* Checks: ``toy-bert-blind`` (the text alone, the image ignored) must not beat chance on Probe-R's choice between
+  the true relation and an unlikely one, nor on Probe-C's Winoground text, image and group scores.  Probe-R's wrong
+  captions are unlikely relations by design, so a text-only model that knows the world's statistics may well beat
+  chance there: the verdict column shows it when it does.
+* Claims: fine-tuning CLIP on swap negatives raises Probe-R and Probe-C μ(c) (the α sweep's α = 1 vs α = 0 rows of
+  ``finetune_model``, both encoders, with their paired difference), at a cost on the held-out task; hard swap
+  negatives in pre-training help a dual encoder (``toy-clip-hardneg`` vs ``toy-clip``, paired over the same items);
+  a model trained with objects in their typical scenes leans on the background (Probe-B Δc(x0, x̃1) with the
+  background replaced by an unrelated scene; the zoo's training images show their first object in its typical
+  scene 80% of the time).
+
+Lab rows never enter ``result.rows``.  Sweep rows are copied with the model renamed ``<model>, <condition>`` and
+Probe-B rows ``<model>, <subset>``, so the claims table tells α = 1 from α = 0 and x0 from x̃1.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import pandas as pd
+
+from probekit.metrics import conceptual as mc
+from probekit.results import concat, empty, select
+from probekit.studies import patching
+from probekit.studies.lab import BLIND, HIGHER, LOWER, Check, PaperClaim
+
+LAB_MODELS = ("toy-clip", "toy-clip-hardneg", "toy-vilt", "toy-bert-blind")
+#: the models whose Probe-B rows the claims need (trained, as every zoo model, with objects in typical scenes)
+PROBE_B_MODELS = ("toy-clip",)
+#: (a, b) pairs of the zoo compared item by item (probe ``PAIRED``, condition ``a − b``)
+PAIRS = (("toy-clip-hardneg", "toy-clip"),)
+PAIRED = "lab paired"
+#: the sweep rows the claims read: ``finetune_model`` (the chapter's default) with both encoders trained (VT)
+SWEEP_MODEL, ENCODERS = "toy-clip", "both"
+SOURCE = "Schiappa et al. 2023"
+
+R_PRED = dict(probe="probe-r", condition="", subset="predicate_swap")
+C_COMP = dict(probe="probe-c", condition="", subset="composition")
+SCENE = dict(probe="probe-b", condition="scene")   # multi-object images, background replaced by an unrelated scene
+
+CHECKS = [
+    Check("toy-bert-blind", BLIND, "Probe-R: true relation vs unlikely predicate (accuracy)",
+          {**R_PRED, "metric": "acc"}),
+    Check("toy-bert-blind", BLIND, "Probe-R: true relation vs unlikely subject (accuracy)",
+          dict(probe="probe-r", condition="", subset="subject_swap", metric="acc")),
+    *[Check("toy-bert-blind", BLIND, f"Probe-C composition swaps: {m} score", {**C_COMP, "metric": m})
+      for m in ("text", "image", "group")],
+]
+
+
+def _swept(alpha: float, diff: bool = False) -> str:
+    return f"{SWEEP_MODEL}, {ENCODERS}, α = {alpha:g}" + (f" − {patching.ORIGINAL}" if diff else "")
+
+
+def _sweep_claim(claim: str, subset: str, metric: str, expect: str) -> PaperClaim:
+    where = dict(probe="patching", subset=subset)
+    return PaperClaim(claim, f"{SOURCE}, Table 2 and Table 10", a=(_swept(1), {**where, "metric": metric}),
+                      b=(_swept(0), {**where, "metric": metric}), expect=expect,
+                      diff=(_swept(1, diff=True), {**where, "metric": f"{metric}_diff"}))
+
+
+def _b(view: str) -> str:
+    return f"{PROBE_B_MODELS[0]}, {view}"
+
+
+def _hardneg_claim(claim: str, subset: str) -> PaperClaim:
+    a, b = PAIRS[0]
+    probe, split = subset.split(" ")
+    return PaperClaim(claim, f"{SOURCE}, section 5 and Table 2 (the same idea applied in pre-training)",
+                      a=(a, dict(probe=probe, condition="", subset=split, metric="mu_c")),
+                      b=(b, dict(probe=probe, condition="", subset=split, metric="mu_c")), expect=HIGHER,
+                      diff=(a, dict(probe=PAIRED, condition=f"{a} − {b}", subset=subset, metric="mu_c_diff")))
+
+
+CLAIMS = [
+    _sweep_claim("Fine-tuning CLIP on swap negatives improves its relational understanding (Probe-R μ(c))",
+                 "probe-r predicate_swap", "mu_c", HIGHER),
+    _sweep_claim("Fine-tuning CLIP on swap negatives improves its compositional understanding (Probe-C μ(c))",
+                 "probe-c composition", "mu_c", HIGHER),
+    _sweep_claim("The fine-tuned CLIP pays with a drop in general classification accuracy (the held-out task: toy "
+                 "single-object classification, top-1)", "general", "top1", LOWER),
+    _hardneg_claim("Training with selective (swap) negatives enforces relational learning in a dual encoder "
+                   "without co-attention (Probe-R μ(c))", "probe-r predicate_swap"),
+    _hardneg_claim("Training with selective (swap) negatives enforces compositional learning in a dual encoder "
+                   "without co-attention (Probe-C μ(c))", "probe-c composition"),
+    PaperClaim("A model that has learned which objects belong in which scene leans on the background: in an "
+               "unrelated scene its objects lose confidence, Δc(x0, x̃1) > 0 (the zoo's training images show their "
+               "first object in its typical scene 80% of the time)",
+               f"{SOURCE}, section 4.4 (the premise of the scene filler) and Table 8",
+               a=(_b("x0"), dict(SCENE, subset="x0", metric="map")),
+               b=(_b("x̃1"), dict(SCENE, subset="x̃1", metric="map")), expect=HIGHER,
+               diff=(_b("(x0, x̃1)"), dict(SCENE, subset="(x0, x̃1)", metric="delta_c_pts"))),
+]
+
+
+def lab_rows(items: dict[str, pd.DataFrame], lab_models, *, load: Callable, seed: int = 0,
+             scored: dict[str, pd.DataFrame] | None = None, sweep: pd.DataFrame | None = None,
+             probe_b: Callable | None = None) -> pd.DataFrame:
+    """The lab's rows: Probe-R and Probe-C of every lab model on ``items`` (``{"probe-r": ..., "probe-c": ...}``,
+    the chapter's toy items), paired differences of :data:`PAIRS`, the sweep's rows renamed, and Probe-B rows of
+    :data:`PROBE_B_MODELS`.  ``scored`` holds the main run's per-item tables (models in them are not scored twice),
+    ``load(name)`` gives a scorer for the others, ``probe_b(models)`` the Probe-B rows of those models."""
+    lab_models = list(dict.fromkeys(lab_models))
+    scored = scored or {}
+    per = {"probe-r": {}, "probe-c": {}}
+    for probe, score in (("probe-r", mc.score_probe_r), ("probe-c", mc.score_probe_c)):
+        done = scored.get(probe, empty())
+        for m in lab_models:
+            mine = done[done["model"] == m] if len(done) else done
+            per[probe][m] = mine if len(mine) else score(load(m), items[probe])
+    parts = [mc.probe_r_rows(pd.concat(per["probe-r"].values(), ignore_index=True), seed),
+             mc.probe_c_rows(pd.concat(per["probe-c"].values(), ignore_index=True), seed)]
+    for a, b in PAIRS:
+        if a in lab_models and b in lab_models:
+            parts.append(patching.paired_rows({p: per[p][a] for p in per}, {p: per[p][b] for p in per}, a, a, seed,
+                                              probe=PAIRED, against=b))
+    if sweep is not None and len(sweep):
+        parts.append(sweep.assign(model=sweep["model"] + ", " + sweep["condition"]))
+    wanted = [m for m in PROBE_B_MODELS if m in lab_models]
+    if probe_b is not None and wanted:
+        b = select(probe_b(wanted), probe="probe-b", model=wanted)
+        parts.append(b.assign(model=b["model"] + ", " + b["subset"]))
+    return concat(parts)

@@ -1,0 +1,100 @@
+"""The guided-masking lab (``probekit.studies.lab``): the toy zoo's masked-LM models on the study's own items.
+
+``lab_rows`` scores the lab models with the study's scoring (``masking.condition_paths``, ``guided_masking``,
+``accuracy_rows``, ``drop_rows``, ``masking.itm_rows``) at the paper's k = 5, and at k = 1 read off the same
+predictions (each row keeps the gold piece's rank, so nothing is asked of a model twice).  Rows carry the probe
+``top-5`` / ``top-1`` instead of the study's ``top-k`` (the k is in the name); ITM rows are the study's (probe
+``itm``, subset ``verb`` for verb negatives).  A text-only model (``text_only``; one at most) answers the "text
+only" condition, paired with every image model; the others answer the three image conditions and, with a
+calibrated match head, ITM on the verb pairs.
+
+* CHECKS: the knock-out ``toy-vilt-noverb`` (transitive verbs never visible in training) must find the masked
+  verb at chance with the full image; the text-only ``toy-bert`` must not beat chance.  Chance here is what the
+  caption alone allows, the world's stated prior ``vocab.prior_topk(k)`` (24.8% at k = 5: given subject and
+  object, 20-21 verbs are equally likely), not k / 24, which a reader of the caption beats by construction.  The
+  knock-out's controls (what it still sees: agents, objects, poses) are the verbs chapter's; none is added here.
+* CLAIMS: Beňová et al. 2024, Tables 1 and 2 (see each ``PaperClaim``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from probekit.metrics.masking import accuracy_rows, common_items, drop_rows, guided_masking
+from probekit.toyworld.vocab import prior_topk
+from probekit.metrics.verb_pieces import pieces_correct
+from probekit.results import concat
+from probekit.scorers import can_answer
+from probekit.studies.lab import BLIND, HIGHER, PARENT, TARGET, Check, PaperClaim
+
+LAB_MODELS = ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-vilt-noverb", "toy-bert")
+PAPER_K = 5            # the paper's top-k (Tables 2 and 3)
+KS = (PAPER_K, 1)      # the lab's rows: top-5, and top-1 read off the same predictions
+SOURCE = "Beňová et al. 2024"
+
+
+def where(k: int, condition: str, metric: str = "accuracy") -> dict:
+    """The lab row of top-``k`` ``metric`` (``accuracy`` or ``accuracy_diff``) under ``condition``."""
+    return dict(probe=f"top-{k}", subset="all", metric=metric, condition=condition)
+
+
+ITM_VERB = dict(probe="itm", subset="verb", metric="avg_pooled", condition="full image")
+
+CHECKS = [
+    Check("toy-vilt-noverb", TARGET, "masked verb, top-5, full image", where(PAPER_K, "full image")),
+    Check("toy-vilt-hardneg", PARENT, "masked verb, top-5, full image", where(PAPER_K, "full image")),
+    Check("toy-bert", BLIND, "masked verb, top-5, text only", where(PAPER_K, "text only")),
+]
+
+CLAIMS = [
+    PaperClaim("The image helps a masked-LM head predict the verb beyond the text: with the full image the four "
+               "models find it among their top 5 in 73.9–74.6% of SVO-Probes captions, BERT from the text alone in "
+               "36.1%", f"{SOURCE}, Table 2",
+               a=("toy-vilt", where(1, "full image")), b=("toy-bert", where(1, "text only")), expect=HIGHER,
+               diff=("toy-vilt", where(1, "full image − text only", "accuracy_diff"))),
+    PaperClaim("Blanking the subject's region hurts the verb's prediction: top-5 accuracy drops by 2.1–3.0 points "
+               "in all four models (ViLBERT 73.9% → 71.5%)", f"{SOURCE}, Table 2",
+               a=("toy-vilt", where(PAPER_K, "full image")), b=("toy-vilt", where(PAPER_K, "subject ablated")),
+               expect=HIGHER, diff=("toy-vilt", where(PAPER_K, "full image − subject ablated", "accuracy_diff"))),
+    PaperClaim("Image-text matching on verb negatives understates what the models know about verbs: their ITM "
+               "accuracy on SVO-Probes' verb-negative pairs is 45.0–47.2% (pooled over positives and negatives, "
+               "Table 1), while their masked-LM heads find the verb among the top 5 in 73.9–74.6% of captions "
+               "(Table 2)", f"{SOURCE}, Tables 1 and 2",
+               a=("toy-vilt", where(PAPER_K, "full image")), b=("toy-vilt", ITM_VERB), expect=HIGHER),
+]
+
+
+def at_k(per_item: pd.DataFrame, k: int) -> pd.DataFrame:
+    """``per_item`` (scored at some K >= ``k``) rescored at top-``k`` from the ranks it keeps: ``correct`` by the
+    paper's rule on the gold pieces' ranks, ``word_correct`` by the whole-word rank; no verdict stays NaN."""
+    ranks = per_item["piece_ranks"]
+    correct = [np.nan if r is None else pieces_correct(sum(x <= k for x in r), len(r)) for r in ranks]
+    words = [np.nan if r is None else bool(w == w and w <= k) for r, w in zip(ranks, per_item["rank"])]
+    return per_item.assign(correct=correct, word_correct=words)
+
+
+def lab_rows(items: pd.DataFrame, lab_models, load, root, pairs=None, seed: int = 0) -> pd.DataFrame:
+    """Schema rows of the ``lab_models`` (registry names, loaded with ``load(name)``) on the study's ``items``
+    (with their subject boxes): top-5 and top-1 accuracy per model and condition, the paired drops, and ITM on
+    ``pairs`` = (verbs table, positive boxes, negative boxes) when given.  Only the captions every lab model
+    answered in every condition are counted."""
+    from probekit.studies.masking import condition_paths, itm_rows   # the study imports this module
+
+    scorers = [load(name) for name in dict.fromkeys(lab_models)]
+    texts = [s for s in scorers if s.text_only and can_answer(s, "fill_mask")]
+    mlm = [s for s in scorers if not s.text_only and can_answer(s, "fill_mask")]
+    itm = [s for s in scorers if can_answer(s, "threshold")]
+    if len(texts) > 1:
+        raise ValueError(f"the lab pairs one text-only model with the image models; got {[s.name for s in texts]}")
+    images = condition_paths(items, mlm, root)
+    per_item, _ = common_items(guided_masking(items, mlm, texts[0] if texts else None, images, k=PAPER_K))
+    parts = []
+    if len(per_item):
+        for k in KS:
+            scored = per_item if k == PAPER_K else at_k(per_item, k)
+            parts += [accuracy_rows(scored, prior_topk(k), seed), drop_rows(scored, seed=seed)]
+            parts[-2:] = [p.assign(probe=f"top-{k}") for p in parts[-2:]]
+    if itm and pairs is not None:
+        parts.append(itm_rows(*pairs, itm, root))
+    return concat(parts)

@@ -1,0 +1,96 @@
+"""The predicate–noun study's lab (:mod:`probekit.studies.lab`): the toy zoo scored on the study's own toy triplets.
+
+Every lab model is scored, full image and cropped to the target (default template), by the study's own
+:func:`probekit.studies.prednoun.score_run` and analysed by :func:`probekit.studies.prednoun.analyse`: rows of
+probe ``pairs``, metrics ``pair_accuracy`` (chance 0.25) and ``triplet_accuracy`` (0.5), subsets ``all`` /
+``noun`` / ``predicate``, and ``pair_accuracy_diff`` with condition ``cropped − full``.  Runs the main study has
+already scored are reused, never scored again.
+
+* :data:`CHECKS`: ``toy-clip-unbound`` (trained on captions that bind nouns to predicates at random) must be at
+  chance on full images (the target: binding) and still pass cropped to the target (the control: one agent in
+  view, so grounding single words is enough); ``toy-bert-blind`` (the text alone) picks the same sentence for both
+  images of a pair, so it can never win a pair, nor beat chance on triplets.
+* :data:`CLAIMS`: the paper's dual encoder vs cross-encoder comparison, its cropped topline, and its nouns vs
+  predicates split (how hard a noun or a pose is to see is set by the toy world's drawing: decided by construction).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+
+from probekit.metrics.pairs import PAIR_CHANCE, TRIPLET_CHANCE
+from probekit.results import frame
+from probekit.scorers import can_answer, load_scorer
+from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, Check, PaperClaim
+from probekit.studies.prednoun_claims import CROP_GAIN
+
+PAPER = "Nikolaus et al. 2022"
+LAB_MODELS = ("toy-vilt", "toy-vilt-hardneg", "toy-clip", "toy-clip-hardneg", "toy-clip-unbound", "toy-bert-blind")
+#: the lab's runs per model: (condition, template)
+RUNS = (("full", "default"), ("cropped", "default"))
+
+
+def pair_row(condition: str, subset: str = "all", metric: str = "pair_accuracy") -> dict[str, str]:
+    """``where`` of a lab row: probe ``pairs`` (default template), the given condition, subset and metric."""
+    return dict(probe="pairs", condition=condition, subset=subset, metric=metric)
+
+
+FULL, CROPPED = pair_row("full"), pair_row("cropped")
+TRIPLETS_FULL = pair_row("full", metric="triplet_accuracy")
+
+CHECKS = [
+    Check("toy-clip-unbound", TARGET, f"pair accuracy, full image (chance {PAIR_CHANCE:g})", FULL),
+    Check("toy-clip-hardneg", PARENT, f"pair accuracy, full image (chance {PAIR_CHANCE:g})", FULL),
+    Check("toy-clip-unbound", CONTROL, f"pair accuracy, cropped to the target (chance {PAIR_CHANCE:g})", CROPPED),
+    Check("toy-bert-blind", BLIND, f"pair accuracy, full image (chance {PAIR_CHANCE:g})", FULL),
+    Check("toy-bert-blind", BLIND, f"triplet accuracy, full image (chance {TRIPLET_CHANCE:g})", TRIPLETS_FULL),
+]
+
+CLAIMS = [
+    PaperClaim("a dual encoder (CLIP: image and text in separate submodules, no inter-modal fusion) tracks "
+               "predicate–noun dependencies worse than the cross-encoders pretrained with image–text matching; "
+               "pair accuracy on full images",
+               f"{PAPER}, Tables 1 and 6, Sect. 5.1",
+               a=("toy-clip", FULL), b=("toy-vilt", FULL), expect=LOWER),
+    PaperClaim("the same claim with swap negatives in both objectives (dual encoder with swaps added to its "
+               "contrastive texts vs ITM cross-encoder with swap negatives); pair accuracy on full images",
+               f"{PAPER}, Tables 1 and 6, Sect. 5.1",
+               a=("toy-clip-hardneg", FULL), b=("toy-vilt-hardneg", FULL), expect=LOWER),
+    PaperClaim("in the cropped task (only the target in view) performance is much higher than on full images: "
+               "models ground nouns and predicates better than they bind them; pair accuracy of the ITM model",
+               f"{PAPER}, Table 1, Sect. 4.1",
+               a=("toy-vilt", CROPPED), b=("toy-vilt", FULL), expect=HIGHER,
+               diff=("toy-vilt", pair_row(CROP_GAIN, metric="pair_accuracy_diff"))),
+    PaperClaim("pairs whose sentences differ in the noun are slightly easier than pairs that differ in the "
+               "predicate (nouns are grounded better than predicates); pair accuracy on full images",
+               f"{PAPER}, Table 8, Sect. 5.2",
+               a=("toy-vilt", pair_row("full", "noun")), b=("toy-vilt", pair_row("full", "predicate")),
+               expect=HIGHER, by_construction=True),
+]
+
+
+def lab_rows(items: pd.DataFrame, lab_models: Sequence[str] = LAB_MODELS, *, crops: pd.Series,
+             scored: dict | None = None, seed: int = 0, device: str = "auto", batch_size: int = 32,
+             cache_dir=None) -> pd.DataFrame:
+    """Rows of every model of ``lab_models`` on ``items`` (full and cropped to ``crops``, default template),
+    reusing the runs of ``scored`` (the main study's ``{(model, condition, template): scored items}``); a model
+    without an image–text choice head gives no rows (its checks and claims say "not run")."""
+    from probekit.studies import prednoun as study  # the study imports this module for its defaults
+
+    scored, runs = dict(scored or {}), {}
+    for model in dict.fromkeys(lab_models):
+        keys = [(model, condition, template) for condition, template in RUNS]
+        scorer = None
+        if any(k not in scored for k in keys):
+            scorer = load_scorer(model, device=device, batch_size=batch_size, cache_dir=cache_dir)
+            if not can_answer(scorer, "choice"):
+                continue
+        for key in keys:
+            runs[key] = scored[key] if key in scored else study.score_run(model, scorer, items, crops, *key[1:])
+    if not runs:
+        return frame([])
+    rows, _, _ = study.analyse(runs, list(dict.fromkeys(m for m, _, _ in runs)), seed, min_concept_count=0,
+                               min_tuple_count=0, n_resamples=0, detailed=[])  # no concepts, no tuples
+    return rows

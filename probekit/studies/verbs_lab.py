@@ -1,0 +1,92 @@
+"""The verbs chapter's toy laboratory: knock-out and blind checks of SVO-Probes, and its paper's claims on the zoo.
+
+``lab_rows`` scores :data:`LAB_MODELS` on the chapter's own toy items with the study's scoring
+(:func:`probekit.studies.verbs.score_model`: pairwise accuracy for every model, Table 4 at the paper's threshold
+0.5 for calibrated ITM heads; toy-bert-blind, uncalibrated, is scored pairwise only, its image choices tie).
+:data:`CHECKS` and :data:`CLAIMS` name the rows :func:`probekit.studies.lab.checks` / ``lab.claims`` judge:
+
+* toy-vilt-noverb never saw a transitive verb in its training images: pairwise accuracy on verb negatives is
+  its **target** (should be at chance, while its parent toy-vilt-hardneg, trained alike with the verbs visible, is
+  above chance on it), on subject and on object negatives its **controls** (should pass);
+* toy-bert-blind ignores the image: pairwise accuracy on all, subject, verb and object negatives is **blind**
+  (should not beat chance);
+* Hendricks & Nematzadeh 2021, Table 5 (MMT pretrained on Conceptual Captions vs on COCO): toy-vilt-noisy (30% of
+  its captions loosely related or wrong) against toy-vilt at threshold 0.5, on negatives, positives and average;
+* Table 4 (verb negatives harder than subject and object negatives): a claim about concepts, which a drawn world
+  decides by construction; toy-vilt's pairwise rows are shown, never judged.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from probekit.metrics import itm
+from probekit.results import concat, select
+from probekit.scorers import load_scorer
+from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, Check, PaperClaim
+
+LAB_MODELS = ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-vilt-noverb", "toy-bert-blind")
+#: the lab thresholds ITM heads at the paper's 0.5, whatever the chapter's ``threshold``: its claims are the paper's
+THRESHOLD = 0.5
+TABLE4 = "Hendricks & Nematzadeh 2021, Table 4 and Sec. 4.2"
+TABLE5 = "Hendricks & Nematzadeh 2021, Table 5 and Sec. 4.5"
+
+
+def pairwise(subset: str) -> dict:
+    """The pairwise-accuracy row of ``subset`` ("all", "subject", "verb", "object")."""
+    return dict(probe=itm.PROBE, subset=subset, metric="pairwise", condition="")
+
+
+def thresholded(metric: str, subset: str = "all") -> dict:
+    """A Table 4 row ("pos", "neg" or "avg") at the lab's threshold."""
+    return dict(probe=itm.PROBE, subset=subset, metric=metric, condition=itm.condition(THRESHOLD))
+
+
+CHECKS = [
+    Check("toy-vilt-noverb", TARGET, "verb negatives, pairwise", pairwise("verb")),
+    Check("toy-vilt-hardneg", PARENT, "verb negatives, pairwise", pairwise("verb")),
+    Check("toy-vilt-noverb", CONTROL, "subject negatives, pairwise", pairwise("subject")),
+    Check("toy-vilt-noverb", CONTROL, "object negatives, pairwise", pairwise("object")),
+    *[Check("toy-bert-blind", BLIND, f"{what}, pairwise", pairwise(subset))
+      for subset, what in [("all", "all negatives"), ("subject", "subject negatives"), ("verb", "verb negatives"),
+                           ("object", "object negatives")]],
+]
+
+_NOISY, _CLEAN = "toy-vilt-noisy", "toy-vilt"
+CLAIMS = [
+    PaperClaim("A model pretrained on noisier captions (Conceptual Captions rather than COCO) over-predicts that "
+               "image–sentence pairs match: its accuracy on negative pairs is lower (34.8 vs 60.9)", TABLE5,
+               (_NOISY, thresholded("neg")), (_CLEAN, thresholded("neg")), expect=LOWER),
+    PaperClaim("A model pretrained on noisier captions (Conceptual Captions rather than COCO) has higher accuracy "
+               "on positive pairs (93.8 vs 75.2)", TABLE5,
+               (_NOISY, thresholded("pos")), (_CLEAN, thresholded("pos")), expect=HIGHER),
+    PaperClaim("A model pretrained on noisier captions (Conceptual Captions rather than COCO) has lower average "
+               "accuracy (64.3 vs 68.0)", TABLE5,
+               (_NOISY, thresholded("avg")), (_CLEAN, thresholded("avg")), expect=LOWER),
+    PaperClaim("Verb negatives are harder than subject negatives (MMT average accuracy 60.8 vs 67.0)", TABLE4,
+               (_CLEAN, pairwise("verb")), (_CLEAN, pairwise("subject")), expect=LOWER, by_construction=True),
+    PaperClaim("Verb negatives are harder than object negatives (MMT average accuracy 60.8 vs 73.4)", TABLE4,
+               (_CLEAN, pairwise("verb")), (_CLEAN, pairwise("object")), expect=LOWER, by_construction=True),
+]
+
+
+def lab_rows(items: pd.DataFrame, lab_models: Sequence[str], *, min_triplet_negatives: int = 30,
+             n_resamples: int = 1000, seed: int = 0, device: str = "auto", batch_size: int = 32, cache_dir=None,
+             scored: Mapping[str, pd.DataFrame] | None = None) -> pd.DataFrame:
+    """The lab models' SVO-Probes rows (probe "svo": pairwise, and Table 4 at :data:`THRESHOLD` for calibrated
+    ITM heads) on ``items``.  ``scored``: rows a model already has from the main run at :data:`THRESHOLD`
+    (reused, not scored again)."""
+    from probekit.studies.verbs import score_model  # verbs imports this module for its default lab_models
+
+    scored = scored or {}
+    parts = []
+    for name in dict.fromkeys(lab_models):
+        if name not in scored:
+            scorer = load_scorer(name, device=device, batch_size=batch_size, cache_dir=cache_dir)
+            rows = score_model(scorer, items, THRESHOLD, min_triplet_negatives, n_resamples, seed)[0]
+        else:
+            rows = scored[name]
+        parts.append(select(rows, probe=itm.PROBE))
+    return concat(parts)

@@ -1,0 +1,37 @@
+"""The toy model zoo: every model's trainer, training stream and the one factor it changes from its parent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..toyworld import stream
+
+
+@dataclass(frozen=True)
+class Member:
+    """One model of the zoo: its trainer, its training stream and what it differs in from its parent."""
+    trainer: str                     # "clip", "vilt" or "bert"
+    recipe: stream.Recipe = stream.Recipe()
+    hard_negatives: bool = False     # clip: add each caption's swap to the texts; vilt: ITM negatives are swaps
+    parent: str | None = None        # the model it differs from in one factor
+    factor: str = ""                 # that factor, in words
+
+
+ZOO = {
+    "toy-clip": Member("clip", factor="dual encoder, symmetric InfoNCE over in-batch negatives only (how CLIP "
+                                      "is trained)"),
+    "toy-clip-hardneg": Member("clip", hard_negatives=True, parent="toy-clip",
+                               factor="each caption's one-slot swap added to the texts as a hard negative"),
+    "toy-clip-unbound": Member("clip", stream.Recipe(unbound=True), True, "toy-clip-hardneg",
+                               factor="knock-out: two-agent captions do not say which noun goes with which predicate"),
+    "toy-vilt": Member("vilt", factor="single-stream cross-encoder, ITM with random negatives + MLM (how ViLT is "
+                                      "pretrained)"),
+    "toy-vilt-hardneg": Member("vilt", hard_negatives=True, parent="toy-vilt",
+                               factor="ITM negatives are mostly one-slot swaps of the caption (p = 0.85)"),
+    "toy-vilt-noisy": Member("vilt", stream.Recipe(noisy=0.3), parent="toy-vilt",
+                             factor="30% of captions loosely related or wrong"),
+    "toy-vilt-noverb": Member("vilt", stream.Recipe(hide_verbs=True), True, "toy-vilt-hardneg",
+                              factor="knock-out: every transitive verb drawn with one pose and one object place"),
+    "toy-bert": Member("bert", factor="text only (blind baseline, perplexity)"),
+}
+MODELS = tuple(ZOO)

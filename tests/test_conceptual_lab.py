@@ -1,0 +1,188 @@
+"""The conceptual lab: its checks and claims select the rows they name (hand-made rows, every verdict), ``lab_rows``
+builds rows under exactly those names from per-item scores (paired differences, the renamed α sweep and Probe-B
+rows), and a small real run puts the lab models' rows, checks and claims in ``data`` without scoring a model twice."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from probekit.claims import ABOVE
+from probekit.metrics import conceptual as mc
+from probekit.results import COLUMNS, frame, one, row, select
+from probekit.studies import conceptual, conceptual_lab, lab
+from probekit.studies.conceptual_lab import CHECKS, CLAIMS, LAB_MODELS
+
+
+def _r(model, value, low, high, probe="probe-r", subset="predicate_swap", metric="acc", condition="", chance=0.5):
+    return row(study="conceptual", probe=probe, model=model, condition=condition, subset=subset, metric=metric,
+               value=value, ci=(low, high), n=60, chance=chance)
+
+
+def _blind(r_pred=(0.5, 0.4, 0.6), r_subj=(0.5, 0.4, 0.6), c=(0.0, 0.0, 0.0)) -> list[dict]:
+    """Every row a check reads for the blind model, plus decoys a loose selection would also match."""
+    m = "toy-bert-blind"
+    return [_r(m, *r_pred), _r(m, *r_subj, subset="subject_swap"), _r(m, 0.99, 0.98, 1.0, subset="subject_only"),
+            _r(m, 0.99, 0.98, 1.0, metric="mu_c"),
+            *[_r(m, *c, probe="probe-c", subset="composition", metric=k, chance=mc.CHANCE[k])
+              for k in ("text", "image", "group")],
+            *[_r(m, 0.9, 0.8, 1.0, probe="probe-c", subset="object", metric=k, chance=mc.CHANCE[k])
+              for k in ("text", "image", "group")]]
+
+
+def test_lab_models_and_what_the_checks_and_claims_name():
+    assert LAB_MODELS == ("toy-clip", "toy-clip-hardneg", "toy-vilt", "toy-bert-blind")
+    assert [(c.model, c.role) for c in CHECKS] == [("toy-bert-blind", lab.BLIND)] * 5
+    assert [(c.a[0], c.b[0], c.expect, c.diff is not None, c.by_construction) for c in CLAIMS] == [
+        ("toy-clip, both, α = 1", "toy-clip, both, α = 0", lab.HIGHER, True, False),
+        ("toy-clip, both, α = 1", "toy-clip, both, α = 0", lab.HIGHER, True, False),
+        ("toy-clip, both, α = 1", "toy-clip, both, α = 0", lab.LOWER, True, False),
+        ("toy-clip-hardneg", "toy-clip", lab.HIGHER, True, False),
+        ("toy-clip-hardneg", "toy-clip", lab.HIGHER, True, False),
+        ("toy-clip, x0", "toy-clip, x̃1", lab.HIGHER, True, False)]
+    assert all(c.source.startswith("Schiappa et al. 2023, ") for c in CLAIMS)
+
+
+def test_blind_checks_pass_on_a_counterbalanced_probe_and_show_a_probe_r_answered_from_the_text():
+    found = lab.checks(frame(_blind()), CHECKS)
+    assert list(found["verdict"]) == [lab.NOT_ABOVE] * 5 and found["ok"].all()
+    assert [r["subset"] for r in found["row"]] == ["predicate_swap", "subject_swap"] + ["composition"] * 3
+    assert [r["metric"] for r in found["row"]] == ["acc", "acc", "text", "image", "group"]
+    # Probe-R's unlikely captions can be refused from the text alone: the table shows it, flagged
+    leaky = lab.checks(frame(_blind(r_pred=(0.8, 0.7, 0.9))), CHECKS)
+    assert list(leaky["verdict"]) == [ABOVE] + [lab.NOT_ABOVE] * 4 and list(leaky["ok"]) == [False] + [True] * 4
+    assert list(lab.checks(frame([_r("toy-clip", 0.9, 0.8, 1.0)]), CHECKS)["verdict"]) == [lab.NOT_RUN] * 5
+
+
+def _claim_rows(r_diff=(0.1, 0.05, 0.15), top1_diff=(-0.2, -0.3, -0.1), hard_diff=(0.0, -0.02, 0.02),
+                dc=(-3.0, -5.0, -1.0)) -> pd.DataFrame:
+    out = []
+    for alpha, v in ((0, 0.6), (1, 0.7)):
+        for subset, metric in (("probe-r predicate_swap", "mu_c"), ("probe-c composition", "mu_c"),
+                               ("general", "top1")):
+            out.append(_r(f"toy-clip, both, α = {alpha}", v, v - 0.1, v + 0.1, probe="patching", subset=subset,
+                          metric=metric, condition=f"both, α = {alpha}"))
+    for subset, metric, d in (("probe-r predicate_swap", "mu_c_diff", r_diff), ("probe-c composition", "mu_c_diff",
+                                                                                 r_diff), ("general", "top1_diff",
+                                                                                           top1_diff)):
+        out.append(_r("toy-clip, both, α = 1 − original", *d, probe="patching", subset=subset, metric=metric,
+                      condition="both, α = 1 − original", chance=0.0))
+    for m in ("toy-clip-hardneg", "toy-clip"):
+        out += [_r(m, 0.6, 0.5, 0.7, metric="mu_c"), _r(m, 0.6, 0.5, 0.7, probe="probe-c", subset="composition",
+                                                        metric="mu_c")]
+    out += [_r("toy-clip-hardneg", *hard_diff, probe=conceptual_lab.PAIRED, subset=s, metric="mu_c_diff",
+               condition="toy-clip-hardneg − toy-clip", chance=0.0)
+            for s in ("probe-r predicate_swap", "probe-c composition")]
+    nan = float("nan")
+    out += [_r("toy-clip, x0", 0.9, 0.85, 0.95, probe="probe-b", subset="x0", metric="map", condition="scene",
+               chance=nan),
+            _r("toy-clip, x̃1", 0.8, 0.7, 0.9, probe="probe-b", subset="x̃1", metric="map", condition="scene",
+               chance=nan),
+            _r("toy-clip, (x0, x̃1)", *dc, probe="probe-b", subset="(x0, x̃1)", metric="delta_c_pts",
+               condition="scene", chance=nan),
+            _r("toy-clip, (x0, x̃1)", 9.0, 8.0, 10.0, probe="probe-b", subset="(x0, x̃1)", metric="delta_c_pts",
+               condition="black", chance=nan)]   # a decoy: the black filler is not an unrelated scene
+    return frame(out)
+
+
+def test_claims_read_the_paired_differences():
+    found = lab.claims(_claim_rows(), CLAIMS)
+    assert list(found["verdict"]) == [lab.HOLDS, lab.HOLDS, lab.HOLDS, lab.NOT_RESOLVED, lab.NOT_RESOLVED,
+                                      lab.DOES_NOT_HOLD]
+    assert found["diff"][5]["condition"] == "scene" and found["diff"][5]["value"] == -3.0
+    assert found["diff"][2]["metric"] == "top1_diff" and found["a"][2]["condition"] == "both, α = 1"
+    flipped = lab.claims(_claim_rows(r_diff=(-0.1, -0.15, -0.05), top1_diff=(0.0, -0.1, 0.1),
+                                     hard_diff=(0.05, 0.01, 0.09), dc=(3.0, 1.0, 5.0)), CLAIMS)
+    assert list(flipped["verdict"]) == [lab.DOES_NOT_HOLD, lab.DOES_NOT_HOLD, lab.NOT_RESOLVED, lab.HOLDS,
+                                        lab.HOLDS, lab.HOLDS]
+    no_sweep = _claim_rows()
+    no_sweep = no_sweep[no_sweep["probe"] != "patching"]
+    assert list(lab.claims(no_sweep, CLAIMS)["verdict"][:3]) == [lab.NOT_RUN] * 3
+
+
+def _scored(model, shift):
+    """Per-item Probe-R and Probe-C tables as the study's score functions return them (hand-made values)."""
+    rng = np.random.default_rng(len(model))
+    lc, lw = rng.normal(1 + shift, 1, 12), rng.normal(0, 1, 12)
+    r = pd.DataFrame({"item_id": [f"i{k}" for k in range(12)], "group_id": [f"g{k // 2}" for k in range(12)],
+                      "kind": ["predicate_swap", "subject_swap"] * 6, "model": model, "logit_correct": lc,
+                      "logit_wrong": lw, "n_images": 1}).assign(**mc.probe_r_item_metrics(lc, lw))
+    s = rng.normal(0, 1, (4, 10)) + shift * np.array([1, 0, 0, 1])[:, None]
+    c = pd.DataFrame({"group_id": [f"c{k}" for k in range(10)], "split": ["composition", "object"] * 5,
+                      "category": "colour", "model": model}).assign(**mc.winoground(*s))
+    return r, c
+
+
+def test_lab_rows_name_their_rows_as_the_claims_read_them_and_reuse_the_scores_given():
+    tables = {m: _scored(m, shift) for m, shift in (("toy-clip", 0.0), ("toy-clip-hardneg", 3.0))}
+    scored = {p: pd.concat([t[k] for t in tables.values()]) for k, p in enumerate(("probe-r", "probe-c"))}
+    sweep = _claim_rows()
+    sweep = sweep[sweep["probe"] == "patching"].assign(model="toy-clip", condition=lambda d: d["condition"])
+    b = _claim_rows()
+    b = b[b["probe"] == "probe-b"].assign(model="toy-clip")
+
+    def load(name):
+        raise AssertionError(f"{name} was scored twice")
+
+    rows = conceptual_lab.lab_rows({}, ["toy-clip", "toy-clip-hardneg"], load=load, scored=scored, sweep=sweep,
+                                   probe_b=lambda wanted: b.assign(model=wanted[0]))
+    assert list(rows.columns) == COLUMNS
+    paired = one(rows, probe=conceptual_lab.PAIRED, subset="probe-r predicate_swap", metric="mu_c_diff")
+    assert paired["model"] == "toy-clip-hardneg" and paired["condition"] == "toy-clip-hardneg − toy-clip"
+    assert paired["n"] == 6 and paired["ci_low"] > 0   # the hard-negative model's logits were shifted up
+    found = lab.claims(rows, CLAIMS)
+    assert lab.NOT_RUN not in set(found["verdict"])
+    assert found["verdict"][3] == lab.HOLDS and found["a"][3]["value"] > found["b"][3]["value"]
+    assert found["a"][0]["model"] == "toy-clip, both, α = 1" and found["a"][0]["condition"] == "both, α = 1"
+    assert found["diff"][5]["model"] == "toy-clip, (x0, x̃1)"
+    assert lab.checks(rows, CHECKS)["verdict"].eq(lab.NOT_RUN).all()   # no blind model asked for
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    d = tmp_path_factory.mktemp("conceptual-lab")
+    calls = []
+    original = mc.score_probe_r
+
+    def counting(scorer, items):
+        calls.append((scorer.name, len(items)))
+        return original(scorer, items)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(mc, "score_probe_r", counting)
+    try:
+        result = conceptual.run(models=["toy-clip"], limit=12, device="cpu", data_dir=d / "data",
+                                cache_dir=d / "scores", fillers=["scene"], finetune_encoders=["both"],
+                                finetune_steps=2, alphas=[0.0, 1.0], finetune_eval_limit=8,
+                                lab_models=["toy-clip", "toy-bert-blind"])
+    finally:
+        mp.undo()
+    return result, calls
+
+
+def test_a_small_real_run_puts_the_lab_in_data(small_run):
+    result, calls = small_run
+    rows = result.data["lab"]
+    assert list(rows.columns) == COLUMNS and len(rows)
+    for m in ("toy-clip", "toy-bert-blind"):
+        assert set(select(rows, model=m)["probe"]) == {"probe-r", "probe-c"}, m
+    assert len(select(rows, probe="patching", model="toy-clip, both, α = 1"))
+    assert set(select(rows, probe="probe-b")["model"]) == {"toy-clip, x0", "toy-clip, x̃0", "toy-clip, x̃1",
+                                                           "toy-clip, (x0, x̃1)", "toy-clip, (x0, x̃0)",
+                                                           "toy-clip, (x̃0, x̃1)"}
+    assert not len(select(result.ours(), model="toy-bert-blind"))   # lab rows are not the study's rows
+    n_items = result.facts["probe_r_items"]
+    assert [c for c in calls if c[1] == n_items] == [("toy-clip", n_items), ("toy-bert-blind", n_items)]
+    assert len(result.data["lab_checks"]) == len(CHECKS) and len(result.data["lab_claims"]) == len(CLAIMS)
+    claims = result.data["lab_claims"]
+    assert set(claims.loc[claims["a_model"] == "toy-clip-hardneg", "verdict"]) == {lab.NOT_RUN}
+    assert lab.NOT_RUN not in set(claims.loc[claims["a_model"] != "toy-clip-hardneg", "verdict"])
+    assert "toy-clip, toy-bert-blind" in result.facts["lab"]
+
+
+def test_the_lab_runs_on_the_toy_world_only_and_says_why_not():
+    kw = dict(scorers={}, items={}, scored={}, b_rows=None, background=None, sweep=None, seed=0, load=None)
+    for models, dataset, why in (([], "toy", "`lab_models` is empty"), (["toy-clip"], "paper", "toy world only")):
+        fact, rows = conceptual._lab(models, dataset, **kw)
+        assert why in fact and not len(rows) and list(rows.columns) == COLUMNS

@@ -1,0 +1,151 @@
+"""The guided-masking lab (``studies.masking_lab``): its checks and claims select the rows they name (hand-made rows,
+every verdict), top-1 is read off the top-5 ranks, and a small real run puts the lab models' rows beside the study's
+(never into its rows).  The toy checkpoints may be placeholders: no model's number or verdict is asserted."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from probekit.results import COLUMNS, frame, row, select
+from probekit.studies import lab, masking, masking_lab
+from probekit.studies.masking_lab import CHECKS, CLAIMS, at_k
+
+CHANCE5, CHANCE1 = 5 / 24, 1 / 24
+
+
+def _r(model, probe, condition, value, low, high, metric="accuracy", subset="all", chance=CHANCE5, n=300):
+    return row(study="masking", probe=probe, model=model, condition=condition, subset=subset, metric=metric,
+               value=value, ci=(low, high), n=n, chance=chance)
+
+
+def _decoys():
+    """Rows a loose selection would pick up instead: other k, other conditions, other metrics, other subsets."""
+    return [_r("toy-vilt-noverb", "top-1", "full image", .9, .85, .95, chance=CHANCE1),
+            _r("toy-vilt-noverb", "top-5", "full image", .9, .85, .95, metric="word_accuracy"),
+            _r("toy-vilt-noverb", "top-5", "subject ablated", .9, .85, .95),
+            _r("toy-vilt-noverb", "top-5", "full image", .9, .85, .95, subset="not in every condition"),
+            _r("toy-vilt", "itm", "full image", .9, .85, .95, metric="avg_pooled", subset="all", chance=.5),
+            _r("toy-vilt", "itm", "full image", .9, .85, .95, metric="avg", subset="verb", chance=.5),
+            _r("toy-vilt", "itm", "subject ablated", .05, .01, .09, metric="avg_pooled", subset="verb", chance=.5)]
+
+
+def test_checks_select_their_rows_and_give_each_verdict():
+    assert [(c.model, c.role) for c in CHECKS] == [("toy-vilt-noverb", lab.TARGET), ("toy-vilt-hardneg", lab.PARENT),
+                                                   ("toy-bert", lab.BLIND)]
+    at_chance = frame([*_decoys(), _r("toy-vilt-noverb", "top-5", "full image", .22, .17, .27),
+                       _r("toy-vilt-hardneg", "top-5", "full image", .7, .65, .75),
+                       _r("toy-bert", "top-5", "text only", .21, .16, .26),
+                       _r("toy-bert", "top-1", "text only", .9, .85, .95, chance=CHANCE1)])
+    found = lab.checks(at_chance, CHECKS)
+    assert list(found["verdict"]) == [lab.AT_CHANCE, lab.ABOVE, lab.NOT_ABOVE] and found["ok"].all()
+    assert [r["value"] for r in found["row"]] == [.22, .7, .21]      # the top-5 full-image / text-only rows
+    above = frame([*_decoys(), _r("toy-vilt-noverb", "top-5", "full image", .60, .55, .65),
+                   _r("toy-bert", "top-5", "text only", .30, .25, .35)])
+    found = lab.checks(above, CHECKS)
+    assert list(found["verdict"]) == [lab.ABOVE, lab.NOT_RUN, lab.ABOVE] and not found["ok"].any()
+    found = lab.checks(frame(_decoys()[1:]), CHECKS)                  # no row was produced
+    assert list(found["verdict"]) == [lab.NOT_RUN] * 3
+
+
+def _claim_rows(top1_diff, drop, itm):
+    """Rows for the three claims: (value, low, high) of claim 1's paired top-1 difference, claim 2's paired top-5
+    drop and claim 3's ITM accuracy on verb negatives (the top-5 full-image accuracy is .80 [.75, .85])."""
+    return frame([
+        *_decoys(),
+        _r("toy-vilt", "top-1", "full image", .70, .65, .75, chance=CHANCE1),
+        _r("toy-bert", "top-1", "text only", .05, .03, .08, chance=CHANCE1),
+        _r("toy-vilt", "top-1", "full image − text only", *top1_diff, metric="accuracy_diff", chance=0),
+        _r("toy-vilt", "top-5", "full image", .80, .75, .85),
+        _r("toy-vilt", "top-5", "subject ablated", .78, .73, .83),
+        _r("toy-vilt", "top-5", "full image − subject ablated", *drop, metric="accuracy_diff", chance=0),
+        _r("toy-vilt", "top-5", "full image − text only", -.5, -.6, -.4, metric="accuracy_diff", chance=0),
+        _r("toy-vilt", "itm", "full image", *itm, metric="avg_pooled", subset="verb", chance=.5),
+    ])
+
+
+def test_claims_select_their_rows_and_give_each_verdict():
+    assert [(c.a[0], c.b[0], c.expect) for c in CLAIMS] == [("toy-vilt", "toy-bert", lab.HIGHER),
+                                                             ("toy-vilt", "toy-vilt", lab.HIGHER),
+                                                             ("toy-vilt", "toy-vilt", lab.HIGHER)]
+    assert all(c.source.startswith("Beňová et al. 2024, Table") for c in CLAIMS)
+    # claim 1 by its paired top-1 difference, claim 2 by the paired top-5 drop, claim 3 by the two intervals
+    found = lab.claims(_claim_rows((.65, .60, .70), (.02, .01, .03), (.40, .35, .45)), CLAIMS)
+    assert list(found["verdict"]) == [lab.HOLDS] * 3
+    assert [r["value"] for r in found["a"]] == [.70, .80, .80] and [r["value"] for r in found["b"]] == [.05, .78, .40]
+    assert found["diff"][0]["value"] == .65 and found["diff"][1]["value"] == .02 and found["diff"][2] is None
+    found = lab.claims(_claim_rows((-.1, -.15, -.05), (.02, -.01, .05), (.92, .88, .96)), CLAIMS)
+    assert list(found["verdict"]) == [lab.DOES_NOT_HOLD, lab.NOT_RESOLVED, lab.DOES_NOT_HOLD]
+    found = lab.claims(_claim_rows((.01, -.02, .04), (-.05, -.08, -.02), (.80, .75, .85)), CLAIMS)
+    assert list(found["verdict"]) == [lab.NOT_RESOLVED, lab.DOES_NOT_HOLD, lab.NOT_RESOLVED]
+    no_bert = _claim_rows((.65, .60, .70), (.02, .01, .03), (.40, .35, .45))
+    found = lab.claims(no_bert[no_bert["model"] != "toy-bert"], CLAIMS)
+    assert list(found["verdict"]) == [lab.NOT_RUN, lab.HOLDS, lab.HOLDS]
+
+
+def test_top_1_is_read_off_the_ranks():
+    per_item = pd.DataFrame({"piece_ranks": [[1.0], [3.0], [np.nan], None, [1.0, np.nan], [2.0, 1.0]],
+                             "rank": [1.0, 3.0, np.nan, np.nan, 1.0, np.nan], "correct": [True] * 6,
+                             "word_correct": [True] * 6})
+    top1 = at_k(per_item, 1)
+    assert top1["correct"].tolist()[:3] == [True, False, False] and np.isnan(top1["correct"][3])
+    assert top1["correct"].tolist()[4:] == [True, True]                # the paper's rule: half the pieces hit
+    assert top1["word_correct"].tolist()[:3] == [True, False, False] and np.isnan(top1["word_correct"][3])
+    top5 = at_k(per_item, 5)
+    assert top5["correct"].tolist()[:3] == [True, True, False]
+
+
+def test_no_lab_off_the_toy_world_or_without_lab_models():
+    def load(name):
+        pytest.fail(f"{name} loaded")
+
+    for dataset, models in (("svo-probes", masking_lab.LAB_MODELS), ("toy", [])):
+        data, why = masking._lab(dataset, models, pd.DataFrame(), load, ".", None, 0)
+        assert why and all(len(data[k]) == 0 for k in ("lab", "lab_checks", "lab_claims"))
+        assert list(data["lab"].columns) == COLUMNS
+    assert "toy world" in masking._lab("svo-probes", ["toy-vilt"], None, load, ".", None, 0)[1]
+
+
+LIMIT = 12
+CHEAP = ["toy-vilt-noverb", "toy-bert"]
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    root = tmp_path_factory.mktemp("masking-lab")
+    return masking.run(dataset="toy", data_dir=root / "data", cache_dir=root / "scores", limit=LIMIT, device="cpu",
+                       n_examples=1, lab_models=CHEAP)
+
+
+def test_a_small_lab_run(result):
+    rows = result.data["lab"]
+    assert list(rows.columns) == COLUMNS and set(rows["model"]) == set(CHEAP)
+    top = select(rows, metric="accuracy", subset="all")
+    assert set(zip(top["probe"], top["model"], top["condition"])) == {
+        (p, m, c) for p in ("top-5", "top-1")
+        for m, c in [("toy-bert", "text only"), *(("toy-vilt-noverb", c) for c in masking.CONDITIONS)]}
+    assert (top["n"] == LIMIT).all()
+    assert np.allclose(select(top, probe="top-5")["chance"], result.facts["lab_chance"])
+    assert np.allclose(select(top, probe="top-1")["chance"], result.facts["lab_chance_top1"])
+    drops = select(rows, metric="accuracy_diff", model="toy-vilt-noverb")
+    assert len(drops) == 2 * 4 and set(drops["probe"]) == {"top-5", "top-1"}
+    itm = select(rows, probe="itm", subset="verb", metric="avg_pooled")
+    assert set(itm["model"]) == {"toy-vilt-noverb"} and set(itm["condition"]) == set(masking.CONDITIONS)
+    # the lab's rows stay out of the study's rows
+    assert not set(result.rows["probe"]) & {"top-5", "top-1"} and "toy-vilt-noverb" not in set(result.rows["model"])
+    checks, claims = result.data["lab_checks"], result.data["lab_claims"]
+    assert len(checks) == len(CHECKS) and lab.NOT_RUN not in set(checks["verdict"])
+    assert len(claims) == len(CLAIMS) and set(claims["verdict"]) == {lab.NOT_RUN}   # toy-vilt is not a lab model
+    assert result.facts["lab"] is None and result.facts["lab_models"] == CHEAP
+
+
+def test_lab_tables_and_captions(result):
+    from probekit.report import lab as lab_report
+    from probekit.report.masking import checks_caption, claims_caption
+
+    assert len(lab_report.checks_table(result.data["lab_checks"])) == len(CHECKS)
+    shown = lab_report.claims_table(lab.claims(_claim_rows((.65, .60, .70), (.02, .01, .03), (.40, .35, .45)), CLAIMS))
+    assert len(shown) == len(CLAIMS) and "paired difference" in shown.iloc[0, 1]
+    assert "verbs chapter" in checks_caption(result.facts) and "top-1" in claims_caption(result.facts)
+    assert checks_caption({"lab": "The lab runs on the toy world only."}) == "The lab runs on the toy world only."

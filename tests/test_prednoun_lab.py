@@ -1,0 +1,125 @@
+"""The predicate–noun lab: its checks and claims select the rows they name (hand-made rows, every verdict), its rows
+reuse the main run's scores, and a small real run puts the lab models' rows, checks and claims in ``data``."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from probekit.claims import ABOVE
+from probekit.results import COLUMNS, frame, one, row
+from probekit.studies import lab, prednoun, prednoun_lab
+from probekit.studies.prednoun_claims import CROP_GAIN
+from probekit.studies.prednoun_lab import CHECKS, CLAIMS, LAB_MODELS
+
+
+def _r(model, condition, value, low, high, subset="all", metric="pair_accuracy", probe="pairs"):
+    chance = {"pair_accuracy": 0.25, "triplet_accuracy": 0.5, "pair_accuracy_diff": 0.0}[metric]
+    return row(study="prednoun", probe=probe, model=model, condition=condition, subset=subset, metric=metric,
+               value=value, ci=(low, high), n=100, chance=chance)
+
+
+def _model(model, full=(0.5, 0.4, 0.6), cropped=(0.9, 0.85, 0.95), triplets=(0.7, 0.6, 0.8), noun=(0.6, 0.5, 0.7),
+           predicate=(0.4, 0.3, 0.5), gain=(0.4, 0.3, 0.5)) -> list[dict]:
+    """Every row the lab produces for one model, plus decoys a loose selection would also match (the alternative
+    template's probe, the cropped triplets)."""
+    return [_r(model, "full", *full), _r(model, "cropped", *cropped), _r(model, "full", *triplets,
+                                                                            metric="triplet_accuracy"),
+            _r(model, "cropped", *triplets, metric="triplet_accuracy"),
+            _r(model, "full", *noun, subset="noun"), _r(model, "full", *predicate, subset="predicate"),
+            _r(model, "cropped", *noun, subset="noun"), _r(model, "cropped", *predicate, subset="predicate"),
+            _r(model, CROP_GAIN, *gain, metric="pair_accuracy_diff"),
+            _r(model, "full", 0.99, 0.98, 1.0, probe="pairs-alt")]
+
+
+def _rows(**models) -> pd.DataFrame:
+    return frame([r for name, kw in models.items() for r in _model(name.replace("_", "-"), **kw)])
+
+
+def _verdicts(found: pd.DataFrame, what: str = "what") -> dict:
+    return {(m, w): v for m, w, v in zip(found["model"], found[what], found["verdict"])}
+
+
+def test_lab_models_and_what_the_checks_and_claims_name():
+    assert LAB_MODELS == ("toy-vilt", "toy-vilt-hardneg", "toy-clip", "toy-clip-hardneg", "toy-clip-unbound",
+                          "toy-bert-blind")
+    assert [(c.model, c.role) for c in CHECKS] == [("toy-clip-unbound", lab.TARGET), ("toy-clip-hardneg", lab.PARENT),
+                                                    ("toy-clip-unbound", lab.CONTROL),
+                                                    ("toy-bert-blind", lab.BLIND), ("toy-bert-blind", lab.BLIND)]
+    assert [(c.a[0], c.b[0], c.expect, c.by_construction) for c in CLAIMS] == [
+        ("toy-clip", "toy-vilt", lab.LOWER, False), ("toy-clip-hardneg", "toy-vilt-hardneg", lab.LOWER, False),
+        ("toy-vilt", "toy-vilt", lab.HIGHER, False), ("toy-vilt", "toy-vilt", lab.HIGHER, True)]
+    assert all(c.source.startswith("Nikolaus et al. 2022, Table") for c in CLAIMS)
+
+
+def test_checks_give_the_expected_verdicts_on_a_probe_doing_its_job():
+    rows = _rows(toy_clip_unbound=dict(full=(0.27, 0.18, 0.36), cropped=(0.92, 0.86, 0.97)),
+                 toy_clip_hardneg=dict(full=(0.6, 0.5, 0.7)),
+                 toy_bert_blind=dict(full=(0.0, 0.0, 0.0), triplets=(0.5, 0.5, 0.5)))
+    found = lab.checks(rows, CHECKS)
+    assert list(found["verdict"]) == [lab.AT_CHANCE, ABOVE, lab.PASSES, lab.NOT_ABOVE, lab.NOT_ABOVE]
+    assert found["ok"].all()
+    # each check reads exactly its row: pair accuracy full / cropped, triplet accuracy full (default template)
+    assert found["row"][0]["value"] == 0.27 and found["row"][1]["value"] == 0.6 and found["row"][2]["value"] == 0.92
+    assert found["row"][3]["metric"] == "pair_accuracy" and found["row"][4]["metric"] == "triplet_accuracy"
+    assert {r["probe"] for r in found["row"]} == {"pairs"} and [r["condition"] for r in found["row"]] == \
+        ["full", "full", "cropped", "full", "full"]
+
+
+def test_checks_flag_a_probe_that_leaks_and_say_not_run_for_a_missing_model():
+    rows = _rows(toy_clip_unbound=dict(full=(0.6, 0.5, 0.7), cropped=(0.7, 0.6, 0.8)),
+                 toy_bert_blind=dict(full=(0.4, 0.32, 0.48), triplets=(0.7, 0.6, 0.8)))
+    found = lab.checks(rows, CHECKS)
+    assert list(found["verdict"]) == [ABOVE, lab.NOT_RUN, lab.FAILS, ABOVE, ABOVE] and not found["ok"].any()
+    only_blind = lab.checks(_rows(toy_bert_blind={}), CHECKS)
+    assert list(only_blind["verdict"][:3]) == [lab.NOT_RUN, lab.NOT_RUN, lab.NOT_RUN]
+
+
+def test_claims_hold_fail_or_stay_unresolved_from_their_rows():
+    rows = _rows(toy_clip=dict(full=(0.2, 0.12, 0.28)),
+                 toy_vilt=dict(full=(0.5, 0.4, 0.6), cropped=(0.8, 0.72, 0.88), gain=(0.3, 0.2, 0.4)))
+    found = lab.claims(rows, CLAIMS)
+    assert list(found["verdict"]) == [lab.HOLDS, lab.NOT_RUN, lab.HOLDS, lab.BY_CONSTRUCTION]
+    assert found["a"][0]["model"] == "toy-clip" and found["b"][0]["condition"] == "full"
+    assert found["diff"][2]["metric"] == "pair_accuracy_diff" and found["diff"][0] is None
+    assert (found["a"][3]["subset"], found["b"][3]["subset"]) == ("noun", "predicate")
+    # the other way round / a paired difference whose interval holds 0 (even with intervals that do not overlap)
+    other = _rows(toy_clip=dict(full=(0.8, 0.7, 0.9)),
+                  toy_vilt=dict(full=(0.5, 0.4, 0.6), cropped=(0.75, 0.65, 0.85), gain=(0.05, -0.02, 0.12)))
+    assert list(lab.claims(other, CLAIMS)["verdict"]) == [lab.DOES_NOT_HOLD, lab.NOT_RUN, lab.NOT_RESOLVED,
+                                                          lab.BY_CONSTRUCTION]
+    assert list(lab.claims(_rows(toy_vilt={}), CLAIMS)["verdict"]) == [lab.NOT_RUN, lab.NOT_RUN, lab.HOLDS,
+                                                                       lab.BY_CONSTRUCTION]
+
+
+def test_lab_rows_reuse_the_main_runs_scores():
+    # a model name no registry knows: loading it would fail, so its rows come from ``scored`` alone
+    items = pd.DataFrame({"item_id": ["a0", "a1", "b0", "b1"], "pair_id": ["a", "a", "b", "b"],
+                          "pos": ["subject", "subject", "object", "object"], "subject": ["man", "woman", "dog", "dog"],
+                          "object": ["sitting"] * 2 + ["running", "lying"],
+                          "word_target": ["man", "woman", "running", "lying"],
+                          "word_distractor": ["woman", "man", "lying", "running"]})
+    scored = {("no-such-model", c, "default"): items.assign(s_target=[0.9, 0.8, 0.7, 0.2], s_distractor=0.5)
+              for c in ("full", "cropped")}
+    rows = prednoun_lab.lab_rows(items, ["no-such-model"], crops=pd.Series([None] * 4), scored=scored)
+    assert set(rows["model"]) == {"no-such-model"}
+    assert one(rows, condition="full", subset="all", metric="pair_accuracy")["value"] == 0.5
+    assert one(rows, condition=CROP_GAIN, metric="pair_accuracy_diff")["value"] == 0.0
+
+
+def test_real_run_scores_the_lab_models_on_the_same_items(tmp_path):
+    result = prednoun.run(models=["toy-vilt"], clip_models=[], dataset="toy", data_dir=tmp_path / "data", limit=12,
+                          device="cpu", cache_dir=tmp_path / "scores", min_concept_count=4, n_resamples=10,
+                          lab_models=["toy-clip-unbound", "toy-bert-blind"])
+    rows = result.data["lab"]
+    assert list(rows.columns) == COLUMNS and set(rows["model"]) == {"toy-clip-unbound", "toy-bert-blind"}
+    assert not set(rows["model"]) & set(result.rows["model"])  # lab rows stay out of the study's rows
+    for model in ("toy-clip-unbound", "toy-bert-blind"):
+        for condition in ("full", "cropped"):
+            acc = one(rows, model=model, probe="pairs", condition=condition, subset="all", metric="pair_accuracy")
+            assert acc["n"] == 6 and acc["chance"] == 0.25
+    # a blind model prefers one sentence whatever the image, and the pair swaps the sentences: it wins no pair
+    assert one(rows, model="toy-bert-blind", condition="full", subset="all", metric="pair_accuracy")["value"] == 0
+    assert len(result.data["lab_checks"]) == len(CHECKS) and len(result.data["lab_claims"]) == len(CLAIMS)
+    assert set(result.data["lab_claims"]["verdict"]) == {lab.NOT_RUN}  # toy-vilt and toy-clip are not lab models
+    assert "12 triplets" in result.facts["lab"] and result.params["lab_models"] == ["toy-clip-unbound",
+                                                                                    "toy-bert-blind"]

@@ -1,0 +1,141 @@
+"""The verbs chapter's toy lab: its checks and paper claims select the rows they mean and get the verdicts those rows
+call for (hand-made rows; no zoo number is asserted), and one small real run carries the lab's rows and tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from probekit.chapters.check import role_problem
+from probekit.datasets import load_dataset
+from probekit.metrics import itm
+from probekit.results import COLUMNS, frame, row, select
+from probekit.studies import lab, verbs, verbs_lab
+
+AT = itm.condition(verbs_lab.THRESHOLD)
+
+
+def _rows(model: str, **given) -> list[dict]:
+    """Every "svo" row score_model gives a thresholded model: pairwise per subset and pos/neg/avg at the lab's
+    threshold.  ``given``: ``<metric>_<subset>=(value, low, high)``; the rest 0.5 [0.4, 0.6]."""
+    out = []
+    for subset in itm.SUBSETS:
+        for metric, condition in [("pairwise", ""), ("pos", AT), ("neg", AT), ("avg", AT)]:
+            value, low, high = given.get(f"{metric}_{subset}", (0.5, 0.4, 0.6))
+            out.append(row(study="verbs", probe=itm.PROBE, model=model, condition=condition, subset=subset,
+                           metric=metric, value=value, ci=(low, high), n=100, chance=0.5))
+    return out
+
+
+def _lab(noverb: dict | None = None, blind: dict | None = None, noisy: dict | None = None,
+         clean: dict | None = None, parent: dict | None = None):
+    parts = [_rows(name, **given) for name, given in [("toy-vilt-noverb", noverb), ("toy-bert-blind", blind),
+                                                      ("toy-vilt-noisy", noisy), ("toy-vilt", clean),
+                                                      ("toy-vilt-hardneg", parent)]
+             if given is not None]
+    return frame([r for part in parts for r in part])
+
+
+def test_checks_select_the_knockouts_and_the_blind_models_pairwise_rows():
+    rows = _lab(noverb=dict(pairwise_verb=(0.52, 0.42, 0.62), pairwise_subject=(0.9, 0.85, 0.95),
+                            pairwise_object=(0.95, 0.9, 1.0), neg_verb=(0.99, 0.98, 1.0)),
+                blind={f"pairwise_{s}": (0.5, 0.5, 0.5) for s in itm.SUBSETS},
+                parent=dict(pairwise_verb=(0.8, 0.72, 0.88)))
+    found = lab.checks(rows, verbs_lab.CHECKS)
+    assert len(found) == len(verbs_lab.CHECKS) == 8
+    picked = [(r["model"], r["row"]["subset"], r["row"]["metric"], r["row"]["condition"]) for _, r in found.iterrows()]
+    assert picked == [("toy-vilt-noverb", "verb", "pairwise", ""), ("toy-vilt-hardneg", "verb", "pairwise", "")] + \
+        [("toy-vilt-noverb", s, "pairwise", "") for s in ("subject", "object")] + \
+        [("toy-bert-blind", s, "pairwise", "") for s in ("all", "subject", "verb", "object")]
+    assert list(found["role"]) == [lab.TARGET, lab.PARENT, lab.CONTROL, lab.CONTROL] + [lab.BLIND] * 4
+    assert list(found["verdict"]) == [lab.AT_CHANCE, "above chance", lab.PASSES, lab.PASSES] + [lab.NOT_ABOVE] * 4
+    assert found["ok"].all()
+
+
+def test_checks_say_when_the_probe_is_not_doing_its_job():
+    rows = _lab(noverb=dict(pairwise_verb=(0.8, 0.7, 0.9), pairwise_subject=(0.84, 0.8, 0.88)),
+                blind=dict(pairwise_verb=(0.7, 0.6, 0.8)))
+    found = lab.checks(rows, verbs_lab.CHECKS)
+    verdict = {(r["model"], r["what"]): r["verdict"] for _, r in found.iterrows()}
+    assert verdict["toy-vilt-noverb", "verb negatives, pairwise"] == "above chance"   # the knock-out sees verbs
+    assert verdict["toy-vilt-noverb", "subject negatives, pairwise"] == lab.FAILS     # 84% < the 85% floor
+    assert verdict["toy-vilt-noverb", "object negatives, pairwise"] == lab.FAILS
+    assert verdict["toy-bert-blind", "verb negatives, pairwise"] == "above chance"
+    assert verdict["toy-bert-blind", "all negatives, pairwise"] == lab.NOT_ABOVE
+    assert verdict["toy-vilt-hardneg", "verb negatives, pairwise"] == lab.NOT_RUN
+    assert list(found["ok"]) == [False, False, False, False, True, True, False, True]
+
+
+def test_claims_compare_noisy_and_clean_vilt_at_the_papers_threshold():
+    rows = _lab(noisy=dict(neg_all=(0.3, 0.2, 0.4), pos_all=(0.95, 0.9, 1.0), avg_all=(0.6, 0.55, 0.65),
+                           pairwise_verb=(0.1, 0.0, 0.2)),
+                clean=dict(neg_all=(0.7, 0.6, 0.8), pos_all=(0.8, 0.7, 0.85), avg_all=(0.62, 0.57, 0.67),
+                           pairwise_verb=(0.6, 0.5, 0.7), pairwise_subject=(0.9, 0.85, 0.95)))
+    found = lab.claims(rows, verbs_lab.CLAIMS)
+    assert len(found) == len(verbs_lab.CLAIMS) == 5
+    picked = [((r["a"]["model"], r["a"]["subset"], r["a"]["metric"], r["a"]["condition"]),
+               (r["b"]["model"], r["b"]["subset"], r["b"]["metric"], r["b"]["condition"])) for _, r in found.iterrows()]
+    assert picked == [(("toy-vilt-noisy", "all", m, AT), ("toy-vilt", "all", m, AT)) for m in ("neg", "pos", "avg")] + \
+        [(("toy-vilt", "verb", "pairwise", ""), ("toy-vilt", s, "pairwise", "")) for s in ("subject", "object")]
+    assert list(found["expect"]) == [lab.LOWER, lab.HIGHER, lab.LOWER, lab.LOWER, lab.LOWER]
+    assert list(found["verdict"]) == [lab.HOLDS, lab.HOLDS, lab.NOT_RESOLVED, lab.BY_CONSTRUCTION, lab.BY_CONSTRUCTION]
+    assert set(found["source"]) == {verbs_lab.TABLE4, verbs_lab.TABLE5}
+
+
+def test_claims_resolved_the_other_way_or_not_run():
+    rows = _lab(noisy=dict(neg_all=(0.8, 0.75, 0.85), pos_all=(0.5, 0.45, 0.55)),
+                clean=dict(neg_all=(0.3, 0.2, 0.4), pos_all=(0.9, 0.85, 0.95)))
+    found = lab.claims(rows, verbs_lab.CLAIMS)
+    assert list(found["verdict"][:2]) == [lab.DOES_NOT_HOLD, lab.DOES_NOT_HOLD]
+    # toy-vilt-noisy left out of lab_models: its claims are not run; toy-vilt's rows still show Table 4's
+    found = lab.claims(select(rows, model="toy-vilt"), verbs_lab.CLAIMS)
+    assert list(found["verdict"]) == [lab.NOT_RUN] * 3 + [lab.BY_CONSTRUCTION] * 2
+    # a threshold other than the lab's selects nothing
+    other = frame([{**r, "condition": itm.condition(0.7) if r["condition"] else ""} for r in rows.to_dict("records")])
+    assert list(lab.claims(other, verbs_lab.CLAIMS)["verdict"][:3]) == [lab.NOT_RUN] * 3
+
+
+def test_every_lab_model_can_answer_the_chapters_question():
+    for name in verbs_lab.LAB_MODELS:
+        assert role_problem(name, verbs.ROLES["lab_models"], toy_data=True) is None, name
+
+
+def test_lab_rows_reuse_rows_already_scored(tmp_path):
+    items = load_dataset("verbs", "toy", data_dir=tmp_path, limit=6, seed=0)
+    mine = frame(_rows("not-a-registry-model") + [row(study="verbs", probe=itm.VERB_PROBE, model="x", metric="neg",
+                                                      value=0.5, subset="hold")])
+    got = verbs_lab.lab_rows(items, ["not-a-registry-model"], scored={"not-a-registry-model": mine})
+    assert len(got) == len(itm.SUBSETS) * 4 and set(got["probe"]) == {itm.PROBE}  # no loading, svo rows only
+
+
+def test_no_lab_off_the_toy_world_or_without_models(tmp_path):
+    items = load_dataset("verbs", "toy", data_dir=tmp_path, limit=6, seed=0)
+    for dataset, models, why in [("svo-probes", verbs_lab.LAB_MODELS, "the lab runs on the toy world only"),
+                                 ("toy", [], "no lab models were given")]:
+        data, fact = verbs.run_lab(items, dataset, models, {})
+        assert fact == why and len(data["lab"]) == len(data["lab_checks"]) == len(data["lab_claims"]) == 0
+        assert list(data["lab"].columns) == COLUMNS and "verdict" in data["lab_checks"].columns
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    root = tmp_path_factory.mktemp("verbs-lab")
+    return verbs.run(models=["toy-vilt"], data_dir=root / "data", limit=30, seed=0, device="cpu",
+                     cache_dir=root / "scores", threshold=0.7, min_triplet_negatives=3, top_k=2, n_resamples=100,
+                     lab_models=["toy-vilt", "toy-bert-blind"])
+
+
+def test_a_small_run_carries_the_lab(small):
+    got = small.data["lab"]
+    assert list(got.columns) == COLUMNS and len(frame(got)) == len(got)
+    assert set(got["model"]) == {"toy-vilt", "toy-bert-blind"} and set(got["probe"]) == {itm.PROBE}
+    assert set(select(got, model="toy-bert-blind")["metric"]) == {"pairwise"}  # uncalibrated: pairwise only
+    # the lab thresholds at the paper's 0.5 whatever the chapter's threshold; the study's rows keep theirs
+    assert set(select(got, model="toy-vilt", metric="neg")["condition"]) == {AT}
+    assert set(select(small.ours(), model="toy-vilt", metric="neg", probe=itm.PROBE)["condition"]) == {"threshold 0.7"}
+    assert set(small.ours()["model"]) == {"toy-vilt"}                                # lab rows stay out of rows
+    assert len(small.data["lab_checks"]) == len(verbs_lab.CHECKS)
+    assert len(small.data["lab_claims"]) == len(verbs_lab.CLAIMS)
+    verdicts = small.data["lab_checks"].groupby("model")["verdict"].apply(set).to_dict()
+    assert verdicts["toy-vilt-noverb"] == {lab.NOT_RUN} and lab.NOT_RUN not in verdicts["toy-bert-blind"]
+    assert small.facts["lab"] == "toy-vilt, toy-bert-blind on the same 30 toy rows, ITM heads at threshold 0.5"
+    assert small.params["lab_models"] == ["toy-vilt", "toy-bert-blind"]
