@@ -23,7 +23,7 @@ def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.D
     for k in range(n):
         progressive = bool(rng.random() < 0.5)
         s, v, o = sample_svo(rng)
-        scene = in_split(lambda r: svo_scene(r, s, v, o, distractor=bool(r.random() < 0.3)), rng, split)
+        scene = in_split(lambda r: svo_scene(r, s, v, o, distractor=True), rng, split)
         sentence, verb = svo_caption(s, v, o, progressive), VERBS[v]
         surface = verb.ing if progressive else verb.third
         start = sentence.index(f" {surface}") + 1

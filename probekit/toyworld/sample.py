@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 
 from .scene import Entity, Scene
-from .vocab import (AGENT_SCENE, COLOURS, GRID, OBJECTS, PATTERNS, PLAUSIBLE_TRIPLES, POSES, SCENES, SIZES,
+from .vocab import (AGENT_SCENE, AGENTS, COLOURS, GRID, OBJECTS, PATTERNS, PLAUSIBLE_TRIPLES, POSES, SCENES, SIZES,
                     TYPICAL_SCENE, TYPICAL_SCENE_P, VERBS, article)
 
 SPLITS = ("train", "eval")
+DISTRACTOR_P = 0.35   # chance of a distractor object, and separately of a distractor agent, in a scene that allows them
 CELLS = [(r, c) for r in range(GRID) for c in range(GRID)]
 # cells a distractor must avoid around an agent, so that it never looks like the object of some verb
 _RELATION_OFFSETS = {v.offset for v in VERBS.values()} | {(0, -1), (1, 1), (0, 0)}
@@ -66,17 +67,23 @@ def free_cell(rng, taken: set, avoid_around: list[tuple[int, int]] = ()):
 # ----------------------------------------------------------------------------------------------- scene makers
 def svo_scene(rng, subject: str, verb: str, obj: str, colour=None, distractor: bool = False,
               pose: str | None = None, offset: tuple[int, int] | None = None) -> Scene:
-    """The agent in the verb's pose (or ``pose``) with the object at the verb's place (or ``offset``)."""
+    """The agent in the verb's pose (or ``pose``) with the object at the verb's place (or ``offset``); with
+    ``distractor``, maybe (p = DISTRACTOR_P each) another object and another agent, in some pose, away from both."""
     dr, dc = offset or VERBS[verb].offset
     cells = [(r, c) for (r, c) in CELLS if 0 <= r + dr < GRID and 0 <= c + dc < GRID]
     r, c = choice(rng, cells)
     agent = Entity(subject, (r, c), pose=pose or VERBS[verb].pose)
     thing = random_object(rng, obj, (r + dr, c + dc), colour=colour)
     ents = [agent, thing]
-    if distractor:
+    if distractor and rng.random() < DISTRACTOR_P:
         cell = free_cell(rng, {agent.cell, thing.cell}, [agent.cell])
         if cell:
             ents.append(random_object(rng, choice(rng, [o for o in OBJECTS if o != obj]), cell))
+    if distractor and rng.random() < DISTRACTOR_P:
+        cell = free_cell(rng, {e.cell for e in ents}, [agent.cell, thing.cell])
+        if cell:
+            kind = choice(rng, [a for a in AGENTS if a != subject])
+            ents.append(Entity(kind, cell, pose=POSES[choice(rng, POSES)].pose))
     return Scene(scene_for(rng, obj), tuple(ents))
 
 

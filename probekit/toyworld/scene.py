@@ -1,5 +1,5 @@
 """Scenes of the toy world: a background and entities that are each drawn inside one grid cell, with PIL, with an
-exact mask per entity; boxes are the tight boxes of those masks (``boxes``), so they vary with the kind, pose
+exact mask per entity; boxes are the squares around those masks (``boxes``), so they vary with the kind, pose
 and size of what is drawn.  The file name, the train/eval split and the background texture follow from the
 scene's content, so the same scene is always the same image."""
 
@@ -242,7 +242,9 @@ def render(scene: Scene, px: int = IMAGE_SIZE) -> tuple[Image.Image, list[np.nda
 
 @lru_cache(maxsize=4096)
 def boxes(scene: Scene) -> tuple[tuple[float, float, float, float], ...]:
-    """Each entity's tight box [x, y, w, h] (fractions of the image) around the pixels it shows."""
+    """Each entity's box [x, y, w, h] (fractions of the image): the square around the tight box of the pixels it
+    shows (centred on it, shifted inside the image), so that a crop keeps the entity's proportions through any
+    image processor (the toy models are trained on crops of these boxes)."""
     _, masks = render(scene)
     out = []
     for e, m in zip(scene.entities, masks):
@@ -250,8 +252,10 @@ def boxes(scene: Scene) -> tuple[tuple[float, float, float, float], ...]:
         if not len(xs):
             out.append(tuple(e.cell_box()))
             continue
-        x0, y0, x1, y1 = xs.min(), ys.min(), xs.max() + 1, ys.max() + 1
-        out.append((x0 / IMAGE_SIZE, y0 / IMAGE_SIZE, (x1 - x0) / IMAGE_SIZE, (y1 - y0) / IMAGE_SIZE))
+        side = max(xs.max() + 1 - xs.min(), ys.max() + 1 - ys.min())
+        x0 = int(np.clip((xs.min() + xs.max() + 1 - side) // 2, 0, IMAGE_SIZE - side))
+        y0 = int(np.clip((ys.min() + ys.max() + 1 - side) // 2, 0, IMAGE_SIZE - side))
+        out.append((x0 / IMAGE_SIZE, y0 / IMAGE_SIZE, side / IMAGE_SIZE, side / IMAGE_SIZE))
     return tuple(out)
 
 

@@ -64,7 +64,7 @@ def _others(seq, x):
 
 def _svo(rng) -> tuple:
     s, v, o = sample_svo(rng)
-    scene = in_split(lambda r: svo_scene(r, s, v, o, distractor=bool(r.random() < 0.3)), rng, "train")
+    scene = in_split(lambda r: svo_scene(r, s, v, o, distractor=True), rng, "train")
     prog = bool(rng.random() < 0.5)
     colour = scene.entities[1].colour if rng.random() < 0.3 else None
     cap = lambda s_, v_, o_, c_=colour: svo_caption(s_, v_, o_, prog, c_)

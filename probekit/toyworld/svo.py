@@ -32,13 +32,13 @@ def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.D
     while len(rows) < n:
         s, v, o = sample_svo(rng)
         progressive = bool(rng.random() < 0.5)
-        pos = in_split(lambda r: svo_scene(r, s, v, o, distractor=bool(r.random() < 0.3)), rng, split)
+        pos = in_split(lambda r: svo_scene(r, s, v, o, distractor=True), rng, split)
         pos_path = image_path(pos, folder)
         for kind, options in negatives(s, v, o).items():
             if not options:
                 continue
             ns, nv, no = choice(rng, options)
-            neg = in_split(lambda r: svo_scene(r, ns, nv, no, distractor=bool(r.random() < 0.3)), rng, split)
+            neg = in_split(lambda r: svo_scene(r, ns, nv, no, distractor=True), rng, split)
             rows.append(dict(
                 item_id=f"verbs-{split}-{seed}-{k:05d}-{kind}", sentence=svo_caption(s, v, o, progressive),
                 pos_triplet=f"{s},{v},{o}", neg_triplet=f"{ns},{nv},{no}", pos_image_id=pos.digest(),
