@@ -26,7 +26,7 @@ from typing import Mapping
 import pandas as pd
 
 from probekit.claims import ABOVE, BELOW, HIGHER, LOWER, UNRESOLVED, compare, difference, versus_chance
-from probekit.results import one_or_none
+from probekit.results import select
 
 TARGET, CONTROL, BLIND, PARENT = "target", "control", "blind", "parent"
 CONTROL_FLOOR = 0.85
@@ -59,7 +59,14 @@ class PaperClaim:
 
 
 def find(rows: pd.DataFrame, model: str, where: Mapping[str, str]) -> pd.Series | None:
-    return one_or_none(rows, model=model, **where) if len(rows) else None
+    """The one row of ``model`` matching ``where``; None when the run produced none; an error when several match
+    (the check or claim is defined too loosely)."""
+    if not len(rows):
+        return None
+    found = select(rows, model=model, **where)
+    if len(found) > 1:
+        raise KeyError(f"{len(found)} lab rows of {model} match {dict(where)}; a check or claim must name one row")
+    return found.iloc[0] if len(found) else None
 
 
 def check_verdict(r, role: str) -> str:

@@ -1,0 +1,67 @@
+"""Are the lab's verdicts a property of the training conditions or of one training run?
+
+``python -m probekit.studies.lab_seeds DIR [DIR ...]`` runs every study's lab (chapter defaults, toy world, CPU)
+once per zoo directory (a zoo retrained with ``probekit train-toy --seed S --out DIR``; ``shipped`` = the
+checkpoints in the package) and prints, per check and claim, the verdict under each zoo and whether they agree.
+``--only`` keeps the checks and claims whose models all come from the listed zoo models (those retrained; the rest
+of a partial zoo directory may be links to the shipped checkpoints).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from importlib import import_module
+
+import pandas as pd
+
+STUDIES = ("verbs", "prednoun", "masking", "conceptual")
+
+
+def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
+    """One line per check and claim of every study's lab under the zoo in ``zoo`` (None: the shipped one)."""
+    old = os.environ.get("PROBEKIT_TOY_CHECKPOINTS")
+    if zoo:
+        os.environ["PROBEKIT_TOY_CHECKPOINTS"] = str(zoo)
+    try:
+        out = []
+        for study in studies:
+            result = import_module(f"probekit.studies.{study}").run(dataset="toy", device="cpu", data_dir=data_dir)
+            for _, c in result.data["lab_checks"].iterrows():
+                out.append(dict(study=study, kind="check", what=f"{c['model']}: {c['what']} ({c['role']})",
+                                models=c["model"], verdict=c["verdict"]))
+            for _, c in result.data["lab_claims"].iterrows():
+                out.append(dict(study=study, kind="claim", what=c["claim"][:90],
+                                models=f"{c['a_model']},{c['b_model']}", verdict=c["verdict"]))
+        return pd.DataFrame(out)
+    finally:
+        if old is None:
+            os.environ.pop("PROBEKIT_TOY_CHECKPOINTS", None)
+        else:
+            os.environ["PROBEKIT_TOY_CHECKPOINTS"] = old
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m probekit.studies.lab_seeds", description=__doc__.split("\n\n")[0])
+    p.add_argument("zoos", nargs="+", help="zoo directories ('shipped' for the package's checkpoints)")
+    p.add_argument("--only", nargs="*", default=None, help="keep lines whose models are all among these")
+    p.add_argument("--out", default=None, help="write the table as CSV here")
+    a = p.parse_args(argv)
+    tables = [verdicts(None if z == "shipped" else z).rename(columns={"verdict": z}) for z in a.zoos]
+    table = tables[0]
+    for t in tables[1:]:
+        table[t.columns[-1]] = t.iloc[:, -1].to_numpy()
+    if a.only is not None:
+        keep = set(a.only)
+        table = table[[set(m.split(",")) <= keep for m in table["models"]]]
+    table["agree"] = table[list(a.zoos)].nunique(axis=1) == 1
+    if a.out:
+        table.to_csv(a.out, index=False)
+    with pd.option_context("display.width", 200, "display.max_colwidth", 90, "display.max_rows", 200):
+        print(table.to_string(index=False))
+    print(f"\n{int(table['agree'].sum())} of {len(table)} verdicts agree")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,60 @@
+"""The lab's verdicts (probekit.studies.lab) on hand-made rows: every role and every claim verdict, and the tables."""
+
+from __future__ import annotations
+
+from probekit.report import lab as lab_report
+from probekit.results import frame, row
+from probekit.studies import lab
+
+
+def _r(model, value, low, high, chance=0.5, metric="acc", condition=""):
+    return row(study="s", probe="p", model=model, condition=condition, subset="all", metric=metric, value=value,
+               ci=(low, high), n=100, chance=chance)
+
+
+ACC = {"metric": "acc", "condition": ""}
+ROWS = frame([_r("ko", 0.52, 0.42, 0.62), _r("parent", 0.8, 0.7, 0.9), _r("ko", 0.9, 0.85, 0.95, condition="crop"),
+              _r("blind", 0.5, 0.5, 0.5), _r("blind", 0.0, 0.0, 0.0, chance=0.25, metric="pairs"),
+              _r("leaky", 0.7, 0.6, 0.8), _r("weak", 0.84, 0.8, 0.88, condition="crop"),
+              _r("a", 0.3, 0.25, 0.35), _r("b", 0.6, 0.55, 0.65), _r("c", 0.33, 0.28, 0.7),
+              _r("a", -0.3, -0.4, -0.2, chance=0.0, metric="acc_diff"),
+              _r("a", -0.1, -0.2, 0.05, chance=0.0, metric="acc_diff", condition="x")])
+
+
+def test_every_role_gets_its_verdict_from_the_interval():
+    checks = [lab.Check("ko", lab.TARGET, "t", {"condition": ""}), lab.Check("parent", lab.PARENT, "p"),
+              lab.Check("ko", lab.CONTROL, "c", {"condition": "crop"}), lab.Check("blind", lab.BLIND, "b", ACC),
+              lab.Check("blind", lab.BLIND, "pairs", {"metric": "pairs"}), lab.Check("leaky", lab.BLIND, "l"),
+              lab.Check("leaky", lab.TARGET, "l"), lab.Check("weak", lab.CONTROL, "w", {"condition": "crop"}),
+              lab.Check("nobody", lab.TARGET, "n")]
+    found = lab.checks(ROWS, checks)
+    assert list(found["verdict"]) == [lab.AT_CHANCE, "above chance", lab.PASSES, lab.NOT_ABOVE, lab.NOT_ABOVE,
+                                      "above chance", "above chance", lab.FAILS, lab.NOT_RUN]
+    assert list(found["ok"]) == [True, True, True, True, True, False, False, False, False]
+    table = lab_report.checks_table(found)
+    assert list(table.index) == [c.model for c in checks] and table["result"].iloc[-1] == "not run"
+    assert table["as it should be"].iloc[5] == "no (should be not above chance)"
+
+
+def test_claims_hold_fail_stay_unresolved_or_are_decided_by_construction():
+    claims = [lab.PaperClaim("a below b", "P", ("a", ACC), ("b", ACC), expect=lab.LOWER),
+              lab.PaperClaim("a above b", "P", ("a", ACC), ("b", ACC), expect=lab.HIGHER),
+              lab.PaperClaim("c below b", "P", ("c", ACC), ("b", ACC), expect=lab.LOWER),
+              lab.PaperClaim("paired", "P", ("a", ACC), ("b", ACC), expect=lab.HIGHER,
+                             diff=("a", {"metric": "acc_diff", "condition": "x"})),
+              lab.PaperClaim("paired lower", "P", ("c", ACC), ("b", ACC), expect=lab.LOWER,
+                             diff=("a", {"metric": "acc_diff", "condition": ""})),
+              lab.PaperClaim("concept", "P", ("a", ACC), ("b", ACC), by_construction=True),
+              lab.PaperClaim("missing", "P", ("a", ACC), ("zzz", ACC))]
+    found = lab.claims(ROWS, claims)
+    # c's interval overlaps b's: not resolved by intervals, but its paired difference excludes 0
+    assert list(found["verdict"]) == [lab.HOLDS, lab.DOES_NOT_HOLD, lab.NOT_RESOLVED, lab.NOT_RESOLVED, lab.HOLDS,
+                                      lab.BY_CONSTRUCTION, lab.NOT_RUN]
+    table = lab_report.claims_table(found)
+    assert list(table["verdict"]) == list(found["verdict"]) and "not run" in table["on the toy world"].iloc[-1]
+
+
+def test_a_check_that_names_several_rows_is_an_error():
+    import pytest
+    with pytest.raises(KeyError, match="must name one row"):
+        lab.checks(ROWS, [lab.Check("ko", lab.TARGET, "t")])          # two conditions match
