@@ -36,18 +36,24 @@ def _lab(noverb: dict | None = None, blind: dict | None = None, noisy: dict | No
 
 
 def test_checks_select_the_knockouts_and_the_blind_models_pairwise_rows():
-    rows = _lab(noverb=dict(pairwise_verb=(0.52, 0.42, 0.62), pairwise_subject=(0.9, 0.85, 0.95),
-                            pairwise_object=(0.95, 0.9, 1.0), neg_verb=(0.99, 0.98, 1.0)),
-                blind={f"pairwise_{s}": (0.5, 0.5, 0.5) for s in itm.SUBSETS},
-                parent=dict(pairwise_verb=(0.8, 0.72, 0.88)))
+    knockout = dict(pairwise_verb=(0.52, 0.42, 0.62), pairwise_subject=(0.9, 0.85, 0.95),
+                    pairwise_object=(0.95, 0.9, 1.0), neg_verb=(0.99, 0.98, 1.0))
+    rows = frame([r for name, given in [("toy-vilt-noverb", knockout), ("toy-clip-noverb", knockout),
+                                        ("toy-vilt-hardneg", dict(pairwise_verb=(0.8, 0.72, 0.88))),
+                                        ("toy-clip-hardneg", dict(pairwise_verb=(0.8, 0.72, 0.88))),
+                                        ("toy-bert-blind", {f"pairwise_{s}": (0.5, 0.5, 0.5) for s in itm.SUBSETS})]
+                  for r in _rows(name, **given)])
     found = lab.checks(rows, verbs_lab.CHECKS)
-    assert len(found) == len(verbs_lab.CHECKS) == 8
+    assert len(found) == len(verbs_lab.CHECKS) == 12
     picked = [(r["model"], r["row"]["subset"], r["row"]["metric"], r["row"]["condition"]) for _, r in found.iterrows()]
-    assert picked == [("toy-vilt-noverb", "verb", "pairwise", ""), ("toy-vilt-hardneg", "verb", "pairwise", "")] + \
-        [("toy-vilt-noverb", s, "pairwise", "") for s in ("subject", "object")] + \
+    per_knockout = lambda ko, parent: [(ko, "verb", "pairwise", ""), (parent, "verb", "pairwise", ""),
+                                       (ko, "subject", "pairwise", ""), (ko, "object", "pairwise", "")]
+    assert picked == per_knockout("toy-clip-noverb", "toy-clip-hardneg") + \
+        per_knockout("toy-vilt-noverb", "toy-vilt-hardneg") + \
         [("toy-bert-blind", s, "pairwise", "") for s in ("all", "subject", "verb", "object")]
-    assert list(found["role"]) == [lab.TARGET, lab.PARENT, lab.CONTROL, lab.CONTROL] + [lab.BLIND] * 4
-    assert list(found["verdict"]) == [lab.AT_CHANCE, "above chance", lab.PASSES, lab.PASSES] + [lab.NOT_ABOVE] * 4
+    assert list(found["role"]) == [lab.TARGET, lab.PARENT, lab.CONTROL, lab.CONTROL] * 2 + [lab.BLIND] * 4
+    assert list(found["verdict"]) == [lab.AT_CHANCE, "above chance", lab.PASSES, lab.PASSES] * 2 + \
+        [lab.NOT_ABOVE] * 4
     assert found["ok"].all()
 
 
@@ -62,7 +68,7 @@ def test_checks_say_when_the_probe_is_not_doing_its_job():
     assert verdict["toy-bert-blind", "verb negatives, pairwise"] == "above chance"
     assert verdict["toy-bert-blind", "all negatives, pairwise"] == lab.NOT_ABOVE
     assert verdict["toy-vilt-hardneg", "verb negatives, pairwise"] == lab.NOT_RUN
-    assert list(found["ok"]) == [False, False, False, False, True, True, False, True]
+    assert list(found["ok"]) == [False] * 4 + [False, False, False, False, True, True, False, True]
 
 
 def test_claims_compare_noisy_and_clean_vilt_at_the_papers_threshold():

@@ -88,6 +88,8 @@ _SPECS = [
     _s("toy-clip-hardneg", "clip", "toy:toy-clip-hardneg", note="toy-clip + one-slot swap hard negatives"),
     _s("toy-clip-unbound", "clip", "toy:toy-clip-unbound",
        note="knock-out of toy-clip-hardneg: captions never say which noun goes with which predicate"),
+    _s("toy-clip-noverb", "clip", "toy:toy-clip-noverb",
+       note="knock-out of toy-clip-hardneg: transitive verbs never visible in its training images"),
     _s("toy-vilt", "vilt", "toy:toy-vilt", ("match", "fill_mask"),
        note="HF ViLT with ITM (random negatives) + MLM heads, toy world"),
     _s("toy-vilt-hardneg", "vilt", "toy:toy-vilt-hardneg", ("match", "fill_mask"),

@@ -5,9 +5,10 @@
 0.5 for calibrated ITM heads; toy-bert-blind, uncalibrated, is scored pairwise only, its image choices tie).
 :data:`CHECKS` and :data:`CLAIMS` name the rows :func:`probekit.studies.lab.checks` / ``lab.claims`` judge:
 
-* toy-vilt-noverb never saw a transitive verb in its training images: pairwise accuracy on verb negatives is
-  its **target** (should be at chance, while its parent toy-vilt-hardneg, trained alike with the verbs visible, is
-  above chance on it), on subject and on object negatives its **controls** (should pass);
+* toy-clip-noverb and toy-vilt-noverb never saw a transitive verb in their training images: pairwise accuracy on
+  verb negatives is their **target** (should be at chance, while each one's parent, toy-clip-hardneg or
+  toy-vilt-hardneg, trained alike with the verbs visible, is above chance on it), on subject and on object
+  negatives their **controls** (should pass);
 * toy-bert-blind ignores the image: pairwise accuracy on all, subject, verb and object negatives is **blind**
   (should not beat chance);
 * Hendricks & Nematzadeh 2021, Table 5 (MMT pretrained on Conceptual Captions vs on COCO): toy-vilt-noisy (30% of
@@ -27,7 +28,8 @@ from probekit.results import concat, select
 from probekit.scorers import load_scorer
 from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, Check, PaperClaim
 
-LAB_MODELS = ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-vilt-noverb", "toy-bert-blind")
+LAB_MODELS = ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-vilt-noverb", "toy-clip-hardneg",
+              "toy-clip-noverb", "toy-bert-blind")
 #: the lab thresholds ITM heads at the paper's 0.5, whatever the chapter's ``threshold``: its claims are the paper's
 THRESHOLD = 0.5
 TABLE4 = "Hendricks & Nematzadeh 2021, Table 4 and Sec. 4.2"
@@ -44,11 +46,15 @@ def thresholded(metric: str, subset: str = "all") -> dict:
     return dict(probe=itm.PROBE, subset=subset, metric=metric, condition=itm.condition(THRESHOLD))
 
 
+#: (knock-out, its parent): the same recipe with the verbs visible, one pair per architecture
+KNOCKOUTS = (("toy-clip-noverb", "toy-clip-hardneg"), ("toy-vilt-noverb", "toy-vilt-hardneg"))
+
 CHECKS = [
-    Check("toy-vilt-noverb", TARGET, "verb negatives, pairwise", pairwise("verb")),
-    Check("toy-vilt-hardneg", PARENT, "verb negatives, pairwise", pairwise("verb")),
-    Check("toy-vilt-noverb", CONTROL, "subject negatives, pairwise", pairwise("subject")),
-    Check("toy-vilt-noverb", CONTROL, "object negatives, pairwise", pairwise("object")),
+    *[check for knockout, parent in KNOCKOUTS for check in (
+        Check(knockout, TARGET, "verb negatives, pairwise", pairwise("verb")),
+        Check(parent, PARENT, "verb negatives, pairwise", pairwise("verb")),
+        Check(knockout, CONTROL, "subject negatives, pairwise", pairwise("subject")),
+        Check(knockout, CONTROL, "object negatives, pairwise", pairwise("object")))],
     *[Check("toy-bert-blind", BLIND, f"{what}, pairwise", pairwise(subset))
       for subset, what in [("all", "all negatives"), ("subject", "subject negatives"), ("verb", "verb negatives"),
                            ("object", "object negatives")]],

@@ -24,6 +24,8 @@ ZOO = {
                                factor="each caption's one-slot swap added to the texts as a hard negative"),
     "toy-clip-unbound": Member("clip", stream.Recipe(unbound=True), True, "toy-clip-hardneg",
                                factor="knock-out: two-agent captions do not say which noun goes with which predicate"),
+    "toy-clip-noverb": Member("clip", stream.Recipe(hide_verbs=True), True, "toy-clip-hardneg",
+                              factor="knock-out: every transitive verb drawn with one pose and one object place"),
     "toy-vilt": Member("vilt", factor="single-stream cross-encoder, ITM with random negatives + MLM (how ViLT is "
                                       "pretrained)"),
     "toy-vilt-hardneg": Member("vilt", hard_negatives=True, parent="toy-vilt",
