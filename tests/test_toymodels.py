@@ -117,5 +117,6 @@ def test_a_retrained_zoo_is_used_when_named(tmp_path, monkeypatch):
     shutil.copytree(CHECKPOINTS / "toy-bert", tmp_path / "toy-bert")
     monkeypatch.setenv("PROBEKIT_TOY_CHECKPOINTS", str(tmp_path))
     assert resolve_source("toy:toy-bert") == str(tmp_path / "toy-bert")
+    assert resolve_source("toy:toy-clip") == str(CHECKPOINTS / "toy-clip")     # not retrained: the shipped one
     with pytest.raises(FileNotFoundError, match="train-toy"):
-        resolve_source("toy:toy-clip")
+        resolve_source("toy:toy-nothing")

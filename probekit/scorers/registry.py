@@ -142,10 +142,11 @@ TOY_CHECKPOINTS = Path(__file__).resolve().parent.parent / "toymodels" / "checkp
 
 
 def resolve_source(source: str) -> str:
-    """``toy:<name>`` -> the shipped checkpoint directory (or ``$PROBEKIT_TOY_CHECKPOINTS/<name>``, a zoo retrained
-    with ``probekit train-toy --out``); anything else unchanged."""
+    """``toy:<name>`` -> the shipped checkpoint directory, or ``$PROBEKIT_TOY_CHECKPOINTS/<name>`` when that exists (a
+    zoo, or some of its members, retrained with ``probekit train-toy --out``); anything else unchanged."""
     if source.startswith("toy:"):
-        path = Path(os.environ.get("PROBEKIT_TOY_CHECKPOINTS") or TOY_CHECKPOINTS) / source[4:]
+        retrained = Path(os.environ.get("PROBEKIT_TOY_CHECKPOINTS") or TOY_CHECKPOINTS) / source[4:]
+        path = retrained if retrained.is_dir() else TOY_CHECKPOINTS / source[4:]
         if not path.is_dir():
             raise FileNotFoundError(f"toy checkpoint {path} is missing; build it with `probekit train-toy` "
                                     f"(or reinstall probekit, which ships it)")

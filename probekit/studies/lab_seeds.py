@@ -3,8 +3,8 @@
 ``python -m probekit.studies.lab_seeds DIR [DIR ...]`` runs every study's lab (chapter defaults, toy world, CPU)
 once per zoo directory (a zoo retrained with ``probekit train-toy --seed S --out DIR``; ``shipped`` = the
 checkpoints in the package) and prints, per check and claim, the verdict under each zoo and whether they agree.
-``--only`` keeps the checks and claims whose models all come from the listed zoo models (those retrained; the rest
-of a partial zoo directory may be links to the shipped checkpoints).
+``--only`` keeps the checks and claims whose models all come from the listed zoo models (those retrained: members
+missing from a zoo directory are taken from the shipped zoo).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
                                 models=c["model"], verdict=c["verdict"]))
             for _, c in result.data["lab_claims"].iterrows():
                 out.append(dict(study=study, kind="claim", what=c["claim"][:90],
-                                models=f"{c['a_model']},{c['b_model']}", verdict=c["verdict"]))
+                                models=f"{c['a_model']}|{c['b_model']}", verdict=c["verdict"]))
         return pd.DataFrame(out)
     finally:
         if old is None:
@@ -53,7 +53,8 @@ def main(argv=None) -> int:
         table[t.columns[-1]] = t.iloc[:, -1].to_numpy()
     if a.only is not None:
         keep = set(a.only)
-        table = table[[set(m.split(",")) <= keep for m in table["models"]]]
+        # a derived row's model reads "toy-clip, both, α = 1": it belongs to the model before the comma
+        table = table[[{m.split(",")[0] for m in ms.split("|")} <= keep for ms in table["models"]]]
     table["agree"] = table[list(a.zoos)].nunique(axis=1) == 1
     if a.out:
         table.to_csv(a.out, index=False)

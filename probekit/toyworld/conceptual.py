@@ -25,7 +25,7 @@ def make_probe_r(data_dir: Path, limit: int | None, seed: int, split: str) -> pd
         s, v, o = sample_svo(rng)
         group = f"probe-r-{split}-{seed}-{g:05d}"
         relation = svo_caption(s, v, o)
-        anchor = in_split(lambda r: svo_scene(r, s, v, o), rng, split)
+        anchor = in_split(lambda r: svo_scene(r, s, v, o, distractor=True), rng, split)
         anchor_path = str(image_path(anchor, folder))
         swaps = {"predicate_swap": [svo_caption(s, w, o) for w in VERBS if not plausible(s, w, o)],
                  "subject_swap": [svo_caption(t, v, o) for t in AGENTS if not plausible(t, v, o)]}
