@@ -105,12 +105,12 @@ def test_downloadable_and_present_files_are_notes(machine, capsys):
 
 def test_roles_read_from_the_registry_agree_with_loaded_toy_models():
     from probekit.scorers import load_scorer
-    for name in ("toy-clip", "toy-vilt", "toy-bert"):
+    for name in ("toy-clip", "toy-vilt", "toy-bert", "toy-bert-blind"):
         scorer = load_scorer(name, device="cpu", cache_dir=False)
         stand_in = check._stand_in(REGISTRY[name])
         for question in QUESTIONS:
             assert can_answer(stand_in, question) == can_answer(scorer, question), (name, question)
-    assert check.study_roles("verbs") == {"models": ("threshold", "choice")}
+    assert check.study_roles("verbs") == {"models": ("threshold", "choice"), "lab_models": ("threshold", "choice")}
 
 
 def test_run_refuses_a_model_without_the_head_before_any_cell(tmp_path, capsys):
@@ -200,3 +200,13 @@ def test_download_into_a_full_data_directory_names_it(tmp_path, monkeypatch):
     monkeypatch.setattr(download.os, "replace", refuse)
     with pytest.raises(DiskError, match=f"the data directory {tmp_path} is full"):
         download._atomic_write(tmp_path / "a.jpg", b"x")
+
+
+def test_lab_models_stay_toy_models_on_real_data(machine):
+    """The lab sections run the toy zoo on the toy world only (they skip themselves on real data), so a chapter's
+    toy lab_models are no problem under a real dataset, while toy main models still are."""
+    problems, _ = check.check(REPO, {"prednoun": {"dataset": "eval-set", "models": ["vilt-coco"],
+                                                  "clip_models": ["clip-vit-b32"], "perplexity_model": "bert-base"}})
+    assert not [p for p in problems if p.parameter == "lab_models"]
+    problems, _ = check.check(REPO, {"prednoun": {"dataset": "eval-set", "models": ["toy-vilt"]}})
+    assert sorted(p.parameter for p in problems if "toy model" in p.text) == ["clip_models", "models", "perplexity_model"]
