@@ -126,8 +126,9 @@ def test_a_small_lab_run(result):
         (p, m, c) for p in ("top-5", "top-1")
         for m, c in [("toy-bert", "text only"), *(("toy-vilt-noverb", c) for c in masking.CONDITIONS)]}
     assert (top["n"] == LIMIT).all()
-    assert np.allclose(select(top, probe="top-5")["chance"], result.facts["lab_chance"])
-    assert np.allclose(select(top, probe="top-1")["chance"], result.facts["lab_chance_top1"])
+    # chance is what the caption alone allows: the world's stated prior, not k / (verbs in the sample)
+    assert np.allclose(select(top, probe="top-5")["chance"], result.facts["lab_text_prior"])
+    assert np.allclose(select(top, probe="top-1")["chance"], result.facts["lab_text_prior_top1"])
     drops = select(rows, metric="accuracy_diff", model="toy-vilt-noverb")
     assert len(drops) == 2 * 4 and set(drops["probe"]) == {"top-5", "top-1"}
     itm = select(rows, probe="itm", subset="verb", metric="avg_pooled")

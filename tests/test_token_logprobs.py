@@ -47,10 +47,10 @@ def test_toy_bert_equals_masking_each_token_by_hand(tmp_path):
     from transformers import AutoTokenizer, BertForMaskedLM
 
     scorer = load_scorer("toy-bert", device="cpu", cache_dir=tmp_path, batch_size=3)
-    got = scorer.token_logprobs(TOY_TEXTS + ["a small striped cat"])
+    got = scorer.token_logprobs(TOY_TEXTS + ["a small striped zebra"])
     model = BertForMaskedLM.from_pretrained(TOY_CHECKPOINTS / "toy-bert").eval()
     tok = AutoTokenizer.from_pretrained(TOY_CHECKPOINTS / "toy-bert")
-    assert [len(v) for v in got] == [6, 5, 5, 6, 3]  # toy words are single pieces; "cat" is [UNK], not scored
+    assert [len(v) for v in got] == [6, 5, 5, 6, 3]  # toy words are single pieces; "zebra" is [UNK], not scored
     for text, values in zip(TOY_TEXTS, got):
         np.testing.assert_allclose(values, one_at_a_time(model, tok, text), atol=1e-5)
         assert (values < 0).all()

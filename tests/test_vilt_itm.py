@@ -20,7 +20,7 @@ from probekit.scorers import REGISTRY, head_for, load_scorer
 from probekit.scorers.registry import TOY_CHECKPOINTS
 from probekit.scorers.vilt_original import HEAD_FILE, converted, hf_weights, load_itm_head, vilt_config
 
-H, HEADS, LAYERS, MLP, VOCAB, TEXT, PATCH, GRID = 32, 4, 2, 48, 74, 24, 16, 4  # vocab/text: the toy tokenizer's
+H, HEADS, LAYERS, MLP, VOCAB, TEXT, PATCH, GRID = 32, 4, 2, 48, 144, 24, 16, 4  # vocab/text: the toy tokenizer's
 TOY_VILT = str(TOY_CHECKPOINTS / "toy-vilt")
 
 

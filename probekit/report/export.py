@@ -22,7 +22,8 @@ def export(result: StudyResult | pd.DataFrame) -> None:
     """Record ``result``'s rows (a StudyResult or a frame of result rows) in the executing notebook."""
     rows = frame(result.rows if isinstance(result, StudyResult) else result)
     payload = {"study": result.study if isinstance(result, StudyResult) else None,
-               "rows": json.loads(rows.to_json(orient="records"))}  # NaN -> null: notebooks hold strict JSON
+               # NaN -> null (notebooks hold strict JSON); 15 digits, so that a value read back rounds as the page did
+               "rows": json.loads(rows.to_json(orient="records", double_precision=15))}
     display({MIME: payload}, raw=True)
 
 
