@@ -64,6 +64,8 @@ class HeldOut:
         self.pn_full = [Image.open(p).convert("RGB") for p in self.pn["image"]]
         self.pn_crop = [crop(p, b) for p, b in zip(self.pn["image"], self.pn["target_box"])]
         self.verbs = svo.make_items(root, n, seed, "eval")
+        self.verb_pos = [Image.open(p).convert("RGB") for p in self.verbs["pos_image"]]
+        self.verb_neg = [Image.open(p).convert("RGB") for p in self.verbs["neg_image"]]
         self.mask = masking.make_items(root, n, seed, "eval")
 
     # --- tasks ------------------------------------------------------------------------------------------
@@ -72,20 +74,18 @@ class HeldOut:
         pairs = ok.reshape(-1, 2).all(1)
         return {"triplet_acc": float(ok.mean()), "pair_acc": float(pairs.mean())}
 
-    def _verb_choice(self, scorer) -> float:
-        """Positive vs verb-negative image for the sentence (chance 0.5)."""
-        v = self.verbs[self.verbs["verb_neg"]]
-        pos = [Image.open(p).convert("RGB") for p in v["pos_image"]]
-        neg = [Image.open(p).convert("RGB") for p in v["neg_image"]]
-        s = scorer.choose_image([[a, b] for a, b in zip(pos, neg)], list(v["sentence"]))
-        return float((s[:, 0] > s[:, 1]).mean())
+    def _image_choice(self, scorer) -> np.ndarray:
+        """Per SVO row: whether the positive image beats the negative one for the sentence (chance 0.5)."""
+        choice = scorer.choose_image([[p, n] for p, n in zip(self.verb_pos, self.verb_neg)],
+                                     list(self.verbs["sentence"]))
+        return choice[:, 0] > choice[:, 1]
 
     def quick(self, scorer) -> dict:
         """The curve's numbers: the single-object control, predicate-noun pair accuracy (full image) and the
         verb-negative image choice."""
         return {"object": round(float(two_way(scorer, self.obj_images, self.obj_true, self.obj_wrong).mean()), 3),
                 "prednoun_pair": round(self._prednoun(scorer, self.pn_full)["pair_acc"], 3),
-                "verb_choice": round(self._verb_choice(scorer), 3)}
+                "verb_choice": round(float(self._image_choice(scorer)[self.verbs["verb_neg"].to_numpy()].mean()), 3)}
 
     def probe_for(self, name: str):
         """The training curve's probe of the registered toy model ``name`` (None if it has no image-text head):
@@ -126,14 +126,12 @@ class HeldOut:
         res["prednoun_cropped"] = self._prednoun(scorer, self.pn_crop)
         res["prednoun_full"] = self._prednoun(scorer, self.pn_full)
         v = self.verbs
-        pos_img = [Image.open(p).convert("RGB") for p in v["pos_image"]]
-        neg_img = [Image.open(p).convert("RGB") for p in v["neg_image"]]
-        choice = scorer.choose_image([[p, n] for p, n in zip(pos_img, neg_img)], list(v["sentence"]))
-        right = choice[:, 0] > choice[:, 1]
+        right = self._image_choice(scorer)
         res["verbs_image_choice"] = {"all": float(right.mean()),
                                      **{k: float(right[v[f"{k}_neg"].to_numpy()].mean()) for k in ("subj", "verb", "obj")}}
         if can_answer(scorer, "threshold"):
-            s_pos, s_neg = scorer.match(pos_img, list(v["sentence"])), scorer.match(neg_img, list(v["sentence"]))
+            s_pos, s_neg = (scorer.match(self.verb_pos, list(v["sentence"])),
+                            scorer.match(self.verb_neg, list(v["sentence"])))
             acc_pos, acc_neg = float((s_pos >= 0.5).mean()), float((s_neg < 0.5).mean())
             res["verbs_itm"] = {"pos": acc_pos, "neg": acc_neg, "avg": (acc_pos + acc_neg) / 2,
                                 **{f"neg_{k}": float((s_neg < 0.5)[v[f"{k}_neg"].to_numpy()].mean())
