@@ -1,6 +1,6 @@
 """The toy laboratory: what the model zoo's controlled comparisons say, decided from result rows alone.
 
-The zoo (``probekit.toymodels.train.ZOO``) is trained on one stream with one factor changed at a time, plus
+The zoo (``probekit.toymodels.zoo.ZOO``) is trained on one stream with one factor changed at a time, plus
 knock-outs trained without one kind of information and a blind (text-only) baseline.  Each study names, in its
 ``<study>_lab`` module:
 
