@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from probekit.toyworld import conceptual, masking, prednoun, stream
+from probekit.toyworld.sample import svo_scene
 from probekit.toyworld.vocab import (AGENTS, OBJECTS, POSES, SCENES, VERBS, ANTONYMS, PLAUSIBLE_TRIPLES, plausible,
                                      prior_topk)
 
@@ -68,6 +69,17 @@ def test_hidden_verbs_change_only_transitive_images():
     changed = [a for a, b in zip(full, hidden) if (a.image != b.image).any()]
     assert changed and all(any(v.third in a.caption.split() or v.ing in a.caption.split() for v in VERBS.values())
                            for a in changed)
+
+
+def test_hidden_verbs_are_drawn_independently_of_the_caption():
+    rng, aux = np.random.default_rng(0), np.random.default_rng(1)
+    everything = {(v.pose, v.offset) for v in VERBS.values()}
+    for verb in ("kick", "carry"):
+        shown = set()
+        for s, v, o in [t for t in PLAUSIBLE_TRIPLES if t[1] == verb][:1] * 300:
+            agent, thing, *_ = stream._hide_verb(svo_scene(rng, s, v, o, distractor=True), aux).entities
+            shown.add((agent.pose, (thing.cell[0] - agent.cell[0], thing.cell[1] - agent.cell[1])))
+        assert shown == everything          # whatever the caption's verb, any verb may be drawn
 
 
 def test_unbound_captions_name_shown_nouns_and_predicates_only():

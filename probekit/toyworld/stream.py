@@ -19,13 +19,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 from PIL import Image
 
-from .sample import (agents_scene, choice, in_split, np_, object_caption, objects_scene, pose_caption, random_object,
-                     sample_svo, svo_caption, svo_scene)
+from .sample import (CELLS, agents_scene, choice, in_split, np_, object_caption, objects_scene, pose_caption,
+                     random_object, sample_svo, svo_caption, svo_scene)
 from .scene import Scene, box, render
 from .vocab import AGENTS, ANTONYMS, GRID, IMAGE_SIZE, OBJECTS, POSES, SCENES, VERBS
 
 KINDS = {"svo": 0.34, "pose_pair": 0.22, "object": 0.12, "agent": 0.08, "objects": 0.1, "crop": 0.14}
-HIDDEN_POSE, HIDDEN_OFFSET = "stand", (0, 1)
 
 
 @dataclass(frozen=True)
@@ -33,8 +32,8 @@ class Recipe:
     """What a model's training stream holds; the default is the whole world."""
     noisy: float = 0.0        # share of captions replaced: half by one of their own one-slot swaps, half by the
                               # caption of another scene (loosely related or wrong, as in web alt-text)
-    hide_verbs: bool = False  # every transitive verb drawn with one pose and the object in one place: the captions
-                              # name verbs the images never show
+    hide_verbs: bool = False  # every transitive scene drawn as a verb picked at random, independently of the
+                              # caption's: the images show every pose and place, but never which verb is named
     unbound: bool = False     # two-agent captions name a noun and a predicate drawn independently among the two
                               # shown (so half the time bound wrongly), with no binding negatives
 
@@ -44,7 +43,8 @@ class Recipe:
             parts.append(f"{self.noisy:.0%} of captions replaced (half by a one-slot swap of their own, half by "
                          "another scene's caption)")
         if self.hide_verbs:
-            parts.append(f"transitive verbs drawn with one pose ({HIDDEN_POSE}) and the object always to the right")
+            parts.append("transitive scenes drawn as a random verb (its pose and object place), independent of the "
+                         "caption's verb")
         if self.unbound:
             parts.append("two-agent captions pair a noun and a predicate at random among the two shown; no binding "
                          "negatives")
@@ -150,12 +150,20 @@ def _object_caption_only(rng, e):
 _MAKERS = {"svo": _svo, "pose_pair": _pose_pair, "object": _object, "agent": _agent, "objects": _objects}
 
 
-def _hide_verb(scene: Scene) -> Scene:
-    """The same scene with the agent in HIDDEN_POSE and the object beside it (left when there is no room right)."""
+def _hide_verb(scene: Scene, aux: np.random.Generator) -> Scene:
+    """The same scene drawn as a verb picked uniformly at random (``aux``), whatever the caption says: the agent
+    takes that verb's pose and the object its place, both moved to cells free of the other entities."""
     agent, thing, *rest = scene.entities
-    r, c = agent.cell
-    dc = HIDDEN_OFFSET[1] if c + HIDDEN_OFFSET[1] < GRID else -HIDDEN_OFFSET[1]
-    return replace(scene, entities=(replace(agent, pose=HIDDEN_POSE), replace(thing, cell=(r, c + dc)), *rest))
+    taken = {e.cell for e in rest}
+    while True:
+        shown = VERBS[choice(aux, VERBS)]
+        dr, dc = shown.offset
+        cells = [(r, c) for (r, c) in CELLS if 0 <= r + dr < GRID and 0 <= c + dc < GRID
+                 and (r, c) not in taken and (r + dr, c + dc) not in taken]
+        if cells:
+            r, c = choice(aux, cells)
+            return replace(scene, entities=(replace(agent, cell=(r, c), pose=shown.pose),
+                                            replace(thing, cell=(r + dr, c + dc)), *rest))
 
 
 def _unbind(scene: Scene, aux: np.random.Generator) -> tuple:
@@ -181,7 +189,7 @@ def example(rng: np.random.Generator, recipe: Recipe = Recipe(), aux: np.random.
     else:
         scene, cap, negs = _MAKERS[kind](rng)
         if kind == "svo" and recipe.hide_verbs:
-            scene = _hide_verb(scene)
+            scene = _hide_verb(scene, aux)
         if kind == "pose_pair" and recipe.unbound:
             cap, negs = _unbind(scene, aux)
         img, _ = render(scene)
