@@ -25,7 +25,7 @@ ZOO = {
     "toy-clip-unbound": Member("clip", stream.Recipe(unbound=True), True, "toy-clip-hardneg",
                                factor="knock-out: two-agent captions do not say which noun goes with which predicate"),
     "toy-clip-noverb": Member("clip", stream.Recipe(hide_verbs=True), True, "toy-clip-hardneg",
-                              factor="knock-out: every transitive verb drawn with one pose and one object place"),
+                              factor="knock-out: transitive scenes drawn as a random verb, not the captioned one"),
     "toy-vilt": Member("vilt", factor="single-stream cross-encoder, ITM with random negatives + MLM (how ViLT is "
                                       "pretrained)"),
     "toy-vilt-hardneg": Member("vilt", hard_negatives=True, parent="toy-vilt",
@@ -33,7 +33,7 @@ ZOO = {
     "toy-vilt-noisy": Member("vilt", stream.Recipe(noisy=0.3), parent="toy-vilt",
                              factor="30% of captions loosely related or wrong"),
     "toy-vilt-noverb": Member("vilt", stream.Recipe(hide_verbs=True), True, "toy-vilt-hardneg",
-                              factor="knock-out: every transitive verb drawn with one pose and one object place"),
+                              factor="knock-out: transitive scenes drawn as a random verb, not the captioned one"),
     "toy-bert": Member("bert", factor="text only (blind baseline, perplexity)"),
 }
 MODELS = tuple(ZOO)
