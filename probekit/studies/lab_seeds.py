@@ -10,8 +10,10 @@ missing from a zoo directory are taken from the shipped zoo).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from importlib import import_module
+from pathlib import Path
 
 import pandas as pd
 
@@ -41,13 +43,28 @@ def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
             os.environ["PROBEKIT_TOY_CHECKPOINTS"] = old
 
 
+def labels(zoos: list[str]) -> list[str]:
+    """A column name per zoo: "seed S" from its training.json ("(shipped)" added for the package's zoo), or the
+    directory itself where that is missing or two zoos share a seed."""
+    from probekit.toymodels.train import CHECKPOINTS
+
+    out = []
+    for z in zoos:
+        record = (CHECKPOINTS if z == "shipped" else Path(z)) / "training.json"
+        seed = json.loads(record.read_text()).get("seed") if record.exists() else None
+        out.append(z if seed is None else f"seed {seed}" + (" (shipped)" if z == "shipped" else ""))
+    return out if len(set(out)) == len(out) else list(zoos)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m probekit.studies.lab_seeds", description=__doc__.split("\n\n")[0])
     p.add_argument("zoos", nargs="+", help="zoo directories ('shipped' for the package's checkpoints)")
     p.add_argument("--only", nargs="*", default=None, help="keep lines whose models are all among these")
-    p.add_argument("--out", default=None, help="write the table as CSV here")
+    p.add_argument("--out", default=None, help="write the table as CSV here (the model card shows it when it is "
+                                               "the zoo's seed_verdicts.csv)")
     a = p.parse_args(argv)
-    tables = [verdicts(None if z == "shipped" else z).rename(columns={"verdict": z}) for z in a.zoos]
+    names = labels(a.zoos)
+    tables = [verdicts(None if z == "shipped" else z).rename(columns={"verdict": n}) for z, n in zip(a.zoos, names)]
     table = tables[0]
     for t in tables[1:]:
         table[t.columns[-1]] = t.iloc[:, -1].to_numpy()
@@ -55,7 +72,7 @@ def main(argv=None) -> int:
         keep = set(a.only)
         # a derived row's model reads "toy-clip, both, α = 1": it belongs to the model before the comma
         table = table[[{m.split(",")[0] for m in ms.split("|")} <= keep for ms in table["models"]]]
-    table["agree"] = table[list(a.zoos)].nunique(axis=1) == 1
+    table["agree"] = table[names].nunique(axis=1) == 1
     if a.out:
         table.to_csv(a.out, index=False)
     with pd.option_context("display.width", 200, "display.max_colwidth", 90, "display.max_rows", 200):

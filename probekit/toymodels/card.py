@@ -62,6 +62,31 @@ def _flat(h: dict) -> str:
     return f"{100 * max(moves):.1f} pts"
 
 
+SEEDS_FILE = "seed_verdicts.csv"   # written by ``python -m probekit.studies.lab_seeds ... --out``
+
+
+def seed_section(folder: Path) -> str:
+    """The lab's verdicts under each retrained zoo, from ``folder/SEEDS_FILE`` (empty when there is none)."""
+    path = folder / SEEDS_FILE
+    if not path.exists():
+        return ""
+    import pandas as pd
+    t = pd.read_csv(path)
+    zoos = [c for c in t.columns if c not in ("study", "kind", "what", "models", "agree")]
+    rows = [f"| {r['study']} | {r['kind']} | {r['what']} | " + " | ".join(str(r[z]) for z in zoos)
+            + f" | {'yes' if r['agree'] else '**no**'} |" for _, r in t.iterrows()]
+    return f"""
+## The lab's verdicts under another seed
+Each zoo retrained from its seed (members not retrained come from the shipped zoo) and every study's lab re-run
+with the chapters' defaults: `python -m probekit.studies.lab_seeds shipped DIR --only MODELS --out {SEEDS_FILE}`.
+{int(t['agree'].sum())} of {len(t)} verdicts agree.
+
+| study | kind | check or claim | {' | '.join(zoos)} | same |
+|---|---|---|{'---|' * len(zoos)}---|
+{chr(10).join(rows)}
+"""
+
+
 def write(folder: Path = CHECKPOINTS) -> Path:
     rec = json.loads((folder / "training.json").read_text())
     plot(rec, folder / "loss_curves.png")
@@ -123,7 +148,7 @@ Reproduce: `probekit train-toy --seed {rec['seed']}` (or `python -m probekit.toy
 {chr(10).join(scores)}
 
 ![training loss and held-out curves](loss_curves.png)
-"""
+{seed_section(folder)}"""
     path = folder / "MODEL_CARD.md"
     path.write_text(text)
     return path
