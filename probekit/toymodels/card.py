@@ -78,7 +78,8 @@ def seed_section(folder: Path) -> str:
     return f"""
 ## The lab's verdicts under another seed
 Each zoo retrained from its seed (members not retrained come from the shipped zoo) and every study's lab re-run
-with the chapters' defaults: `python -m probekit.studies.lab_seeds shipped DIR --only MODELS --out {SEEDS_FILE}`.
+with the chapters' defaults: `python -m probekit.studies.lab_seeds shipped DIR --out {SEEDS_FILE}` (add
+`--only MODELS` when DIR holds only some members).
 {int(t['agree'].sum())} of {len(t)} verdicts agree.
 
 | study | kind | check or claim | {' | '.join(zoos)} | same |
