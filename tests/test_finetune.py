@@ -1,3 +1,5 @@
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -5,7 +7,8 @@ import torch
 from PIL import Image
 
 from probekit.studies.finetune import (FinetuneConfig, finetuned_cached, interpolate, patch_path, patched_model,
-                               swap_losses, swap_triplets, training_history)
+                               run_key, swap_losses, swap_triplets, training_history)
+from probekit.scorers.registry import TOY_CHECKPOINTS
 from probekit.scorers.testing import save_tiny
 
 
@@ -49,6 +52,18 @@ def test_finetuning_lowers_the_loss_caches_and_patches_exactly(world):
     k = "text_projection.weight"
     assert torch.allclose(half[k], (theta0[k] + theta1[k]) / 2)
     assert (patch_path(ft, 0.5) / "tokenizer.json").exists() and (patch_path(ft, 0.5) / "preprocessor_config.json").exists()
+
+
+def test_a_retrained_base_is_fine_tuned_afresh(world, tmp_path, monkeypatch):
+    _, triplets, _ = world
+    cfg = FinetuneConfig()
+    shipped = run_key("toy-clip", cfg, triplets)
+    assert run_key("toy-clip", cfg, triplets) == shipped
+    shutil.copytree(TOY_CHECKPOINTS / "toy-clip", tmp_path / "toy-clip")
+    monkeypatch.setenv("PROBEKIT_TOY_CHECKPOINTS", str(tmp_path))
+    assert run_key("toy-clip", cfg, triplets) != shipped          # another zoo's toy-clip: trained afresh
+    monkeypatch.delenv("PROBEKIT_TOY_CHECKPOINTS")
+    assert run_key("toy-clip", cfg, triplets) == shipped
 
 
 def test_only_the_chosen_encoder_moves(world):

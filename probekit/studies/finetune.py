@@ -273,9 +273,20 @@ def fingerprint(triplets: pd.DataFrame) -> str:
     return hashlib.sha256(blob).hexdigest()[:12]
 
 
+def base_identity(base) -> str:
+    """What a fine-tune starts from: a registry name's resolved checkpoint (``PROBEKIT_TOY_CHECKPOINTS`` included)
+    or the path / hub id, with a hash of its files when it is local, so that a retrained or swapped base never
+    reuses another base's fine-tune."""
+    from probekit.cache import model_fingerprint
+    from probekit.scorers.registry import REGISTRY, resolve_source
+
+    spec = REGISTRY.get(str(base))
+    return model_fingerprint(str(base), resolve_source(spec.source) if spec else str(base))
+
+
 def run_key(base, config: FinetuneConfig, triplets: pd.DataFrame) -> str:
-    text = json.dumps({"base": str(base), "config": dataclasses.asdict(config), "data": fingerprint(triplets)},
-                      sort_keys=True)
+    text = json.dumps({"base": base_identity(base), "config": dataclasses.asdict(config),
+                       "data": fingerprint(triplets)}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
