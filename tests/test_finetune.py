@@ -6,8 +6,8 @@ import pytest
 import torch
 from PIL import Image
 
-from probekit.studies.finetune import (FinetuneConfig, finetuned_cached, interpolate, patch_path, patched_model,
-                               run_key, swap_losses, swap_triplets, training_history)
+from probekit.studies.finetune import FinetuneConfig, interpolate, patched_model, swap_losses, swap_triplets
+from probekit.studies.finetune_cache import finetuned_cached, patch_path, run_key, training_history
 from probekit.scorers.registry import TOY_CHECKPOINTS
 from probekit.scorers.testing import save_tiny
 

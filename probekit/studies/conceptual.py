@@ -25,7 +25,7 @@ from probekit.metrics import background as mb
 from probekit.metrics import conceptual as mc
 from probekit.papers.conceptual import parse_condition, undo_readings
 from probekit.results import StudyResult, concat, empty, select
-from probekit.studies import conceptual_claims, conceptual_lab, finetune, lab, patching
+from probekit.studies import conceptual_claims, conceptual_lab, finetune, finetune_cache, lab, patching
 
 STUDY = "conceptual"
 #: one headline row per model each: Probe-R predicate-swap accuracy, Probe-C composition group score, Probe-B
@@ -114,7 +114,7 @@ def _sweep(load, root, items_r, items_c, *, finetune_model, finetune_encoders, f
         finetune_model, triplets, finetune_encoders, alphas, probes, general, root / "finetune",
         config={"steps": finetune_steps, "lr": finetune_lr, "optimizer": finetune_optimizer}, device=device,
         batch_size=batch_size, cache_dir=cache_dir, seed=seed, progress=False)
-    history = pd.concat([finetune.training_history(path).rename_axis("step").reset_index().assign(encoders=enc)
+    history = pd.concat([finetune_cache.training_history(path).rename_axis("step").reset_index().assign(encoders=enc)
                          for enc, path in checkpoints.items()], ignore_index=True)
     facts = {"triplets": len(triplets), "general_items": len(general), "sweep_probe_r": len(probes["probe-r"]),
              "sweep_probe_c": len(probes["probe-c"]), "general_task": "ImageNet" if general_task == "imagenet"

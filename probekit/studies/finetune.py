@@ -14,15 +14,15 @@ the optimiser is SGD with momentum and a cosine schedule (the authors: lr 1e-3, 
 
 Patching (Ilharco et al. 2022): θ(α) = (1 − α)·θ_orig + α·θ_ft, written as a ``save_pretrained`` directory so
 the ordinary scorer loads it; α = 0 is the original model, α = 1 the fine-tuned one.  Fine-tuned and patched
-weights are cached on disk under a key of the base model, the settings and the training data, so a re-run
-trains nothing.  Models are loaded through the scorer registry (``load_scorer``): the model, tokenizer and
-image processor a :class:`~probekit.scorers.hf_clip.ClipScorer` holds are the ones trained here.
+weights are cached on disk (:mod:`probekit.studies.finetune_cache`) under a key of the base checkpoint, the
+settings and the training data, so a re-run trains nothing.  Models are loaded through the scorer registry
+(``load_scorer``): the model, tokenizer and image processor a :class:`~probekit.scorers.hf_clip.ClipScorer`
+holds are the ones trained here.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import shutil
 from dataclasses import dataclass
@@ -264,45 +264,3 @@ def patched_model(base, finetuned, alpha: float, out_dir) -> Path:
             shutil.copy(Path(finetuned) / name, tmp / name)
     tmp.rename(out_dir)
     return out_dir
-
-
-# -------------------------------------------------------------------------------------- cache and sweep
-def fingerprint(triplets: pd.DataFrame) -> str:
-    cols = ["image", "caption", "negative_caption", "negative_image"]
-    blob = pd.util.hash_pandas_object(triplets[cols].astype(str), index=False).to_numpy().tobytes()
-    return hashlib.sha256(blob).hexdigest()[:12]
-
-
-def base_identity(base) -> str:
-    """What a fine-tune starts from: a registry name's resolved checkpoint (``PROBEKIT_TOY_CHECKPOINTS`` included)
-    or the path / hub id, with a hash of its files when it is local, so that a retrained or swapped base never
-    reuses another base's fine-tune."""
-    from probekit.cache import model_fingerprint
-    from probekit.scorers.registry import REGISTRY, resolve_source
-
-    spec = REGISTRY.get(str(base))
-    return model_fingerprint(str(base), resolve_source(spec.source) if spec else str(base))
-
-
-def run_key(base, config: FinetuneConfig, triplets: pd.DataFrame) -> str:
-    text = json.dumps({"base": base_identity(base), "config": dataclasses.asdict(config),
-                       "data": fingerprint(triplets)}, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def finetuned_cached(base, triplets: pd.DataFrame, config: FinetuneConfig, cache_root, device: str = "cpu",
-                     progress: bool = True) -> Path:
-    """The fine-tuned model directory for these settings, training it only when not cached."""
-    out = Path(cache_root) / run_key(base, config, triplets) / "finetuned"
-    if (out / "finetune.json").exists():
-        return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return finetune_clip(base, triplets, config, out, device=device, progress=progress)
-
-
-def patch_path(finetuned: Path, alpha: float) -> Path:
-    return Path(finetuned).parent / f"alpha-{alpha:.3f}"
-
-
-def training_history(finetuned) -> pd.DataFrame:
-    return pd.DataFrame(json.loads((Path(finetuned) / "finetune.json").read_text())["history"])

@@ -20,6 +20,7 @@ from probekit.metrics import conceptual as mc
 from probekit.papers.conceptual import patch_condition
 from probekit.results import concat, frame, row
 from probekit.studies import finetune as ft
+from probekit.studies import finetune_cache
 
 ORIGINAL = "original"
 #: per-item columns compared between a patched model and the original, per task
@@ -134,15 +135,15 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
     parts, checkpoints = [], {}
     for enc in encoders:
         cfg = ft.FinetuneConfig(**{**(config or {}), "encoders": enc, "seed": seed})
-        tuned = ft.finetuned_cached(model, triplets, cfg, Path(cache_root) / _safe(model), device=train_device,
-                                    progress=progress)
+        tuned = finetune_cache.finetuned_cached(model, triplets, cfg, Path(cache_root) / _safe(model),
+                                                device=train_device, progress=progress)
         checkpoints[enc] = tuned
         for alpha in alphas:
             condition = patch_condition(enc, alpha)
             if alpha == 0:
                 parts.append(sweep_rows(original, model, condition, seed))
                 continue
-            path = ft.patched_model(model, tuned, alpha, ft.patch_path(tuned, alpha))
+            path = ft.patched_model(model, tuned, alpha, finetune_cache.patch_path(tuned, alpha))
             scored = evaluate_clip(load_scorer(str(path), family="clip", device=device, batch_size=batch_size,
                                                cache_dir=cache_dir), probes, general, seed)
             parts += [sweep_rows(scored, model, condition, seed), paired_rows(scored, original, model, condition, seed)]
