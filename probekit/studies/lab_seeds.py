@@ -46,11 +46,11 @@ def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
 def labels(zoos: list[str]) -> list[str]:
     """A column name per zoo: "seed S" from its training.json ("(shipped)" added for the package's zoo), or the
     directory itself where that is missing or two zoos share a seed."""
-    from probekit.toymodels.train import CHECKPOINTS
+    from probekit.scorers.registry import TOY_CHECKPOINTS
 
     out = []
     for z in zoos:
-        record = (CHECKPOINTS if z == "shipped" else Path(z)) / "training.json"
+        record = (TOY_CHECKPOINTS if z == "shipped" else Path(z)) / "training.json"
         seed = json.loads(record.read_text()).get("seed") if record.exists() else None
         out.append(z if seed is None else f"seed {seed}" + (" (shipped)" if z == "shipped" else ""))
     return out if len(set(out)) == len(out) else list(zoos)

@@ -64,14 +64,20 @@ def free_cell(rng, taken: set, avoid_around: list[tuple[int, int]] = ()):
     return choice(rng, options) if options else None
 
 
+def agent_cells(offset: tuple[int, int], taken: set = frozenset()) -> list[tuple[int, int]]:
+    """Cells where an agent can stand with its object at ``offset`` inside the grid, neither cell in ``taken``."""
+    dr, dc = offset
+    return [(r, c) for (r, c) in CELLS if 0 <= r + dr < GRID and 0 <= c + dc < GRID
+            and (r, c) not in taken and (r + dr, c + dc) not in taken]
+
+
 # ----------------------------------------------------------------------------------------------- scene makers
 def svo_scene(rng, subject: str, verb: str, obj: str, colour=None, distractor: bool = False,
               pose: str | None = None, offset: tuple[int, int] | None = None) -> Scene:
     """The agent in the verb's pose (or ``pose``) with the object at the verb's place (or ``offset``); with
     ``distractor``, maybe (p = DISTRACTOR_P each) another object and another agent, in some pose, away from both."""
     dr, dc = offset or VERBS[verb].offset
-    cells = [(r, c) for (r, c) in CELLS if 0 <= r + dr < GRID and 0 <= c + dc < GRID]
-    r, c = choice(rng, cells)
+    r, c = choice(rng, agent_cells((dr, dc)))
     agent = Entity(subject, (r, c), pose=pose or VERBS[verb].pose)
     thing = random_object(rng, obj, (r + dr, c + dc), colour=colour)
     ents = [agent, thing]

@@ -19,10 +19,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 from PIL import Image
 
-from .sample import (CELLS, agents_scene, choice, in_split, np_, object_caption, objects_scene, pose_caption,
+from .sample import (agent_cells, agents_scene, choice, in_split, np_, object_caption, objects_scene, pose_caption,
                      random_object, sample_svo, svo_caption, svo_scene)
 from .scene import Scene, box, render
-from .vocab import AGENTS, ANTONYMS, GRID, IMAGE_SIZE, OBJECTS, POSES, SCENES, VERBS
+from .vocab import AGENTS, ANTONYMS, IMAGE_SIZE, OBJECTS, POSES, SCENES, VERBS
 
 KINDS = {"svo": 0.34, "pose_pair": 0.22, "object": 0.12, "agent": 0.08, "objects": 0.1, "crop": 0.14}
 
@@ -158,8 +158,7 @@ def _hide_verb(scene: Scene, aux: np.random.Generator) -> Scene:
     while True:
         shown = VERBS[choice(aux, VERBS)]
         dr, dc = shown.offset
-        cells = [(r, c) for (r, c) in CELLS if 0 <= r + dr < GRID and 0 <= c + dc < GRID
-                 and (r, c) not in taken and (r + dr, c + dc) not in taken]
+        cells = agent_cells(shown.offset, taken)
         if cells:
             r, c = choice(aux, cells)
             return replace(scene, entities=(replace(agent, cell=(r, c), pose=shown.pose),
