@@ -89,8 +89,13 @@ def hostile_csv(draw, header: list[str], rows: list[list[str]]) -> bytes:
     return _break(draw, out.getvalue().encode("utf-8"))
 
 
+# every example's file lives under one folder that is removed when the test process ends (23,000 folders were
+# left behind in /tmp by earlier runs, one per example)
+_ROOT = tempfile.TemporaryDirectory(prefix="probekit-fuzz-")
+
+
 def _file(data: bytes, name: str) -> Path:
-    folder = Path(tempfile.mkdtemp(prefix="fuzz-"))
+    folder = Path(tempfile.mkdtemp(dir=_ROOT.name))
     path = folder / name
     path.write_bytes(data)
     return path
