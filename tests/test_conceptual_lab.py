@@ -11,6 +11,7 @@ import pytest
 from probekit.claims import ABOVE
 from probekit.metrics import conceptual as mc
 from probekit.results import COLUMNS, frame, one, row, select
+from probekit.report import lab as lab_report
 from probekit.studies import conceptual, conceptual_lab, lab
 from probekit.studies.conceptual_lab import CHECKS, CLAIMS, LAB_MODELS
 
@@ -33,7 +34,8 @@ def _blind(r_pred=(0.5, 0.4, 0.6), r_subj=(0.5, 0.4, 0.6), c=(0.0, 0.0, 0.0)) ->
 
 def test_lab_models_and_what_the_checks_and_claims_name():
     assert LAB_MODELS == ("toy-clip", "toy-clip-hardneg", "toy-vilt", "toy-bert-blind")
-    assert [(c.model, c.role) for c in CHECKS] == [("toy-bert-blind", lab.BLIND)] * 5
+    assert [(c.model, c.role) for c in CHECKS] == [("toy-bert-blind", lab.FLOOR)] * 2 + [("toy-bert-blind",
+                                                                                       lab.BLIND)] * 3
     assert [(c.a[0], c.b[0], c.expect, c.diff is not None, c.by_construction) for c in CLAIMS] == [
         ("toy-clip, both, α = 1", "toy-clip, both, α = 0", lab.HIGHER, True, False),
         ("toy-clip, both, α = 1", "toy-clip, both, α = 0", lab.HIGHER, True, False),
@@ -44,14 +46,19 @@ def test_lab_models_and_what_the_checks_and_claims_name():
     assert all(c.source.startswith("Schiappa et al. 2023, ") for c in CLAIMS)
 
 
-def test_blind_checks_pass_on_a_counterbalanced_probe_and_show_a_probe_r_answered_from_the_text():
+def test_blind_checks_judge_the_counterbalanced_probe_c_and_show_probe_r_as_a_text_floor():
     found = lab.checks(frame(_blind()), CHECKS)
     assert list(found["verdict"]) == [lab.NOT_ABOVE] * 5 and found["ok"].all()
     assert [r["subset"] for r in found["row"]] == ["predicate_swap", "subject_swap"] + ["composition"] * 3
     assert [r["metric"] for r in found["row"]] == ["acc", "acc", "text", "image", "group"]
-    # Probe-R's unlikely captions can be refused from the text alone: the table shows it, flagged
-    leaky = lab.checks(frame(_blind(r_pred=(0.8, 0.7, 0.9))), CHECKS)
-    assert list(leaky["verdict"]) == [ABOVE] + [lab.NOT_ABOVE] * 4 and list(leaky["ok"]) == [False] + [True] * 4
+    # Probe-R's unlikely captions can be refused from the text alone (the paper's design): the verdict says so,
+    # and the row is not judged; on counterbalanced Probe-C a blind score above chance is a failure
+    leaky = lab.checks(frame(_blind(r_pred=(0.8, 0.7, 0.9), c=(0.6, 0.5, 0.7))), CHECKS)
+    assert list(leaky["verdict"]) == [ABOVE, lab.NOT_ABOVE, ABOVE, ABOVE, ABOVE]
+    assert list(leaky["ok"]) == [True, True, False, False, False]
+    table = lab_report.checks_table(leaky)
+    assert list(table["as it should be"])[:3] == ["not judged (a text floor by the paper's design)"] * 2 + [
+        "no (should be not above chance)"]
     assert list(lab.checks(frame([_r("toy-clip", 0.9, 0.8, 1.0)]), CHECKS)["verdict"]) == [lab.NOT_RUN] * 5
 
 

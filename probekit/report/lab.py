@@ -10,7 +10,8 @@ from probekit.report.format import cell
 from probekit.studies import lab
 
 _ROLE = {lab.TARGET: "knock-out, target probe", lab.PARENT: "its parent, target probe",
-         lab.CONTROL: "knock-out, control", lab.BLIND: "blind (text only)"}
+         lab.CONTROL: "knock-out, control", lab.BLIND: "blind (text only)",
+         lab.FLOOR: "blind (text only), the probe's text floor"}
 
 
 def _cell(r) -> str:
@@ -22,13 +23,20 @@ def _cell(r) -> str:
                    if chance is not None and chance == chance else "")
 
 
+def _judged(ok: bool, expected, verdict: str) -> str:
+    if verdict == lab.NOT_RUN:
+        return "—"
+    if not isinstance(expected, str):   # None (pandas may hold it as NaN): a row shown, not judged
+        return "not judged (a text floor by the paper's design)"
+    return "yes" if ok else f"no (should be {expected})"
+
+
 def checks_table(found: pd.DataFrame) -> pd.DataFrame:
     """Model | role | probe | result [95% CI] (n); chance | verdict | as it should be?"""
     return pd.DataFrame({
         "model": found["model"], "role": [_ROLE[r] for r in found["role"]], "probe": found["what"],
         "result": [_cell(r) for r in found["row"]], "verdict": found["verdict"],
-        "as it should be": [("yes" if ok else f"no (should be {e})") if v != lab.NOT_RUN else "—"
-                            for ok, e, v in zip(found["ok"], found["expected"], found["verdict"])],
+        "as it should be": [_judged(ok, e, v) for ok, e, v in zip(found["ok"], found["expected"], found["verdict"])],
     }).set_index("model")
 
 

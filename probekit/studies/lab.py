@@ -7,7 +7,9 @@ knock-outs trained without one kind of information and a blind (text-only) basel
 * :class:`Check` s, for "Does the probe measure what it claims?": a knock-out's **target** row (the probe that needs
   the removed information) must sit at chance while its **parent** (the same recipe with the information) is
   above chance on it, its **control** rows must pass (value >= :data:`CONTROL_FLOOR`), and the **blind** model
-  must not beat chance on any choice probe;
+  must not beat chance on any counterbalanced choice probe; on a probe whose wrong answers are unlikely *by the
+  paper's design* (Probe-R), the blind row is the probe's **text floor**: shown with its verdict against chance,
+  not judged, since a text model that knows which relations occur is meant to be able to beat chance there;
 * :class:`PaperClaim` s, for "The papers' claims under controlled conditions": a claim quoted from a paper about
   training conditions or architectures, tested as row ``a`` vs row ``b`` (non-overlapping 95% intervals, or a
   paired-difference row whose interval excludes 0): **holds**, **does not hold** (resolved the other way) or
@@ -28,13 +30,13 @@ import pandas as pd
 from probekit.claims import ABOVE, BELOW, HIGHER, LOWER, UNRESOLVED, compare, difference, versus_chance
 from probekit.results import select
 
-TARGET, CONTROL, BLIND, PARENT = "target", "control", "blind", "parent"
+TARGET, CONTROL, BLIND, PARENT, FLOOR = "target", "control", "blind", "parent", "text floor"
 CONTROL_FLOOR = 0.85
 AT_CHANCE, PASSES, FAILS, NOT_ABOVE = "at chance", "passes", "fails", "not above chance"
 HOLDS, DOES_NOT_HOLD, NOT_RESOLVED, BY_CONSTRUCTION = "holds", "does not hold", "not resolved", "decided by construction"
 NOT_RUN = "not run"
 #: the verdict a knock-out / blind check should get for the probe to be doing its job
-EXPECTED = {TARGET: AT_CHANCE, CONTROL: PASSES, BLIND: NOT_ABOVE, PARENT: ABOVE}
+EXPECTED = {TARGET: AT_CHANCE, CONTROL: PASSES, BLIND: NOT_ABOVE, PARENT: ABOVE, FLOOR: None}   # None: not judged
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ def check_verdict(r, role: str) -> str:
     if role == CONTROL:
         return PASSES if float(r["value"]) >= CONTROL_FLOOR else FAILS
     vs = versus_chance(r)
-    if role == BLIND:
+    if role in (BLIND, FLOOR):
         return NOT_ABOVE if vs != ABOVE else ABOVE
     return {UNRESOLVED: AT_CHANCE, ABOVE: ABOVE, BELOW: BELOW}.get(vs, vs)
 
@@ -92,13 +94,15 @@ def claim_verdict(c: PaperClaim, a, b, diff=None) -> str:
 
 
 def checks(rows: pd.DataFrame, defined: list[Check]) -> pd.DataFrame:
-    """One line per check: model, role, what, the row, its verdict and whether that is the expected one."""
+    """One line per check: model, role, what, the row, its verdict and whether that is the expected one (always
+    True for a :data:`FLOOR` row, which is shown, not judged)."""
     out = []
     for c in defined:
         r = find(rows, c.model, c.where)
         verdict = check_verdict(r, c.role)
         out.append(dict(model=c.model, role=c.role, what=c.what, row=None if r is None else dict(r),
-                        verdict=verdict, expected=EXPECTED[c.role], ok=verdict == EXPECTED[c.role]))
+                        verdict=verdict, expected=EXPECTED[c.role],
+                        ok=EXPECTED[c.role] is None or verdict == EXPECTED[c.role]))
     return pd.DataFrame(out, columns=["model", "role", "what", "row", "verdict", "expected", "ok"])
 
 
@@ -116,5 +120,5 @@ def claims(rows: pd.DataFrame, defined: list[PaperClaim]) -> pd.DataFrame:
 
 
 __all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "claim_verdict", "CONTROL_FLOOR",
-           "TARGET", "CONTROL", "BLIND", "PARENT", "AT_CHANCE", "PASSES", "FAILS", "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD",
+           "TARGET", "CONTROL", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD",
            "NOT_RESOLVED", "BY_CONSTRUCTION", "NOT_RUN", "HIGHER", "LOWER", "BELOW"]
