@@ -35,4 +35,4 @@ def test_card_shows_each_verdict_and_flags_disagreement(tmp_path):
     assert "| study | kind | check or claim | seed 0 | seed 1 | same |" in lines
     assert "| verbs | claim | noisy captions | holds | holds | yes |" in lines
     assert "| masking | check | top-5 | at chance | fails | **no** |" in lines
-    assert "1 of 2 verdicts agree." in lines
+    assert "1 of 1 claims and 0 of 1 checks keep their verdict." in lines

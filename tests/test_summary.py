@@ -111,3 +111,42 @@ def test_a_notebook_that_exported_nothing_has_no_rows():
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("1", outputs=[nbformat.v4.new_output("stream", name="stdout", text="1")])]
     assert rows_from_notebook(nb) is None
+
+
+def _lab_result() -> results.StudyResult:
+    """A study result whose lab judged two checks (one as it should be, one not), showed a text floor, and
+    tested two claims (hand-made rows, judged by the lab's own functions)."""
+    from probekit.studies import lab
+    def r(model, value, low, high, subset):
+        return {**_row("verbs", "svo", model, value, subset=subset), "ci_low": low, "ci_high": high}
+
+    rows = results.frame([r("blind", 0.5, 0.4, 0.6, "verb"), r("blind", 0.8, 0.7, 0.9, "subj"),
+                          r("ko", 0.9, 0.8, 1.0, "verb"), r("a", 0.9, 0.85, 0.95, "all"), r("b", 0.6, 0.5, 0.7, "all"),
+                          r("c", 0.6, 0.5, 0.7, "all")])
+    checks = [lab.Check("blind", lab.BLIND, "verb", dict(subset="verb")),
+              lab.Check("ko", lab.TARGET, "verb", dict(subset="verb")),
+              lab.Check("blind", lab.FLOOR, "subj", dict(subset="subj"))]
+    claims = [lab.PaperClaim("a beats b", "P, Table 1", ("a", dict(subset="all")), ("b", dict(subset="all"))),
+              lab.PaperClaim("b beats c", "P, Table 2", ("b", dict(subset="all")), ("c", dict(subset="all")))]
+    return results.StudyResult("verbs", {}, results.frame(VERBS), {"lab_checks": lab.checks(rows, checks),
+                                                                   "lab_claims": lab.claims(rows, claims)})
+
+
+def test_lab_verdicts_travel_with_the_rows_and_the_summary_counts_them(monkeypatch, tmp_path):
+    published = []
+    monkeypatch.setattr(ex, "display", lambda data, raw: published.append(data))
+    ex.export(_lab_result())
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("report.export(result)", outputs=[
+        nbformat.v4.new_output("display_data", data=published[0])])]
+    nbformat.write(nbformat.reads(nbformat.writes(nb), as_version=4), tmp_path / "verbs.ipynb")
+    lab = summary.load_lab(tmp_path)
+    assert list(lab["kind"]) == ["check", "check", "check", "claim", "claim"]
+    assert list(lab["verdict"]) == ["not above chance", "above chance", "above chance", "holds", "not resolved"]
+    assert list(lab["as_expected"]) == [True, False, None, None, None]   # the text floor is shown, not judged
+    over = summary.lab_overview(lab)
+    assert over.to_dict(orient="records") == [{"holds": 1, "does not hold": 0, "not resolved": 1,
+                                               "checks as they should be": "1 of 2"}]
+    assert list(summary.lab_claims(lab)["the paper's claim"]) == ["a beats b", "b beats c"]
+    # a chapter executed without a lab (or before verdicts were exported) adds nothing
+    assert len(summary.load_lab(tmp_path / "nowhere")) == 0

@@ -4,7 +4,8 @@ Each executed chapter leaves its rows in ``book/chapters/<study>.results.parquet
 its headline rows in ``HEADLINES`` (a list of :func:`probekit.results.select` conditions, e.g.
 ``dict(probe="svo", subset="all", metric="pairwise")``).  :func:`headline_rows` picks those rows (ours only,
 unless a headline names its ``source``), :func:`summary_table` lays them out, and :func:`show` puts the table,
-a heatmap and the list of chapters (executed or not) on the page.
+a heatmap, the toy lab's verdicts (:func:`lab_overview`, :func:`lab_claims`, read from the executed notebooks
+by :func:`load_lab`) and the list of chapters (executed or not) on the page.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from probekit.report.export import LAB_COLUMNS, lab_from_notebook
 from probekit.report.figures import heatmap
 from probekit.report.format import is_plain, number, table
 from probekit.report.show import show_figure, show_table, show_text
@@ -29,6 +31,41 @@ def load_results(chapters_dir: str | Path, studies: Sequence[str] = STUDIES) -> 
     """{study: its rows} for every study whose chapter has a result file (the others were not executed)."""
     files = {s: Path(chapters_dir) / f"{s}.results.parquet" for s in studies}
     return {s: load(path) for s, path in files.items() if path.is_file()}
+
+
+def load_lab(chapters_dir: str | Path, studies: Sequence[str] = STUDIES) -> pd.DataFrame:
+    """The lab verdicts of every executed chapter (``<study>.ipynb``), in study order (:data:`LAB_COLUMNS`)."""
+    import nbformat
+    parts = []
+    for s in studies:
+        path = Path(chapters_dir) / f"{s}.ipynb"
+        found = lab_from_notebook(nbformat.read(path, as_version=4)) if path.is_file() else None
+        if found is not None:
+            parts.append(found)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=LAB_COLUMNS)
+
+
+def lab_overview(lab: pd.DataFrame) -> pd.DataFrame:
+    """One line per study: how many of its papers' claims hold, do not hold or are not resolved on the toy zoo,
+    and how many of its judged checks come out as they should (the others are shown, not judged, or not run)."""
+    out = []
+    for study, mine in lab.groupby("study", sort=False):
+        claims, checks = mine[mine["kind"] == "claim"], mine[mine["kind"] == "check"]
+        judged = checks[checks["as_expected"].notna()]
+        verdicts = claims["verdict"].value_counts()
+        out.append({"study": f'<a href="{study}.html">{study}</a>',
+                    **{v: int(verdicts.get(v, 0)) for v in ("holds", "does not hold", "not resolved")},
+                    "checks as they should be": f"{int(judged['as_expected'].astype(bool).sum())} of {len(judged)}"})
+    return pd.DataFrame(out, columns=["study", "holds", "does not hold", "not resolved",
+                                      "checks as they should be"]).set_index("study")
+
+
+def lab_claims(lab: pd.DataFrame) -> pd.DataFrame:
+    """Every paper's claim the lab tested, with its study (linked) and its verdict on the toy zoo."""
+    claims = lab[lab["kind"] == "claim"]
+    return pd.DataFrame({"study": [f'<a href="{s}.html">{s}</a>' for s in claims["study"]],
+                         "the paper's claim": list(claims["what"]), "verdict": list(claims["verdict"])},
+                        index=pd.RangeIndex(1, len(claims) + 1, name="#"))
 
 
 def headlines(studies: Sequence[str]) -> dict[str, list[dict]]:
@@ -77,6 +114,12 @@ def show(chapters_dir: str | Path = "book/chapters", studies: Sequence[str] = ST
         if len(shares):
             show_figure(heatmap(shares, index=LABEL, columns="model", title="Headline probes in percent (paired "
                                 "differences and plain metrics: table only; blank: model not in that chapter)"))
+    lab = load_lab(chapters_dir, list(results))
+    if len(lab):
+        show_table(lab_overview(lab), caption="The toy lab (each chapter's last two sections): the papers' claims "
+                   "tested on the toy zoo by verdict, and the knock-out and blind checks that came out as they should")
+        show_table(lab_claims(lab), caption="Every claim the toy lab tested, with its verdict (the chapter shows "
+                   "the two rows compared, their 95% intervals and n)")
     listing = [f"- [{s}]({s}.html): " + (f"executed, {len(results[s])} result rows" if s in results
                                           else f"**not executed** (run `probekit run {s}`)") for s in studies]
     show_text("Chapters:\n\n" + "\n".join(listing))

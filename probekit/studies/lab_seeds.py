@@ -33,7 +33,7 @@ def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
                 out.append(dict(study=study, kind="check", what=f"{c['model']}: {c['what']} ({c['role']})",
                                 models=c["model"], verdict=c["verdict"]))
             for _, c in result.data["lab_claims"].iterrows():
-                out.append(dict(study=study, kind="claim", what=c["claim"][:90],
+                out.append(dict(study=study, kind="claim", what=c["claim"],
                                 models=f"{c['a_model']}|{c['b_model']}", verdict=c["verdict"]))
         return pd.DataFrame(out)
     finally:

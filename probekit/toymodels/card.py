@@ -65,6 +65,11 @@ def _flat(h: dict) -> str:
 SEEDS_FILE = "seed_verdicts.csv"   # written by ``python -m probekit.studies.lab_seeds ... --out``
 
 
+def _agreeing(t, kind: str) -> str:
+    mine = t[t["kind"] == kind]
+    return f"{int(mine['agree'].sum())} of {len(mine)}"
+
+
 def seed_section(folder: Path) -> str:
     """The lab's verdicts under each retrained zoo, from ``folder/SEEDS_FILE`` (empty when there is none)."""
     path = folder / SEEDS_FILE
@@ -80,7 +85,7 @@ def seed_section(folder: Path) -> str:
 Each zoo retrained from its seed (members not retrained come from the shipped zoo) and every study's lab re-run
 with the chapters' defaults: `python -m probekit.studies.lab_seeds shipped DIR --out {SEEDS_FILE}` (add
 `--only MODELS` when DIR holds only some members).
-{int(t['agree'].sum())} of {len(t)} verdicts agree.
+{_agreeing(t, "claim")} claims and {_agreeing(t, "check")} checks keep their verdict.
 
 | study | kind | check or claim | {' | '.join(zoos)} | same |
 |---|---|---|{'---|' * len(zoos)}---|
