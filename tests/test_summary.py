@@ -146,7 +146,7 @@ def test_lab_verdicts_travel_with_the_rows_and_the_summary_counts_them(monkeypat
     assert list(lab["as_expected"]) == [True, False, None, None, None]   # the text floor is shown, not judged
     over = summary.lab_overview(lab)
     assert over.to_dict(orient="records") == [{"holds": 1, "does not hold": 0, "not resolved": 1,
-                                               "checks as they should be": "1 of 2"}]
+                                               "decided by construction": 0, "checks as they should be": "1 of 2"}]
     assert list(summary.lab_claims(lab)["the paper's claim"]) == ["a beats b", "b beats c"]
     # a chapter executed without a lab (or before verdicts were exported) adds nothing
     assert len(summary.load_lab(tmp_path / "nowhere")) == 0

@@ -22,9 +22,11 @@ from probekit.report.figures import heatmap
 from probekit.report.format import is_plain, number, table
 from probekit.report.show import show_figure, show_table, show_text
 from probekit.results import COLUMNS, KEYS, OURS, load, select
-from probekit.studies import STUDIES
+from probekit.studies import STUDIES, lab
 
 LABEL, LINK = "headline probe", "_link"
+#: a claim's verdicts, in the order the lab overview counts them
+VERDICTS = (lab.HOLDS, lab.DOES_NOT_HOLD, lab.NOT_RESOLVED, lab.BY_CONSTRUCTION)
 
 
 def load_results(chapters_dir: str | Path, studies: Sequence[str] = STUDIES) -> dict[str, pd.DataFrame]:
@@ -46,7 +48,8 @@ def load_lab(chapters_dir: str | Path, studies: Sequence[str] = STUDIES) -> pd.D
 
 
 def lab_overview(lab: pd.DataFrame) -> pd.DataFrame:
-    """One line per study: how many of its papers' claims hold, do not hold or are not resolved on the toy zoo,
+    """One line per study: how many of its papers' claims hold, do not hold, are not resolved on the toy zoo or
+    are decided by construction (claims about concepts, in a drawn world),
     and how many of its judged checks come out as they should (the others are shown, not judged, or not run)."""
     out = []
     for study, mine in lab.groupby("study", sort=False):
@@ -54,10 +57,9 @@ def lab_overview(lab: pd.DataFrame) -> pd.DataFrame:
         judged = checks[checks["as_expected"].notna()]
         verdicts = claims["verdict"].value_counts()
         out.append({"study": f'<a href="{study}.html">{study}</a>',
-                    **{v: int(verdicts.get(v, 0)) for v in ("holds", "does not hold", "not resolved")},
+                    **{v: int(verdicts.get(v, 0)) for v in VERDICTS},
                     "checks as they should be": f"{int(judged['as_expected'].astype(bool).sum())} of {len(judged)}"})
-    return pd.DataFrame(out, columns=["study", "holds", "does not hold", "not resolved",
-                                      "checks as they should be"]).set_index("study")
+    return pd.DataFrame(out, columns=["study", *VERDICTS, "checks as they should be"]).set_index("study")
 
 
 def lab_claims(lab: pd.DataFrame) -> pd.DataFrame:
