@@ -10,15 +10,19 @@ from probekit.studies.lab_seeds import labels
 from probekit.toymodels.card import SEEDS_FILE, seed_section
 
 
-def _zoo(path, seed):
+def _zoo(path, seed, **where):
     path.mkdir()
-    (path / "training.json").write_text(json.dumps({"seed": seed, "models": {}}))
+    (path / "training.json").write_text(json.dumps({"seed": seed, "models": {}, **where}))
     return str(path)
 
 
-def test_zoos_are_named_by_their_seed(tmp_path):
-    a, b = _zoo(tmp_path / "a", 1), _zoo(tmp_path / "b", 2)
-    assert labels(["shipped", a, b]) == ["seed 0 (shipped)", "seed 1", "seed 2"]
+def test_zoos_are_named_by_their_seed_and_where_they_were_trained(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from probekit.scorers import registry
+    monkeypatch.setattr(registry, "TOY_CHECKPOINTS", Path(_zoo(tmp_path / "shipped", 0, device="cpu", threads=2)))
+    a, b = _zoo(tmp_path / "a", 1), _zoo(tmp_path / "b", 2, device="cpu", threads=1)
+    assert labels(["shipped", a, b]) == ["seed 0 (shipped, cpu, 2 threads)", "seed 1", "seed 2 (cpu, 1 thread)"]
     same = _zoo(tmp_path / "c", 1)
     assert labels([a, same]) == [a, same]                   # one seed twice: the directories tell them apart
     assert labels([str(tmp_path)]) == [str(tmp_path)]       # no training.json

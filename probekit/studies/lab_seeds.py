@@ -44,15 +44,18 @@ def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
 
 
 def labels(zoos: list[str]) -> list[str]:
-    """A column name per zoo: "seed S" from its training.json ("(shipped)" added for the package's zoo), or the
-    directory itself where that is missing or two zoos share a seed."""
+    """A column name per zoo: "seed S" from its training.json, with where it was trained when recorded ("cpu, 2
+    threads": a seed reproduces a zoo only on the same device and thread count, since float reductions differ) and
+    "shipped" for the package's zoo; the directory itself where training.json is missing or two zoos share a name."""
     from probekit.scorers.registry import TOY_CHECKPOINTS
 
     out = []
     for z in zoos:
         record = (TOY_CHECKPOINTS if z == "shipped" else Path(z)) / "training.json"
-        seed = json.loads(record.read_text()).get("seed") if record.exists() else None
-        out.append(z if seed is None else f"seed {seed}" + (" (shipped)" if z == "shipped" else ""))
+        rec = json.loads(record.read_text()) if record.exists() else {}
+        where = [w for w in (("shipped" if z == "shipped" else ""), rec.get("device", ""),
+                             f"{rec['threads']} thread{'s' * (rec['threads'] != 1)}" if rec.get("threads") else "") if w]
+        out.append(z if rec.get("seed") is None else f"seed {rec['seed']}" + (f" ({', '.join(where)})" if where else ""))
     return out if len(set(out)) == len(out) else list(zoos)
 
 

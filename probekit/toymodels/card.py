@@ -84,7 +84,8 @@ def seed_section(folder: Path) -> str:
 ## The lab's verdicts under another seed
 Each zoo retrained from its seed (members not retrained come from the shipped zoo) and every study's lab re-run
 with the chapters' defaults: `python -m probekit.studies.lab_seeds shipped DIR --out {SEEDS_FILE}` (add
-`--only MODELS` when DIR holds only some members).
+`--only MODELS` when DIR holds only some members). A seed reproduces a zoo only on the same device and thread
+count (CPU float reductions depend on the thread count); the column names say where each zoo was trained.
 {_agreeing(t, "claim")} claims and {_agreeing(t, "check")} checks keep their verdict.
 
 | study | kind | check or claim | {' | '.join(zoos)} | same |
