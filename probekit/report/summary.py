@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from probekit.report.export import LAB_COLUMNS, lab_from_notebook
+from probekit.report.export import lab_from_notebook
 from probekit.report.figures import heatmap
 from probekit.report.format import is_plain, number, table
 from probekit.report.show import show_figure, show_table, show_text
@@ -36,7 +36,7 @@ def load_results(chapters_dir: str | Path, studies: Sequence[str] = STUDIES) -> 
 
 
 def load_lab(chapters_dir: str | Path, studies: Sequence[str] = STUDIES) -> pd.DataFrame:
-    """The lab verdicts of every executed chapter (``<study>.ipynb``), in study order (:data:`LAB_COLUMNS`)."""
+    """The lab verdicts of every executed chapter (``<study>.ipynb``), in study order (``lab.verdict_lines``)."""
     import nbformat
     parts = []
     for s in studies:
@@ -44,7 +44,7 @@ def load_lab(chapters_dir: str | Path, studies: Sequence[str] = STUDIES) -> pd.D
         found = lab_from_notebook(nbformat.read(path, as_version=4)) if path.is_file() else None
         if found is not None:
             parts.append(found)
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=LAB_COLUMNS)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=lab.VERDICT_COLUMNS)
 
 
 def lab_overview(lab: pd.DataFrame) -> pd.DataFrame:

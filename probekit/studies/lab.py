@@ -119,6 +119,26 @@ def claims(rows: pd.DataFrame, defined: list[PaperClaim]) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["claim", "source", "a_model", "b_model", "a", "b", "diff", "expect", "verdict"])
 
 
-__all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "claim_verdict", "CONTROL_FLOOR",
+#: :func:`verdict_lines`' columns
+VERDICT_COLUMNS = ["study", "kind", "what", "models", "verdict", "as_expected"]
+
+
+def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: pd.DataFrame | None) -> pd.DataFrame:
+    """A study's judged checks (:func:`checks`) and claims (:func:`claims`) as one line each: the check's model,
+    probe and role or the claim's text (``what``), the models it reads, its verdict, and ``as_expected`` (True/False
+    for a judged check; None for a claim, a check shown but not judged, or one not run)."""
+    out = []
+    for _, c in (found_checks if found_checks is not None else pd.DataFrame()).iterrows():
+        judged = EXPECTED[c["role"]] is not None and c["verdict"] != NOT_RUN
+        out.append(dict(study=study, kind="check", what=f"{c['model']}: {c['what']} ({c['role']})",
+                        models=c["model"], verdict=c["verdict"], as_expected=bool(c["ok"]) if judged else None))
+    for _, c in (found_claims if found_claims is not None else pd.DataFrame()).iterrows():
+        out.append(dict(study=study, kind="claim", what=c["claim"], models=f"{c['a_model']}|{c['b_model']}",
+                        verdict=c["verdict"], as_expected=None))
+    return pd.DataFrame(out, columns=VERDICT_COLUMNS)
+
+
+__all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "claim_verdict", "verdict_lines",
+           "VERDICT_COLUMNS", "CONTROL_FLOOR",
            "TARGET", "CONTROL", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD",
            "NOT_RESOLVED", "BY_CONSTRUCTION", "NOT_RUN", "HIGHER", "LOWER", "BELOW"]

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from probekit.studies.lab import verdict_lines
+
 STUDIES = ("verbs", "prednoun", "masking", "conceptual")
 
 
@@ -29,13 +31,9 @@ def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
         out = []
         for study in studies:
             result = import_module(f"probekit.studies.{study}").run(dataset="toy", device="cpu", data_dir=data_dir)
-            for _, c in result.data["lab_checks"].iterrows():
-                out.append(dict(study=study, kind="check", what=f"{c['model']}: {c['what']} ({c['role']})",
-                                models=c["model"], verdict=c["verdict"]))
-            for _, c in result.data["lab_claims"].iterrows():
-                out.append(dict(study=study, kind="claim", what=c["claim"],
-                                models=f"{c['a_model']}|{c['b_model']}", verdict=c["verdict"]))
-        return pd.DataFrame(out)
+            lines = verdict_lines(study, result.data["lab_checks"], result.data["lab_claims"])
+            out.append(lines[["study", "kind", "what", "models", "verdict"]])
+        return pd.concat(out, ignore_index=True)
     finally:
         if old is None:
             os.environ.pop("PROBEKIT_TOY_CHECKPOINTS", None)
@@ -53,9 +51,13 @@ def labels(zoos: list[str]) -> list[str]:
     for z in zoos:
         record = (TOY_CHECKPOINTS if z == "shipped" else Path(z)) / "training.json"
         rec = json.loads(record.read_text()) if record.exists() else {}
-        where = [w for w in (("shipped" if z == "shipped" else ""), rec.get("device", ""),
-                             f"{rec['threads']} thread{'s' * (rec['threads'] != 1)}" if rec.get("threads") else "") if w]
-        out.append(z if rec.get("seed") is None else f"seed {rec['seed']}" + (f" ({', '.join(where)})" if where else ""))
+        if rec.get("seed") is None:
+            out.append(z)
+            continue
+        where = ["shipped"] if z == "shipped" else []
+        where += [rec["device"]] if rec.get("device") else []
+        where += [f"{rec['threads']} thread" + ("s" if rec["threads"] != 1 else "")] if rec.get("threads") else []
+        out.append(f"seed {rec['seed']}" + (f" ({', '.join(where)})" if where else ""))
     return out if len(set(out)) == len(out) else list(zoos)
 
 
