@@ -58,11 +58,10 @@ def test_object_control_far_above_chance(heldout, name):
 
 def test_the_unbound_knockout_fails_binding_only(heldout):
     """toy-clip-unbound never read which noun goes with which predicate: on full images it wins no more pairs than
-    chance allows, while its parent binds, and cropped to one agent it still names noun and pose."""
+    chance allows, and cropped to one agent it still names noun and pose.  (Its parent does not bind either in this
+    world, where the noun and the pose lie in different patches: the predicate-noun chapter's lab says so.)"""
     full = ev.load(CHECKPOINTS / "toy-clip-unbound", "clip")
-    parent = ev.load(CHECKPOINTS / "toy-clip-hardneg", "clip")
     assert heldout._prednoun(full, heldout.pn_full)["pair_acc"] <= 0.5          # chance 0.25
-    assert heldout._prednoun(parent, heldout.pn_full)["pair_acc"] >= 0.8
     assert heldout._prednoun(full, heldout.pn_crop)["pair_acc"] >= 0.8
 
 

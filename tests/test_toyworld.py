@@ -87,6 +87,7 @@ def test_prednoun_counterbalanced(tmp_path):
         assert (a.sentence_target, a.sentence_distractor) == (b.sentence_distractor, b.sentence_target)
         assert a.word_target in a.sentence_target and a.word_distractor in a.sentence_distractor
         assert a.target_box != a.distractor_box
+        assert a.scene == b.scene      # one background per pair: it cannot tell the two images' targets apart
 
 
 def test_masking_span_and_box(tmp_path):

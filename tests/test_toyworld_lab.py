@@ -1,15 +1,20 @@
 """The toy world's laboratory properties: size of the vocabulary, no language prior beyond the stated one, boxes that
-vary, knock-out recipes that remove exactly one kind of information."""
+vary, an agent's kind and pose in different patches (and images whose cells are shuffled apart), knock-out recipes
+that remove exactly one kind of information."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from PIL import Image
 
-from probekit.toyworld import conceptual, masking, prednoun, stream
+from probekit.toyworld import conceptual, glyphs, masking, prednoun, stream
+from probekit.toyworld.cells import shuffle_items
 from probekit.toyworld.sample import svo_scene
-from probekit.toyworld.vocab import (AGENTS, OBJECTS, POSES, SCENES, VERBS, ANTONYMS, PLAUSIBLE_TRIPLES, plausible,
-                                     prior_topk)
+from probekit.toyworld.glyphs import LIMBS
+from probekit.toyworld.scene import Entity, Scene, render
+from probekit.toyworld.vocab import (ANTONYMS, AGENTS, CELL, OBJECTS, PLAUSIBLE_TRIPLES, POSES, SCENES, VERBS,
+                                     plausible, prior_topk)
 
 
 def test_world_is_large_enough():
@@ -49,7 +54,39 @@ def test_prednoun_boxes_vary(tmp_path):
     areas = {round(b[2] * b[3], 4) for b in items["target_box"]}
     assert len(areas) > 5                                            # not one cell each
     for b in items["target_box"]:
-        assert 0 < b[2] <= 0.3 and 0 < b[3] <= 0.3   # about one cell (strokes may spill a pixel or two)
+        assert 0 < b[2] <= 0.55 and 0 < b[3] <= 0.55   # about two cells, an agent's height (strokes may spill)
+
+
+def _cell_mask(drawn: Scene, row: int) -> np.ndarray:
+    """The agent's mask in grid row ``row`` of its column (16 x 16 booleans)."""
+    _, masks = render(drawn)
+    c = drawn.entities[0].cell[1]
+    return masks[0][row * CELL:(row + 1) * CELL, c * CELL:(c + 1) * CELL]
+
+
+def test_who_an_agent_is_and_what_it_does_lie_in_different_cells(monkeypatch):
+    """Binding a noun to a predicate needs two patches: the bust (upper cell) depends on the kind only, the limbs
+    (lower cell) on the pose only, drawn alike for every kind, people and animals (up to each drawing's jitter)."""
+    at = lambda kind, pose: Scene("park", (Entity(kind, (2, 1), pose=POSES[pose].pose),))
+    for kind in AGENTS:
+        for p in POSES:
+            mask = render(at(kind, p))[1][0]
+            assert mask[CELL:3 * CELL, CELL:2 * CELL].sum() == mask.sum()   # inside its two cells: a box on it
+                                                                            # never blanks a neighbour's patch
+    jittered = {_cell_mask(Scene(b, (Entity("man", (2, 1), pose="sit"),)), 2).tobytes() for b in SCENES}
+    assert len(jittered) > 1                                     # no two drawings of a pose alike
+    monkeypatch.setattr(glyphs, "JITTER", 0.0)
+    for kind in AGENTS:
+        busts = {_cell_mask(at(kind, p), 1).tobytes() for p in POSES}
+        assert len(busts) == 1                                   # the pose does not reach the bust's cell
+    for p in POSES:
+        limbs = {_cell_mask(at(k, p), 2).tobytes() for k in AGENTS}
+        assert len(limbs) == 1                                   # the kind does not reach the limbs' cell
+        for k in AGENTS:
+            img = np.asarray(render(at(k, p))[0])[2 * CELL:3 * CELL, CELL:2 * CELL]
+            assert {tuple(x) for x in img[_cell_mask(at(k, p), 2)]} == {LIMBS}
+    assert len({_cell_mask(at("man", p), 2).tobytes() for p in POSES}) == len(POSES)
+    assert len({_cell_mask(at(k, "standing"), 1).tobytes() for k in AGENTS}) >= 4   # busts differ in shape too
 
 
 def test_probe_b_single_object_items_have_other_objects(tmp_path):
@@ -100,3 +137,21 @@ def test_noisy_recipe_replaces_the_stated_share():
 def test_uniform_triples():
     triples = pd.DataFrame(PLAUSIBLE_TRIPLES, columns=["s", "v", "o"])
     assert triples.groupby("v").size().nunique() <= 3                 # every verb about equally often
+
+
+def test_shuffled_cells_keep_every_cell_whole_and_move_them(tmp_path):
+    items = prednoun.make_items(tmp_path, 6, 0, "eval")
+    paths = shuffle_items(items, tmp_path, seed=0)
+    cells = lambda a: sorted(a[r * CELL:(r + 1) * CELL, c * CELL:(c + 1) * CELL].tobytes()
+                             for r in range(4) for c in range(4))
+    moved = 0
+    for image, shuffled in zip(items["image"], paths):
+        a, b = (np.asarray(Image.open(p).convert("RGB")) for p in (image, shuffled))
+        assert cells(a) == cells(b)                      # the same cells, each one whole
+        moved += not np.array_equal(a, b)
+    assert moved == len(items)
+    again = shuffle_items(items, tmp_path / "other", seed=0)
+    assert all(np.array_equal(*(np.asarray(Image.open(p)) for p in pair)) for pair in zip(paths, again))
+    other_seed = shuffle_items(items, tmp_path, seed=1)
+    assert any(not np.array_equal(*(np.asarray(Image.open(p)) for p in pair)) for pair in zip(paths, other_seed))
+    assert shuffle_items(items.assign(image=None), tmp_path, seed=0).isna().all()

@@ -9,7 +9,8 @@ import pandas as pd
 from probekit.report.format import cell
 from probekit.studies import lab
 
-_ROLE = {lab.TARGET: "knock-out, target probe", lab.PARENT: "its parent, target probe",
+_ROLE = {lab.TARGET: "target probe, its information removed (from the training data or the image)",
+         lab.PARENT: "target probe, its information there",
          lab.CONTROL: "knock-out, control", lab.BLIND: "blind (text only)",
          lab.FLOOR: "blind (text only), the probe's text floor"}
 

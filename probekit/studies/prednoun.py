@@ -15,9 +15,9 @@ Rows (vocabulary shared with :mod:`probekit.papers.prednoun`):
 * with ``released_outputs``: the same pair, concept and tuple rows computed from the authors' released per-item
   outputs (:mod:`probekit.data.prednoun_released`), source :data:`RELEASED`, models named as in the paper.
 
-On the toy world, ``lab_models`` (the toy zoo, :mod:`probekit.studies.prednoun_lab`) are scored on the same
-triplets, full and cropped: their rows are ``data["lab"]`` (not in ``rows``), judged in ``data["lab_checks"]``
-and ``data["lab_claims"]`` (:mod:`probekit.studies.lab`).
+On the toy world, ``lab_models`` (the toy zoo, :mod:`probekit.studies.prednoun_lab`) are scored on the same triplets,
+full, cropped and with the image's cells shuffled (:mod:`probekit.toyworld.cells`): their rows are ``data["lab"]`` (not
+in ``rows``), judged in ``data["lab_checks"]`` and ``data["lab_claims"]`` (:mod:`probekit.studies.lab`).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from probekit.scorers.mlm import pseudo_perplexity
 from probekit.scorers.registry import REGISTRY
 from probekit.studies import lab, prednoun_lab
 from probekit.studies.prednoun_claims import CROP_GAIN, claims
+from probekit.toyworld.cells import shuffle_items
 
 STUDY = "prednoun"
 PROBES = {"default": "pairs", "alt": "pairs-alt"}
@@ -51,12 +52,12 @@ ROLES = {"models": ("choice",), "clip_models": ("choice",), "perplexity_model": 
          "lab_models": ("choice",)}
 
 
-def score_run(name: str, scorer, items: pd.DataFrame, crops: pd.Series, condition: str, template: str
+def score_run(name: str, scorer, items: pd.DataFrame, views: dict, condition: str, template: str
               ) -> pd.DataFrame:
-    """``items`` with ``name``'s s_target and s_distractor on full images or ``crops`` (``condition``), with the
-    default or the alternative sentences (``template``)."""
-    scores = pairs.score_triplets(scorer, items, images=crops if condition == "cropped" else None,
-                                  template=template)
+    """``items`` with ``name``'s s_target and s_distractor on the images of ``condition``: ``views[condition]``
+    (e.g. ``{"cropped": crops}``), the items' own images where ``views`` has none, with the default or the
+    alternative sentences (``template``)."""
+    scores = pairs.score_triplets(scorer, items, images=views.get(condition), template=template)
     return items.assign(model=name, condition=condition, template=template, s_target=scores["s_target"],
                         s_distractor=scores["s_distractor"])
 
@@ -114,7 +115,7 @@ def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, li
     """Score every model of ``models`` (four runs: full/cropped × default/alt template) and of ``clip_models``
     (full images, default template), re-analyse the authors' ``released_outputs`` (their folder names, e.g.
     "VILT"), and compute the study's rows, per-item data, facts and claims; on the toy world, score the
-    ``lab_models`` too (full and cropped, default template) and judge the lab's checks and claims."""
+    ``lab_models`` too (full, cropped and cells shuffled, default template) and judge the lab's checks and claims."""
     params = dict(models=list(models), dataset=dataset, data_dir=data_dir, limit=limit, seed=seed, device=device,
                   batch_size=batch_size, cache_dir=cache_dir, min_concept_count=min_concept_count,
                   n_resamples=n_resamples, perplexity_model=perplexity_model, clip_models=list(clip_models),
@@ -133,7 +134,8 @@ def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, li
     main = [m for m in models if m in scorers]
     runs = [(m, c, t) for m in main for t in PROBES for c in CONDITIONS]
     runs += [(m, "full", "default") for m in clip_models if m in scorers and m not in main]
-    scored = {key: score_run(key[0], scorers[key[0]], items, crops, key[1], key[2]) for key in runs}
+    views = {"cropped": crops}
+    scored = {key: score_run(key[0], scorers[key[0]], items, views, key[1], key[2]) for key in runs}
     rows, concepts, tuples = analyse(scored, main, seed, min_concept_count, min_tuple_count, n_resamples)
 
     lm = load_scorer(perplexity_model, device=device, batch_size=batch_size, cache_dir=cache_dir) if main else None
@@ -149,12 +151,13 @@ def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, li
         facts.update(more)
     rows = concat([rows, *parts, papers.reported(STUDY)])
     if dataset == "toy" and lab_models:
-        data["lab"] = prednoun_lab.lab_rows(items, lab_models, crops=crops, scored=scored, seed=seed, device=device,
+        views["shuffled"] = shuffle_items(items, root, seed)
+        data["lab"] = prednoun_lab.lab_rows(items, lab_models, views=views, scored=scored, seed=seed, device=device,
                                             batch_size=batch_size, cache_dir=cache_dir)
         data["lab_checks"] = lab.checks(data["lab"], prednoun_lab.CHECKS)
         data["lab_claims"] = lab.claims(data["lab"], prednoun_lab.CLAIMS)
         facts["lab"] = (f"{', '.join(dict.fromkeys(data['lab']['model']))} scored on the same {len(items)} "
-                        "triplets, full and cropped to the target (default template)")
+                        "triplets, full, cropped to the target and with the image's cells shuffled (default template)")
     else:
         data.update(lab=concat([]), lab_checks=lab.checks(concat([]), []), lab_claims=lab.claims(concat([]), []))
         facts["lab"] = ("the lab runs on the toy world only" if dataset != "toy"

@@ -1,14 +1,17 @@
 """The predicate–noun study's lab (:mod:`probekit.studies.lab`): the toy zoo scored on the study's own toy triplets.
 
-Every lab model is scored, full image and cropped to the target (default template), by the study's own
+Every lab model is scored, full image, cropped to the target and with the image's cells shuffled
+(:mod:`probekit.toyworld.cells`; default template), by the study's own
 :func:`probekit.studies.prednoun.score_run` and analysed by :func:`probekit.studies.prednoun.analyse`: rows of
 probe ``pairs``, metrics ``pair_accuracy`` (chance 0.25) and ``triplet_accuracy`` (0.5), subsets ``all`` /
 ``noun`` / ``predicate``, and ``pair_accuracy_diff`` with condition ``cropped − full``.  Runs the main study has
 already scored are reused, never scored again.
 
-* :data:`CHECKS`: ``toy-clip-unbound`` (trained on captions that bind nouns to predicates at random) must be at
-  chance on full images (the target: binding) and still pass cropped to the target (the control: one agent in
-  view, so grounding single words is enough); ``toy-bert-blind`` (the text alone) picks the same sentence for both
+* :data:`CHECKS`: ``toy-clip-unbound`` (trained on captions that bind nouns to predicates at random) must be at chance
+  on full images (the target: binding) and still pass cropped to the target (the control: one agent in view, so
+  grounding single words is enough); ``toy-clip`` must fall to chance when the image's cells are shuffled (the target:
+  every bust and every pose still in view, but not which bust stands on which limbs) while it is above chance on the
+  same images unshuffled (its own parent row); ``toy-bert-blind`` (the text alone) picks the same sentence for both
   images of a pair, so it can never win a pair, nor beat chance on triplets.
 * :data:`CLAIMS`: the paper's dual encoder vs cross-encoder comparison, its cropped topline, and its nouns vs
   predicates split (how hard a noun or a pose is to see is set by the toy world's drawing: decided by construction).
@@ -29,7 +32,7 @@ from probekit.studies.prednoun_claims import CROP_GAIN
 PAPER = "Nikolaus et al. 2022"
 LAB_MODELS = ("toy-vilt", "toy-vilt-hardneg", "toy-clip", "toy-clip-hardneg", "toy-clip-unbound", "toy-bert-blind")
 #: the lab's runs per model: (condition, template)
-RUNS = (("full", "default"), ("cropped", "default"))
+RUNS = (("full", "default"), ("cropped", "default"), ("shuffled", "default"))
 
 
 def pair_row(condition: str, subset: str = "all", metric: str = "pair_accuracy") -> dict[str, str]:
@@ -37,13 +40,16 @@ def pair_row(condition: str, subset: str = "all", metric: str = "pair_accuracy")
     return dict(probe="pairs", condition=condition, subset=subset, metric=metric)
 
 
-FULL, CROPPED = pair_row("full"), pair_row("cropped")
+FULL, CROPPED, SHUFFLED = pair_row("full"), pair_row("cropped"), pair_row("shuffled")
 TRIPLETS_FULL = pair_row("full", metric="triplet_accuracy")
 
 CHECKS = [
     Check("toy-clip-unbound", TARGET, f"pair accuracy, full image (chance {PAIR_CHANCE:g})", FULL),
     Check("toy-clip-hardneg", PARENT, f"pair accuracy, full image (chance {PAIR_CHANCE:g})", FULL),
     Check("toy-clip-unbound", CONTROL, f"pair accuracy, cropped to the target (chance {PAIR_CHANCE:g})", CROPPED),
+    Check("toy-clip", TARGET, f"pair accuracy, full image with its cells shuffled (chance {PAIR_CHANCE:g})",
+          SHUFFLED),
+    Check("toy-clip", PARENT, f"pair accuracy, full image (chance {PAIR_CHANCE:g})", FULL),
     Check("toy-bert-blind", BLIND, f"pair accuracy, full image (chance {PAIR_CHANCE:g})", FULL),
     Check("toy-bert-blind", BLIND, f"triplet accuracy, full image (chance {TRIPLET_CHANCE:g})", TRIPLETS_FULL),
 ]
@@ -71,12 +77,13 @@ CLAIMS = [
 ]
 
 
-def lab_rows(items: pd.DataFrame, lab_models: Sequence[str] = LAB_MODELS, *, crops: pd.Series,
+def lab_rows(items: pd.DataFrame, lab_models: Sequence[str] = LAB_MODELS, *, views: dict,
              scored: dict | None = None, seed: int = 0, device: str = "auto", batch_size: int = 32,
              cache_dir=None) -> pd.DataFrame:
-    """Rows of every model of ``lab_models`` on ``items`` (full and cropped to ``crops``, default template),
-    reusing the runs of ``scored`` (the main study's ``{(model, condition, template): scored items}``); a model
-    without an image–text choice head gives no rows (its checks and claims say "not run")."""
+    """Rows of every model of ``lab_models`` on ``items`` (every condition of :data:`RUNS`, its images from ``views``,
+    e.g. ``{"cropped": crops, "shuffled": shuffled}``; default template), reusing the runs of ``scored`` (the main
+    study's ``{(model, condition, template): scored items}``); a model without an image–text choice head gives no
+    rows (its checks and claims say "not run")."""
     from probekit.studies import prednoun as study  # the study imports this module for its defaults
 
     scored, runs = dict(scored or {}), {}
@@ -88,7 +95,7 @@ def lab_rows(items: pd.DataFrame, lab_models: Sequence[str] = LAB_MODELS, *, cro
             if not can_answer(scorer, "choice"):
                 continue
         for key in keys:
-            runs[key] = scored[key] if key in scored else study.score_run(model, scorer, items, crops, *key[1:])
+            runs[key] = scored[key] if key in scored else study.score_run(model, scorer, items, views, *key[1:])
     if not runs:
         return frame([])
     rows, _, _ = study.analyse(runs, list(dict.fromkeys(m for m, _, _ in runs)), seed, min_concept_count=0,

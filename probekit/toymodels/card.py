@@ -116,7 +116,9 @@ changed at a time, and loaded with `from_pretrained(<this dir>/<name>)` plus `Au
 ## The world
 {len(AGENTS)} agents, {len(POSES)} intransitive poses, {len(VERBS)} transitive verbs (a pose plus where the object is), \
 {len(OBJECTS)} objects, colour/size/pattern attributes with antonyms, {len(SCENES)} scenes, distractor objects; \
-64x64 images on a 4x4 grid of 16-px cells. Triples are drawn uniformly among the plausible ones, so a masked verb's \
+64x64 images on a 4x4 grid of 16-px cells. An object fills one cell; an agent stands in two, its bust (head and \
+torso in its kind's colour and size) over its limbs (the pose, in one neutral colour for every kind), so that who \
+it is and what it does lie in different patches and binding them relates two image tokens. Triples are drawn uniformly among the plausible ones, so a masked verb's \
 best text-only top-5 is {100 * prior_topk(5):.1f}% (chance {100 * 5 / len(VERBS):.1f}%).
 
 ## Architecture
@@ -144,7 +146,7 @@ best text-only top-5 is {100 * prior_topk(5):.1f}% (chance {100 * 5 / len(VERBS)
 | ViLT ITM batch | half positives, half negatives; with swaps, a negative is a one-slot swap with p = {b['hard_negative_p']} |
 | MLM masking (ViLT, BERT) | {b['mlm_prob']:.0%} of word tokens, at least one per caption |
 | CLIP loss | symmetric InfoNCE over the batch; with swaps, each caption's swap added to the texts (image -> 2B texts) |
-| device | {rec.get('device')}, {rec.get('threads')} torch threads; total {rec.get('total_wall_s', 0) / 60:.0f} min |
+| device | {rec.get('device')}, {rec.get('threads')} torch thread{'' if rec.get('threads') == 1 else 's'}; total {rec.get('total_wall_s', 0) / 60:.0f} min |
 
 Reproduce: `probekit train-toy --seed {rec['seed']}` (or `python -m probekit.toymodels.train`); `--device cuda` on a GPU;
 `--models` retrains a subset; `--out DIR` and `PROBEKIT_TOY_CHECKPOINTS=DIR` run the book on another zoo.

@@ -1,18 +1,23 @@
 """The toy world: a procedurally generated, deterministic world that mirrors each study's structure, hard enough
 that the toy models are not at ceiling and controlled enough that a knock-out can remove one kind of information.
 
-Images are 64x64 px boards of 4x4 cells of 16 px (the toy models' patch size); every entity is drawn inside one
-cell (aligned with the patch grid, which tiny models learn fast), but its box is the tight box of what is drawn
-(``scene.box``), so box sizes vary with the agent's kind and pose and the object's size, and distances with the
-cells.  Masks are exact (``scene.render`` returns one per entity).
+Images are 64x64 px boards of 4x4 cells of 16 px (the toy models' patch size), aligned with the patch grid, which
+tiny models learn fast.  An object is drawn inside one cell.  An agent stands in two, one above the other: its bust
+(head and torso in its kind's colour, shape and size) in the upper cell and its limbs (the pose, the same stick
+figure in one neutral colour for every kind, each joint jittered per drawing) in the lower one, so that who it is
+and what it does lie in different patches, as in a photograph, and binding a noun to a predicate means relating
+two image tokens (``cells`` shuffles an image's cells to take that relation away).  Boxes are the square around
+what is drawn (``scene.box``, for crops) or its tight rectangle (``scene.tight_box``, for ablations), so box sizes
+vary with the agent's kind and pose and the object's size, and distances with the cells.  Masks are exact
+(``scene.render`` returns one per entity).
 
-Vocabulary (``vocab``): agents man/woman/boy/girl/dog/cat (body colour, human or animal silhouette, adult or small
-size: close pairs such as man/boy); intransitive predicates standing/sitting/jumping/lying/running/waving/kneeling/
-walking (poses; standing/walking/waving differ in one or two limbs); 24 transitive verbs, each one of the eight poses
-plus where the object is relative to the agent (three verbs per pose differ only in the object's place; verbs that
-share a place differ only in the pose); objects ball/cup/box/book/kite/bike/hat/bag/chair/lamp/bottle/shoe;
-attributes with antonyms: colour (red-green, blue-yellow, white-black), size (big-small), pattern (plain-striped);
-scenes park/beach/street/kitchen/forest/snow; distractor objects placed away from every agent.
+Vocabulary (``vocab``): agents man/woman/boy/girl/dog/cat (bust colour, human or animal bust, adult or small size: close
+pairs such as man/boy); intransitive predicates standing/sitting/jumping/lying/running/waving/kneeling/ walking (poses;
+standing/walking/waving differ in one or two limbs); 24 transitive verbs, each one of the eight poses plus where the
+object is relative to the agent's limbs (three verbs per pose differ only in the object's place; verbs that share a
+place differ only in the pose); objects ball/cup/box/book/kite/bike/hat/bag/chair/lamp/bottle/shoe; attributes with
+antonyms: colour (red-green, blue-yellow, white-black), size (big-small), pattern (plain-striped); scenes
+park/beach/street/kitchen/forest/snow; distractor objects placed away from every agent.
 
 Statistics set on purpose:
 - plausibility: every verb has one object it never takes and every agent two verbs it never does

@@ -11,7 +11,7 @@ import pandas as pd
 
 from .items import frame, target_size
 from .sample import in_split, rng_for, sample_svo, svo_caption, svo_scene, toy_dir
-from .scene import box, image_path
+from .scene import image_path, tight_box
 from .vocab import VERBS
 
 
@@ -29,6 +29,6 @@ def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.D
         start = sentence.index(f" {surface}") + 1
         rows.append(dict(item_id=f"masking-{split}-{seed}-{k:05d}", image_id=scene.digest(),
                          image=str(image_path(scene, folder)), sentence=sentence, verb=verb.lemma,
-                         verb_start=start, verb_end=start + len(surface), subject_box=box(scene, 0),
+                         verb_start=start, verb_end=start + len(surface), subject_box=tight_box(scene, 0),
                          subject=s))
     return frame(rows, n)

@@ -1,6 +1,8 @@
 """Toy predicate-noun dependencies: counter-balanced triplets (I1, S1, S2) / (I2, S2, S1).  Each image holds
 two agents, so both nouns and both predicates are present, bound the other way round in the distractor; half
-the images also hold an unrelated object.  Boxes are the agents' drawn (tight) boxes."""
+the images also hold an unrelated object.  Both images of a pair share one background, drawn uniformly: the
+training stream shows agents in their typical scenes, so a background of the target's kind would name the noun.
+Boxes are the squares around the agents' drawn figures."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pandas as pd
 from .items import frame, target_size
 from .sample import agents_scene, choice, in_split, pose_caption, rng_for, toy_dir
 from .scene import box, image_path
-from .vocab import AGENTS, POSES
+from .vocab import AGENTS, POSES, SCENES
 
 
 def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.DataFrame:
@@ -30,8 +32,10 @@ def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.D
         else:                  # the predicate differs: S1 = n1 p1, S2 = n1 p2
             s1, s2 = (n1, p1), (n1, p2)
             layouts = [[(n1, p1), (n2, p2)], [(n1, p2), (n2, p1)]]
+        background = choice(rng, SCENES)   # one per pair: an agent's typical scene would name the target noun
         for j, (target, distractor) in enumerate([(s1, s2), (s2, s1)]):
-            scene = in_split(lambda r: agents_scene(r, layouts[j], distractor=bool(r.random() < 0.5)), rng, split)
+            scene = in_split(lambda r: agents_scene(r, layouts[j], background, distractor=bool(r.random() < 0.5)),
+                             rng, split)
             word_t, word_d = (target[0], distractor[0]) if pos == "subject" else (target[1], distractor[1])
             rows.append(dict(
                 item_id=f"prednoun-{split}-{seed}-{pair:05d}-{j}", pair_id=f"prednoun-{split}-{seed}-{pair:05d}",
@@ -40,6 +44,6 @@ def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.D
                 sentence_target_alt=pose_caption(*target, alt=True),
                 sentence_distractor_alt=pose_caption(*distractor, alt=True),
                 target_box=box(scene, 0), distractor_box=box(scene, 1), subject=target[0], predicate="is", object=target[1],
-                word_target=word_t, word_distractor=word_d, pos=pos))
+                word_target=word_t, word_distractor=word_d, pos=pos, scene=scene.background))
         pair += 1
     return frame(rows, n)

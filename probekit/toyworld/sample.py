@@ -8,13 +8,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .scene import Entity, Scene
+from .scene import Entity, Scene, footprint
 from .vocab import (AGENT_SCENE, AGENTS, COLOURS, GRID, OBJECTS, PATTERNS, PLAUSIBLE_TRIPLES, POSES, SCENES, SIZES,
                     TYPICAL_SCENE, TYPICAL_SCENE_P, VERBS, article)
 
 SPLITS = ("train", "eval")
 DISTRACTOR_P = 0.35   # chance of a distractor object, and separately of a distractor agent, in a scene that allows them
 CELLS = [(r, c) for r in range(GRID) for c in range(GRID)]
+AGENT_CELLS = [(r, c) for (r, c) in CELLS if r >= 1]   # an agent's limbs cell; its bust is in the cell above
 # cells a distractor must avoid around an agent, so that it never looks like the object of some verb
 _RELATION_OFFSETS = {v.offset for v in VERBS.values()} | {(0, -1), (1, 1), (0, 0)}
 
@@ -56,19 +57,27 @@ def random_object(rng, name: str | None = None, cell=None, colour=None, size=Non
                   size=size or choice(rng, SIZES, [3, 1]), pattern=pattern or choice(rng, PATTERNS, [3, 1]))
 
 
-def free_cell(rng, taken: set, avoid_around: list[tuple[int, int]] = ()):
-    bad = set(taken)
+def free_cell(rng, taken: set, avoid_around: list[tuple[int, int]] = (), agent: bool = False):
+    """A cell for a new entity (an agent's limbs cell with ``agent``) whose cells are all free of ``taken`` and not
+    where an entity at ``avoid_around`` would act on it or it on them; None when there is none."""
+    bad = set()
     for (r, c) in avoid_around:
         bad |= {(r + dr, c + dc) for dr, dc in _RELATION_OFFSETS} | {(r - dr, c - dc) for dr, dc in _RELATION_OFFSETS}
-    options = [x for x in CELLS if x not in bad]
+    options = [x for x in (AGENT_CELLS if agent else CELLS)
+               if x not in bad and not set(footprint(x, agent)) & set(taken)]
     return choice(rng, options) if options else None
 
 
 def agent_cells(offset: tuple[int, int], taken: set = frozenset()) -> list[tuple[int, int]]:
-    """Cells where an agent can stand with its object at ``offset`` inside the grid, neither cell in ``taken``."""
+    """Cells where an agent can stand with its object at ``offset`` inside the grid, off the agent's own two cells,
+    none of the three in ``taken``."""
     dr, dc = offset
-    return [(r, c) for (r, c) in CELLS if 0 <= r + dr < GRID and 0 <= c + dc < GRID
-            and (r, c) not in taken and (r + dr, c + dc) not in taken]
+    out = []
+    for (r, c) in AGENT_CELLS:
+        body, thing = footprint((r, c), True), (r + dr, c + dc)
+        if 0 <= thing[0] < GRID and 0 <= thing[1] < GRID and thing not in body and not ({thing, *body} & set(taken)):
+            out.append((r, c))
+    return out
 
 
 # ----------------------------------------------------------------------------------------------- scene makers
@@ -82,11 +91,11 @@ def svo_scene(rng, subject: str, verb: str, obj: str, colour=None, distractor: b
     thing = random_object(rng, obj, (r + dr, c + dc), colour=colour)
     ents = [agent, thing]
     if distractor and rng.random() < DISTRACTOR_P:
-        cell = free_cell(rng, {agent.cell, thing.cell}, [agent.cell])
+        cell = free_cell(rng, {*agent.cells, thing.cell}, [agent.cell])
         if cell:
             ents.append(random_object(rng, choice(rng, [o for o in OBJECTS if o != obj]), cell))
     if distractor and rng.random() < DISTRACTOR_P:
-        cell = free_cell(rng, {e.cell for e in ents}, [agent.cell, thing.cell])
+        cell = free_cell(rng, {c for e in ents for c in e.cells}, [agent.cell, thing.cell], agent=True)
         if cell:
             kind = choice(rng, [a for a in AGENTS if a != subject])
             ents.append(Entity(kind, cell, pose=POSES[choice(rng, POSES)].pose))
@@ -94,13 +103,13 @@ def svo_scene(rng, subject: str, verb: str, obj: str, colour=None, distractor: b
 
 
 def agents_scene(rng, agents: list[tuple[str, str]], background=None, distractor: bool = False) -> Scene:
-    """Agents (kind, pose name from POSES) in distinct, non-adjacent cells; with ``distractor``, an object too,
-    away from every agent (so that no agent seems to act on it)."""
+    """Agents (kind, pose name from POSES) in distinct cells, apart where the grid allows; with ``distractor``, an
+    object too, away from every agent (so that no agent seems to act on it)."""
     ents, taken = [], set()
     for kind, pose in agents:
-        cell = free_cell(rng, taken, [e.cell for e in ents]) or free_cell(rng, taken)
-        taken.add(cell)
+        cell = free_cell(rng, taken, [e.cell for e in ents], agent=True) or free_cell(rng, taken, agent=True)
         ents.append(Entity(kind, cell, pose=POSES[pose].pose))
+        taken |= set(ents[-1].cells)
     if distractor:
         cell = free_cell(rng, taken, [e.cell for e in ents])
         if cell:

@@ -154,7 +154,7 @@ def _hide_verb(scene: Scene, aux: np.random.Generator) -> Scene:
     """The same scene drawn as a verb picked uniformly at random (``aux``), whatever the caption says: the agent
     takes that verb's pose and the object its place, both moved to cells free of the other entities."""
     agent, thing, *rest = scene.entities
-    taken = {e.cell for e in rest}
+    taken = {c for e in rest for c in e.cells}
     while True:
         shown = VERBS[choice(aux, VERBS)]
         dr, dc = shown.offset

@@ -11,7 +11,7 @@ import pandas as pd
 
 from .items import frame, target_size
 from .sample import choice, in_split, rng_for, sample_svo, svo_caption, svo_scene, toy_dir
-from .scene import box, image_path
+from .scene import image_path, tight_box
 from .vocab import AGENTS, OBJECTS, VERBS, plausible
 
 
@@ -44,6 +44,6 @@ def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.D
                 pos_triplet=f"{s},{v},{o}", neg_triplet=f"{ns},{nv},{no}", pos_image_id=pos.digest(),
                 neg_image_id=neg.digest(), pos_image=str(pos_path), neg_image=str(image_path(neg, folder)),
                 subj_neg=kind == "subj", verb_neg=kind == "verb", obj_neg=kind == "obj", verb=v,
-                pos_subject_box=box(pos, 0), neg_subject_box=box(neg, 0)))
+                pos_subject_box=tight_box(pos, 0), neg_subject_box=tight_box(neg, 0)))
         k += 1
     return frame(rows, n)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import product
 
-GRID = 4            # the image is a GRID x GRID board of cells; one entity is drawn inside one cell
+GRID = 4            # the image is a GRID x GRID board of cells; an object fills one, an agent two (bust over limbs)
 CELL = 16           # pixels per cell at the native size (= the toy models' patch size)
 IMAGE_SIZE = GRID * CELL
 
@@ -17,7 +17,7 @@ class Verb:
     third: str       # "holds"
     ing: str         # "holding"
     pose: str        # how the agent's body looks
-    offset: tuple[int, int] | None = None   # (rows, cols) from the agent's cell to the object's (transitive verbs)
+    offset: tuple[int, int] | None = None   # (rows, cols) from the agent's (limbs) cell to the object's (transitive)
 
 
 # Agent kinds: body colour (RGB), silhouette ("human" or "animal") and scale (the child-sized kinds are smaller).
@@ -34,16 +34,17 @@ _POSE_FORMS = [("stand", "stands", "standing"), ("sit", "sits", "sitting"), ("ju
                ("kneel", "kneels", "kneeling"), ("walk", "walks", "walking")]
 POSES = {ing: Verb(lemma, third, ing, lemma) for lemma, third, ing in _POSE_FORMS}
 
-# Transitive verbs: one of the eight poses plus where the object is relative to the agent.  Each pose carries three
+# Transitive verbs: one of the eight poses plus where the object is relative to the agent's limbs (two rows up is
+# above its head, one row up beside it).  Each pose carries three
 # verbs that differ only in the object's place, and each place is shared by verbs that differ only in the pose.
 _VERB_TABLE = [
     ("stand", [("hold", "holds", "holding", (0, 1)), ("watch", "watches", "watching", (0, 2)),
-               ("carry", "carries", "carrying", (-1, 0))]),
+               ("carry", "carries", "carrying", (-2, 0))]),
     ("walk", [("push", "pushes", "pushing", (0, 1)), ("pull", "pulls", "pulling", (0, -1)),
               ("follow", "follows", "following", (0, 2))]),
     ("run", [("chase", "chases", "chasing", (0, 1)), ("drag", "drags", "dragging", (0, -1)),
              ("fetch", "fetches", "fetching", (1, 1))]),
-    ("jump", [("catch", "catches", "catching", (-1, 0)), ("grab", "grabs", "grabbing", (-1, 1)),
+    ("jump", [("catch", "catches", "catching", (-2, 0)), ("grab", "grabs", "grabbing", (-1, 1)),
               ("hit", "hits", "hitting", (-1, -1))]),
     ("wave", [("throw", "throws", "throwing", (-1, 1)), ("show", "shows", "showing", (0, 1)),
               ("drop", "drops", "dropping", (1, 1))]),
@@ -52,7 +53,7 @@ _VERB_TABLE = [
     ("kneel", [("clean", "cleans", "cleaning", (0, 1)), ("wash", "washes", "washing", (1, 1)),
                ("fix", "fixes", "fixing", (0, -1))]),
     ("lie", [("kick", "kicks", "kicking", (0, 1)), ("touch", "touches", "touching", (0, -1)),
-             ("lift", "lifts", "lifting", (-1, 0))]),
+             ("lift", "lifts", "lifting", (-2, 0))]),
 ]
 VERBS = {lemma: Verb(lemma, third, ing, pose, off) for pose, verbs in _VERB_TABLE for lemma, third, ing, off in verbs}
 
