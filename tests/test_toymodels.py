@@ -57,11 +57,12 @@ def test_object_control_far_above_chance(heldout, name):
 
 
 def test_the_unbound_knockout_fails_binding_only(heldout):
-    """toy-clip-unbound never read which noun goes with which predicate: on full images it wins no more pairs than
-    chance allows, and cropped to one agent it still names noun and pose.  (Its parent does not bind either in this
-    world, where the noun and the pose lie in different patches: the predicate-noun chapter's lab says so.)"""
+    """toy-clip-unbound never read which noun goes with which predicate: on full images it is right on no more
+    triplets than chance allows, and cropped to one agent it still names noun and pose.  (Its parent hardly binds
+    either in this world, where the noun and the pose lie in different patches: the predicate-noun chapter's lab
+    says so.)"""
     full = ev.load(CHECKPOINTS / "toy-clip-unbound", "clip")
-    assert heldout._prednoun(full, heldout.pn_full)["pair_acc"] <= 0.5          # chance 0.25
+    assert heldout._prednoun(full, heldout.pn_full)["triplet_acc"] <= 0.7       # chance 0.5, n = 40 triplets
     assert heldout._prednoun(full, heldout.pn_crop)["pair_acc"] >= 0.8
 
 

@@ -64,6 +64,8 @@ def test_verbs_negatives_differ_in_one_slot(tmp_path):
         diff = [i for i in range(3) if pos[i] != neg[i]]
         assert diff == [[r.subj_neg, r.verb_neg, r.obj_neg].index(True)]
         assert r.verb == pos[1]
+        assert r.neg_scene == r.pos_scene     # the background names no object: it is the positive image's
+    assert df["pos_scene"].nunique() > 2
 
 
 def test_verbs_subject_boxes_cover_a_drawn_subject(tmp_path):

@@ -13,8 +13,8 @@ from probekit.toyworld.cells import shuffle_items
 from probekit.toyworld.sample import svo_scene
 from probekit.toyworld.glyphs import LIMBS
 from probekit.toyworld.scene import Entity, Scene, render
-from probekit.toyworld.vocab import (ANTONYMS, AGENTS, CELL, OBJECTS, PLAUSIBLE_TRIPLES, POSES, SCENES, VERBS,
-                                     plausible, prior_topk)
+from probekit.toyworld.vocab import (AGENT_SCENE, ANTONYMS, AGENTS, CELL, OBJECTS, PLAUSIBLE_TRIPLES, POSES, SCENES,
+                                     VERBS, plausible, prior_topk)
 
 
 def test_world_is_large_enough():
@@ -126,6 +126,20 @@ def test_unbound_captions_name_shown_nouns_and_predicates_only():
     assert differ and all(k != "binding" for _, b in differ for _, k in b.negatives)
     assert all(not any(k == "binding" for _, k in b.negatives) for a, b in zip(full, unbound)
                if any(k == "binding" for _, k in a.negatives))
+
+
+def test_two_agent_backgrounds_do_not_say_which_agent_the_caption_names():
+    # the background is an agent's typical scene 80% of the time; if it were the captioned agent's, the scene alone
+    # would beat half of the binding negatives ("a dog sitting" for "a girl sitting") without any binding
+    rng = np.random.default_rng(0)
+    named = other = 0
+    for _ in range(600):
+        scene, caption, _ = stream._pose_pair(rng)
+        first, second = (e.name for e in scene.entities[:2])
+        assert first in caption.split()
+        named += scene.background == AGENT_SCENE[first]
+        other += scene.background == AGENT_SCENE[second]
+    assert 0.3 < named / 600 < 0.6 and abs(named - other) / 600 < 0.08
 
 
 def test_noisy_recipe_replaces_the_stated_share():

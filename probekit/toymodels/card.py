@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..toyworld.vocab import AGENTS, OBJECTS, POSES, SCENES, VERBS, prior_topk
+from ..toyworld.vocab import AGENTS, OBJECTS, POSES, SCENES, TYPICAL_SCENE_P, VERBS, prior_topk
 from .build import FFN, HEADS, LAYERS, MAX_TEXT, WIDTH, tokenizer
 from .train import CHECKPOINTS
 from .zoo import ZOO
@@ -14,6 +14,7 @@ CURVE_KEYS = {"object": ("-", 0.5), "prednoun_pair": ("--", 0.25), "verb_choice"
 #: the held-out numbers shown in the card's table: (label, path into the held-out record)
 SHOWN = [("object control", ("object_control_acc",)), ("pred-noun cropped pairs", ("prednoun_cropped", "pair_acc")),
          ("pred-noun full pairs", ("prednoun_full", "pair_acc")),
+         ("pred-noun full triplets", ("prednoun_full", "triplet_acc")),
          ("verbs: verb-neg choice", ("verbs_image_choice", "verb")),
          ("verbs: subj-neg choice", ("verbs_image_choice", "subj")),
          ("verbs: ITM neg acc", ("verbs_itm", "neg")),
@@ -118,7 +119,9 @@ changed at a time, and loaded with `from_pretrained(<this dir>/<name>)` plus `Au
 {len(OBJECTS)} objects, colour/size/pattern attributes with antonyms, {len(SCENES)} scenes, distractor objects; \
 64x64 images on a 4x4 grid of 16-px cells. An object fills one cell; an agent stands in two, its bust (head and \
 torso in its kind's colour and size) over its limbs (the pose, in one neutral colour for every kind), so that who \
-it is and what it does lie in different patches and binding them relates two image tokens. Triples are drawn uniformly among the plausible ones, so a masked verb's \
+it is and what it does lie in different patches and binding them relates two image tokens. A training image's \
+background is its object's (or agent's) typical scene with p = {TYPICAL_SCENE_P}; a two-agent image takes either agent's, so \
+that the scene does not tell which of the two the caption names. Triples are drawn uniformly among the plausible ones, so a masked verb's \
 best text-only top-5 is {100 * prior_topk(5):.1f}% (chance {100 * 5 / len(VERBS):.1f}%).
 
 ## Architecture

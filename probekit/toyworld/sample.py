@@ -82,9 +82,10 @@ def agent_cells(offset: tuple[int, int], taken: set = frozenset()) -> list[tuple
 
 # ----------------------------------------------------------------------------------------------- scene makers
 def svo_scene(rng, subject: str, verb: str, obj: str, colour=None, distractor: bool = False,
-              pose: str | None = None, offset: tuple[int, int] | None = None) -> Scene:
+              pose: str | None = None, offset: tuple[int, int] | None = None, background: str | None = None) -> Scene:
     """The agent in the verb's pose (or ``pose``) with the object at the verb's place (or ``offset``); with
-    ``distractor``, maybe (p = DISTRACTOR_P each) another object and another agent, in some pose, away from both."""
+    ``distractor``, maybe (p = DISTRACTOR_P each) another object and another agent, in some pose, away from both;
+    the background is ``background``, else drawn for the object (``scene_for``)."""
     dr, dc = offset or VERBS[verb].offset
     r, c = choice(rng, agent_cells((dr, dc)))
     agent = Entity(subject, (r, c), pose=pose or VERBS[verb].pose)
@@ -99,7 +100,7 @@ def svo_scene(rng, subject: str, verb: str, obj: str, colour=None, distractor: b
         if cell:
             kind = choice(rng, [a for a in AGENTS if a != subject])
             ents.append(Entity(kind, cell, pose=POSES[choice(rng, POSES)].pose))
-    return Scene(scene_for(rng, obj), tuple(ents))
+    return Scene(background or scene_for(rng, obj), tuple(ents))
 
 
 def agents_scene(rng, agents: list[tuple[str, str]], background=None, distractor: bool = False) -> Scene:

@@ -20,7 +20,7 @@ import numpy as np
 from PIL import Image
 
 from .sample import (agent_cells, agents_scene, choice, in_split, np_, object_caption, objects_scene, pose_caption,
-                     random_object, sample_svo, svo_caption, svo_scene)
+                     random_object, sample_svo, scene_for, svo_caption, svo_scene)
 from .scene import Scene, box, render
 from .vocab import AGENTS, ANTONYMS, IMAGE_SIZE, OBJECTS, POSES, SCENES, VERBS
 
@@ -79,8 +79,10 @@ def _svo(rng) -> tuple:
 def _pose_pair(rng) -> tuple:
     n1, n2 = rng.choice(list(AGENTS), 2, replace=False)
     p1, p2 = rng.choice(list(POSES), 2, replace=False)
-    scene = in_split(lambda r: agents_scene(r, [(n1, p1), (n2, p2)], distractor=bool(r.random() < 0.4)), rng,
-                     "train")
+    # the background is either agent's typical scene: the captioned agent's would tell which of the two it names
+    background = scene_for(rng, choice(rng, [n1, n2]))
+    scene = in_split(lambda r: agents_scene(r, [(n1, p1), (n2, p2)], background, distractor=bool(r.random() < 0.4)),
+                     rng, "train")
     alt = bool(rng.random() < 0.3)
     negs = [(pose_caption(n2, p1, alt), "binding"), (pose_caption(n1, p2, alt), "binding"),
             (pose_caption(choice(rng, _others(AGENTS, n1)), p1, alt), "subject"),

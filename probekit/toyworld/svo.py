@@ -1,7 +1,9 @@
 """Toy verb understanding (SVO-Probes' schema): a sentence, its positive image, and subject-, verb- and
-object-negative images, each an image of a plausible triplet that differs from the sentence in one slot.
+object-negative images, each an image of a plausible triplet that differs from the sentence in one slot, drawn on
+the positive image's background (a background drawn for the negative's own object would tell the two apart).
 Beyond the schema, ``pos_subject_box``/``neg_subject_box`` give each image's exact subject box (the guided
-masking chapter ablates it); real data gets these boxes from a detector."""
+masking chapter ablates it; real data gets these boxes from a detector) and ``pos_scene``/``neg_scene`` its
+background."""
 
 from __future__ import annotations
 
@@ -38,12 +40,13 @@ def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.D
             if not options:
                 continue
             ns, nv, no = choice(rng, options)
-            neg = in_split(lambda r: svo_scene(r, ns, nv, no, distractor=True), rng, split)
+            neg = in_split(lambda r: svo_scene(r, ns, nv, no, distractor=True, background=pos.background), rng, split)
             rows.append(dict(
                 item_id=f"verbs-{split}-{seed}-{k:05d}-{kind}", sentence=svo_caption(s, v, o, progressive),
                 pos_triplet=f"{s},{v},{o}", neg_triplet=f"{ns},{nv},{no}", pos_image_id=pos.digest(),
                 neg_image_id=neg.digest(), pos_image=str(pos_path), neg_image=str(image_path(neg, folder)),
                 subj_neg=kind == "subj", verb_neg=kind == "verb", obj_neg=kind == "obj", verb=v,
-                pos_subject_box=tight_box(pos, 0), neg_subject_box=tight_box(neg, 0)))
+                pos_subject_box=tight_box(pos, 0), neg_subject_box=tight_box(neg, 0), pos_scene=pos.background,
+                neg_scene=neg.background))
         k += 1
     return frame(rows, n)
