@@ -13,9 +13,7 @@ already scored are reused, never scored again.
   chance when the image's cells are shuffled (the target: every bust and every pose still in view, but not which
   bust stands on which limbs) while it is above chance on the same images unshuffled (its own parent row);
   ``toy-bert-blind`` (the text alone) picks the same sentence for both images of a pair, so it can never win a pair,
-  nor beat chance on triplets.  The binding checks read triplet accuracy, whose chance (0.5) is what a model that
-  cannot bind scores in expectation; its pair accuracy lies anywhere between 0 and the coin-flip 0.25
-  (:data:`BINDING`).
+  nor beat chance on triplets.  The binding checks read triplet accuracy (:data:`BINDING` says why).
 * :data:`CLAIMS`: the paper's dual encoder vs cross-encoder comparison, its cropped topline, and its nouns vs
   predicates split (how hard a noun or a pose is to see is set by the toy world's drawing: decided by construction).
 """
