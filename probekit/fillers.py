@@ -27,6 +27,8 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
+from .files import save_png
+
 FILLERS = ("black", "gray", "noise", "scene")
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp"}
 
@@ -172,10 +174,10 @@ def derive_probe_b(items: pd.DataFrame, fillers: Sequence[str], data_dir, seed: 
             if not (patched.exists() and filled.exists() and (alone.exists() or not single)):
                 out.mkdir(parents=True, exist_ok=True)
                 image = Image.open(rec["image"]).convert("RGB")
-                _atomic_save(fill_background(image, rec["mask"], filler, seed, scene), filled)
-                _atomic_save(patch_image(image, avoid, filler, seed, scene, size_frac), patched)
+                save_png(fill_background(image, rec["mask"], filler, seed, scene), filled)
+                save_png(patch_image(image, avoid, filler, seed, scene, size_frac), patched)
                 if single:
-                    _atomic_save(fill_background(image, avoid, filler, seed, scene), alone)
+                    save_png(fill_background(image, avoid, filler, seed, scene), alone)
             rows.append({**rec, "filler": filler, "original": str(rec["image"]),
                          "x0": str(alone) if single else str(rec["image"]), "x0_patch": str(patched),
                          "x1_fill": str(filled), "scene_filler": name})
@@ -193,7 +195,3 @@ def _present(path) -> bool:
     return isinstance(path, (str, Path)) and str(path) != ""
 
 
-def _atomic_save(img: Image.Image, path: Path) -> None:
-    tmp = path.with_suffix(".tmp.png")
-    img.save(tmp)
-    tmp.replace(path)

@@ -1,4 +1,4 @@
-"""Shared fixtures: the whole book executed once per test session on the toy world.
+"""Shared fixtures: the whole book executed once per test worker (pytest-xdist) on the toy world.
 
 Environment knobs (for developers; CI sets none of them):
 - ``PROBEKIT_TEST_CHAPTERS=verbs,masking``: execute only these chapters (the others get placeholder pages).
@@ -12,6 +12,11 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # one thread per worker (and per chapter kernel it starts): threads of several workers on too few cores
+    # spin against each other and make the run several times slower
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"
 
 import nbformat
 import pytest
@@ -96,7 +101,10 @@ def executed_book(tmp_path_factory) -> Path:
     Treat it as read-only: copy ``B/project`` (``copy_project(dest, with_outputs=B)``) before re-executing.
     Use the ``executed_chapter`` fixture to get a chapter's notebook or fail with its error.
     """
-    out = tmp_path_factory.mktemp("executed_book")
+    out = tmp_path_factory.getbasetemp() / "executed_book"
+    if (out / "built").exists():   # pytest-xdist tears session fixtures down whenever a worker's queue runs dry
+        return out
+    shutil.rmtree(out, ignore_errors=True)
     project = copy_project(out / "project")
     data_root = Path(os.environ["PROBEKIT_TEST_CACHE"]) if os.environ.get("PROBEKIT_TEST_CACHE") else out / "data"
     params, profile = toy_params(project, data_root)
@@ -115,6 +123,7 @@ def executed_book(tmp_path_factory) -> Path:
     shutil.copytree(html, out / "html")
     if data_root != out / "data":
         (out / "data").symlink_to(data_root)
+    (out / "built").touch()
     return out
 
 
@@ -132,3 +141,4 @@ def executed_chapter(executed_book):
             pytest.skip(f"chapter {chapter!r} not executed (PROBEKIT_TEST_CHAPTERS)")
         return nbformat.read(path, as_version=4)
     return get
+

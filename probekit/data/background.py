@@ -22,6 +22,7 @@ import pandas as pd
 
 from probekit.data.conceptual import COCO_ANNOTATIONS_URL, AnnotationError, check_split, coco_images, find_file, \
     image_id_field, need_field, read_json, release_dir, seeded_order
+from probekit.files import save_png
 
 
 def read_prompt_classes(path: Path) -> dict[str, str]:
@@ -107,9 +108,7 @@ def _write_mask(keep: np.ndarray, path: Path) -> str:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
-        tmp = path.with_suffix(".tmp.png")
-        Image.fromarray((keep * 255).astype(np.uint8)).save(tmp)
-        tmp.replace(path)
+        save_png(Image.fromarray((keep * 255).astype(np.uint8)), path)
     return str(path)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
+from ..files import save_png
 from .glyphs import draw_agent, draw_object
 from .vocab import AGENTS, COLOURS, GRID, IMAGE_SIZE
 
@@ -174,10 +175,7 @@ def image_path(scene: Scene, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = (folder / f"{scene.digest()}.png").resolve()
     if not path.exists():
-        img, _ = render(scene)
-        tmp = path.with_suffix(".tmp.png")
-        img.save(tmp)
-        tmp.replace(path)
+        save_png(render(scene)[0], path)
     return path
 
 
@@ -192,7 +190,5 @@ def mask_path(scene: Scene, folder: Path, which: list[int] | None = None) -> Pat
         m = np.zeros((IMAGE_SIZE, IMAGE_SIZE), bool)
         for i in which:
             m |= masks[i]
-        tmp = path.with_suffix(".tmp.png")
-        Image.fromarray((m * 255).astype(np.uint8)).save(tmp)
-        tmp.replace(path)
+        save_png(Image.fromarray((m * 255).astype(np.uint8)), path)
     return path
