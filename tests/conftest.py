@@ -101,10 +101,7 @@ def executed_book(tmp_path_factory) -> Path:
     Treat it as read-only: copy ``B/project`` (``copy_project(dest, with_outputs=B)``) before re-executing.
     Use the ``executed_chapter`` fixture to get a chapter's notebook or fail with its error.
     """
-    out = tmp_path_factory.getbasetemp() / "executed_book"
-    if (out / "built").exists():   # pytest-xdist tears session fixtures down whenever a worker's queue runs dry
-        return out
-    shutil.rmtree(out, ignore_errors=True)
+    out = tmp_path_factory.mktemp("executed_book")
     project = copy_project(out / "project")
     data_root = Path(os.environ["PROBEKIT_TEST_CACHE"]) if os.environ.get("PROBEKIT_TEST_CACHE") else out / "data"
     params, profile = toy_params(project, data_root)
@@ -123,7 +120,6 @@ def executed_book(tmp_path_factory) -> Path:
     shutil.copytree(html, out / "html")
     if data_root != out / "data":
         (out / "data").symlink_to(data_root)
-    (out / "built").touch()
     return out
 
 
@@ -141,4 +137,3 @@ def executed_chapter(executed_book):
             pytest.skip(f"chapter {chapter!r} not executed (PROBEKIT_TEST_CHAPTERS)")
         return nbformat.read(path, as_version=4)
     return get
-
