@@ -193,5 +193,3 @@ def derive_probe_b(items: pd.DataFrame, fillers: Sequence[str], data_dir, seed: 
 
 def _present(path) -> bool:
     return isinstance(path, (str, Path)) and str(path) != ""
-
-
