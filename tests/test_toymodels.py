@@ -66,6 +66,17 @@ def test_the_unbound_knockout_fails_binding_only(heldout):
     assert heldout._prednoun(full, heldout.pn_crop)["pair_acc"] >= 0.8
 
 
+def test_cropped_triplets_split_by_which_word_differs(heldout):
+    """The cropped control, split into noun swaps and predicate swaps: toy-clip reads both the agent and its pose
+    (chance 0.5 each), and the two parts weigh back to the whole."""
+    res = heldout._prednoun(ev.load(CHECKPOINTS / "toy-clip", "clip"), heldout.pn_crop)
+    nouns = (heldout.pn["pos"] == "subject").to_numpy()
+    assert 0 < nouns.sum() < len(nouns)
+    assert res["noun_triplet_acc"] >= 0.75 and res["predicate_triplet_acc"] >= 0.75   # n = 40 triplets in all
+    whole = (res["noun_triplet_acc"] * nouns.sum() + res["predicate_triplet_acc"] * (~nouns).sum()) / len(nouns)
+    assert whole == pytest.approx(res["triplet_acc"])
+
+
 def test_the_text_alone_names_the_masked_verb_no_better_than_the_stated_prior(heldout):
     from probekit.toyworld.vocab import prior_topk
     scorer = ev.load(CHECKPOINTS / "toy-bert", "bert")
@@ -96,6 +107,24 @@ def test_train_toy_tiny_budget(tmp_path):
     ViltForMaskedLM.from_pretrained(tmp_path / "toy-vilt")
     BertForMaskedLM.from_pretrained(tmp_path / "toy-bert")
     assert (tmp_path / "training.json").exists()
+
+
+def test_rescore_rewrites_the_heldout_scores_and_the_card_without_training(tmp_path):
+    import json
+    import shutil
+    shutil.copytree(CHECKPOINTS / "toy-bert", tmp_path / "toy-bert")
+    record = json.loads((CHECKPOINTS / "training.json").read_text())
+    record["models"]["toy-bert"]["heldout"] = {}
+    (tmp_path / "training.json").write_text(json.dumps(record))
+    weights = (tmp_path / "toy-bert" / "model.safetensors").read_bytes()
+    with pytest.raises(ValueError, match="toy-clip"):
+        main(["--out", str(tmp_path), "--rescore", "--models", "toy-clip"])
+    assert main(["--out", str(tmp_path), "--rescore", "--models", "toy-bert", "--threads", "1"]) == 0
+    after = json.loads((tmp_path / "training.json").read_text())
+    assert set(after["models"]["toy-bert"]["heldout"]) == {"masking_top5_text_only", "masking_top1_text_only"}
+    assert after["models"]["toy-bert"]["history"] == record["models"]["toy-bert"]["history"]
+    assert (tmp_path / "toy-bert" / "model.safetensors").read_bytes() == weights
+    assert "| `toy-bert` |" in (tmp_path / "MODEL_CARD.md").read_text()
 
 
 def test_the_whole_zoo_is_shipped_registered_and_small():

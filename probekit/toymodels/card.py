@@ -13,10 +13,13 @@ from .zoo import ZOO
 CURVE_KEYS = {"object": ("-", 0.5), "prednoun_pair": ("--", 0.25), "verb_choice": (":", 0.5)}
 #: the held-out numbers shown in the card's table: (label, path into the held-out record)
 SHOWN = [("object control", ("object_control_acc",)), ("pred-noun cropped pairs", ("prednoun_cropped", "pair_acc")),
+         ("pred-noun cropped triplets, noun swaps", ("prednoun_cropped", "noun_triplet_acc")),
+         ("pred-noun cropped triplets, predicate swaps", ("prednoun_cropped", "predicate_triplet_acc")),
          ("pred-noun full pairs", ("prednoun_full", "pair_acc")),
          ("pred-noun full triplets", ("prednoun_full", "triplet_acc")),
          ("verbs: verb-neg choice", ("verbs_image_choice", "verb")),
          ("verbs: subj-neg choice", ("verbs_image_choice", "subj")),
+         ("verbs: obj-neg choice", ("verbs_image_choice", "obj")),
          ("verbs: ITM neg acc", ("verbs_itm", "neg")),
          ("masked verb top-5 (image)", ("masking_top5_with_image",)),
          ("masked verb top-1 (image)", ("masking_top1_with_image",)),
@@ -159,6 +162,10 @@ Reproduce: `probekit train-toy --seed {rec['seed']}` (or `python -m probekit.toy
 | model | {' | '.join(label for label, _ in SHOWN)} |
 |---|{'---|' * len(SHOWN)}
 {chr(10).join(scores)}
+
+The split columns are parts of their probe: the cropped triplets divide into those whose two sentences differ in
+the noun and those that differ in the predicate (about half each; chance 50%), the SVO rows into subject, verb and
+object negatives (a third each; chance 50%).
 
 ![training loss and held-out curves](loss_curves.png)
 {seed_section(folder)}"""

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from ..metrics.pairs import SWAP_NAMES
 from ..scorers import MASK, REGISTRY, can_answer, load_scorer
 from ..scorers.registry import FAMILY_CAPABILITIES
 from ..toyworld import classify, masking, prednoun, svo
@@ -70,9 +71,13 @@ class HeldOut:
 
     # --- tasks ------------------------------------------------------------------------------------------
     def _prednoun(self, scorer, images) -> dict:
+        """Pair and triplet accuracy, and triplet accuracy where the sentences differ in the noun and where they
+        differ in the predicate (which of the two a model reads)."""
         ok = two_way(scorer, images, list(self.pn["sentence_target"]), list(self.pn["sentence_distractor"]))
         pairs = ok.reshape(-1, 2).all(1)
-        return {"triplet_acc": float(ok.mean()), "pair_acc": float(pairs.mean())}
+        swap = self.pn["pos"].map(SWAP_NAMES).to_numpy()
+        return {"triplet_acc": float(ok.mean()), "pair_acc": float(pairs.mean()),
+                **{f"{kind}_triplet_acc": float(ok[swap == kind].mean()) for kind in SWAP_NAMES.values()}}
 
     def _image_choice(self, scorer) -> np.ndarray:
         """Per SVO row: whether the positive image beats the negative one for the sentence (chance 0.5)."""

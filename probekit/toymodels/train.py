@@ -7,7 +7,8 @@ negatives; ``toy-clip-hardneg``: the same with each caption's one-slot swap adde
 saved as one directory that loads as ViltForImageAndTextRetrieval and as ViltForMaskedLM; ``toy-bert``: text only)
 and the data (``stream.Recipe``: noisy captions, verbs hidden from the images, captions that do not bind nouns
 to predicates).  Learning rates warm up linearly, then decay with a cosine.  Each model is written when it
-finishes, so an interrupted run keeps the models it completed; ``--models`` retrains a subset.
+finishes, so an interrupted run keeps the models it completed; ``--models`` retrains a subset; ``--rescore``
+scores a trained zoo on the held-out split again and rewrites its card, training nothing.
 """
 
 from __future__ import annotations
@@ -278,6 +279,29 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     return record
 
 
+def rescore(out: str | Path | None = None, models=MODELS, log=print) -> dict:
+    """Score the checkpoints already in ``out`` (default: the shipped ones) on the held-out split of their seed
+    again, e.g. after a held-out check was added; rewrite their held-out entries in ``out/training.json`` and the
+    model card.  Trains nothing."""
+    from . import evaluate as ev
+    from .card import write as write_card
+    out = Path(out) if out else CHECKPOINTS
+    record_path = out / "training.json"
+    if not record_path.exists():
+        raise FileNotFoundError(f"{record_path} not found: --rescore needs a zoo trained by `probekit train-toy`")
+    record = json.loads(record_path.read_text())
+    missing = [m for m in models if m not in record["models"] or not (out / m).is_dir()]
+    if missing:
+        raise ValueError(f"{out} has no trained {missing}; pass --models with the members it holds")
+    heldout = ev.HeldOut(seed=record["seed"])
+    for name in models:
+        record["models"][name]["heldout"] = heldout.evaluate_dir(name, out / name)
+        log(f"[{name}] held-out: {record['models'][name]['heldout']}")
+        record_path.write_text(json.dumps(record, indent=1))
+    log(f"model card: {write_card(out)}")
+    return record
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="probekit train-toy", description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default=None, help=f"output directory (default: the shipped {CHECKPOINTS})")
@@ -289,7 +313,14 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--device", default="cpu", help="torch device to train on (cpu, cuda, mps)")
     p.add_argument("--no-eval", action="store_true", help="skip the held-out evaluation")
+    p.add_argument("--rescore", action="store_true",
+                   help="train nothing: score the checkpoints in --out on the held-out split again, rewrite the card")
     a = p.parse_args(argv)
+    if a.rescore:
+        if a.threads:
+            torch.set_num_threads(a.threads)
+        rescore(a.out, a.models)
+        return 0
     extra = {"pool": a.pool} if a.pool else {}
     train(a.out, a.steps, a.seed, a.models, a.quick, a.threads, not a.no_eval, a.device, **extra)
     return 0
