@@ -37,6 +37,12 @@ def _wait_for(condition, timeout: float = 120, what: str = "") -> None:
         time.sleep(0.05)
 
 
+def _as_from_a_terminal() -> None:
+    """Run in the child before exec: SIGINT back to its default. A shell starts a background job (``pytest &``) with
+    SIGINT ignored and children inherit that, so Ctrl-C would never reach the run under test."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _keys(shards: list[Path]) -> set[str]:
     return {k for s in shards for k in pq.read_table(s).column("key").to_pylist()}
 
@@ -45,7 +51,8 @@ def _keys(shards: list[Path]) -> set[str]:
 def test_signalled_scoring_resumes_from_its_shards(tmp_path, sig):
     cache, images = tmp_path / "scores", tmp_path / "images"
     proc = subprocess.Popen([sys.executable, JOB, "toy-vilt", str(cache), str(images), "0", str(N),
-                             "--delay", "0.05"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--delay", "0.05"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_as_from_a_terminal)
     try:
         _wait_for(lambda: len(_shards(cache)) >= 2 or proc.poll() is not None, what="two shards")
         proc.send_signal(sig)
@@ -95,7 +102,8 @@ def test_signalled_chapter_leaves_the_previous_page_untouched(tmp_path, sig):
     slow = scratch_chapter("A chapter that takes its time", SLOW_CELL.format(marker=str(marker)))
     (project / "book" / "src" / "verbs.md").write_text(slow)
     proc = subprocess.Popen([sys.executable, "-m", "probekit.cli", "--root", str(project), "run", "verbs",
-                             "--no-build", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--no-build", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_as_from_a_terminal)
     try:
         _wait_for(lambda: marker.exists() and marker.read_text() or proc.poll() is not None, what="the kernel")
         proc.send_signal(sig)

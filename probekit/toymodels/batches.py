@@ -1,0 +1,53 @@
+"""The toy trainers' data: random batches over a pool of rendered training examples (normalised pixels, captions,
+hard negatives) and BERT-style masking of caption tokens."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..toyworld import stream
+
+
+class Batches:
+    """Random batches over a pool of training examples: normalised pixels, captions and hard negatives."""
+
+    def __init__(self, examples: list[stream.Example], seed: int, device: str = "cpu"):
+        self.seed = seed
+        self.device = torch.device(device)
+        self.pixels = torch.from_numpy(np.stack([e.image for e in examples])).permute(0, 3, 1, 2).contiguous()
+        self.captions = [e.caption for e in examples]
+        self.negatives = [e.negatives for e in examples]
+        self.rng = np.random.default_rng([seed, 31])
+
+    def images(self, idx) -> torch.Tensor:
+        x = self.pixels[idx].to(self.device).float() / 255.0
+        return (x - 0.5) / 0.5   # build.MEAN / build.STD
+
+    def tokens(self, tok, texts: list[str]) -> dict:
+        return {k: v.to(self.device) for k, v in tok(texts, padding=True, return_tensors="pt").items()}
+
+    def sample(self, n: int) -> np.ndarray:
+        return self.rng.integers(0, len(self.captions), n)
+
+    def negative(self, i: int, hard_p: float) -> str:
+        negs = self.negatives[i]
+        if negs and self.rng.random() < hard_p:
+            return negs[self.rng.integers(len(negs))][0]
+        while True:
+            j = int(self.rng.integers(len(self.captions)))
+            if self.captions[j] != self.captions[i]:
+                return self.captions[j]
+
+
+def mask_tokens(ids: torch.Tensor, tok, prob: float, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT-style masking of word tokens (at least one per caption); labels are -100 where nothing is masked."""
+    special = torch.tensor([[t in tok.all_special_ids for t in row] for row in ids.tolist()], device=ids.device)
+    draw = torch.from_numpy(rng.random(ids.shape)).to(ids.device) < prob
+    pick = torch.from_numpy(rng.random(ids.shape)).to(ids.device).masked_fill(special, -1).argmax(1)
+    chosen = (draw & ~special)
+    chosen[torch.arange(len(ids), device=ids.device), pick] = True
+    labels = ids.masked_fill(~chosen, -100)
+    masked = ids.clone()
+    masked[chosen] = tok.mask_token_id
+    return masked, labels
