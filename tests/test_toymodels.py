@@ -124,7 +124,10 @@ def test_rescore_rewrites_the_heldout_scores_and_the_card_without_training(tmp_p
     assert set(after["models"]["toy-bert"]["heldout"]) == {"masking_top5_text_only", "masking_top1_text_only"}
     assert after["models"]["toy-bert"]["history"] == record["models"]["toy-bert"]["history"]
     assert (tmp_path / "toy-bert" / "model.safetensors").read_bytes() == weights
-    assert "| `toy-bert` |" in (tmp_path / "MODEL_CARD.md").read_text()
+    top5, top1 = (100 * after["models"]["toy-bert"]["heldout"][f"masking_top{k}_text_only"] for k in (5, 1))
+    row = next(line for line in (tmp_path / "MODEL_CARD.md").read_text().splitlines()
+               if line.startswith("| `toy-bert` |") and line.count("|") > 10)   # the held-out table's row
+    assert row.endswith(f"| {top5:.1f} | {top1:.1f} |")
 
 
 def test_the_whole_zoo_is_shipped_registered_and_small():
