@@ -75,6 +75,8 @@ def test_cropped_triplets_split_by_which_word_differs(heldout):
     assert res["noun_triplet_acc"] >= 0.75 and res["predicate_triplet_acc"] >= 0.75   # n = 40 triplets in all
     whole = (res["noun_triplet_acc"] * nouns.sum() + res["predicate_triplet_acc"] * (~nouns).sum()) / len(nouns)
     assert whole == pytest.approx(res["triplet_acc"])
+    assert heldout.quick(ev.load(CHECKPOINTS / "toy-clip", "clip"))["crop_predicate"] == \
+        round(res["predicate_triplet_acc"], 3)                                      # the training curve reads it too
 
 
 def test_the_text_alone_names_the_masked_verb_no_better_than_the_stated_prior(heldout):

@@ -10,7 +10,8 @@ from .build import FFN, HEADS, LAYERS, MAX_TEXT, WIDTH, tokenizer
 from .train import CHECKPOINTS
 from .zoo import ZOO
 
-CURVE_KEYS = {"object": ("-", 0.5), "prednoun_pair": ("--", 0.25), "verb_choice": (":", 0.5)}
+CURVE_KEYS = {"object": ("-", 0.5), "prednoun_pair": ("--", 0.25), "crop_predicate": ("-.", 0.5),
+              "verb_choice": (":", 0.5)}
 #: the held-out numbers shown in the card's table: (label, path into the held-out record)
 SHOWN = [("object control", ("object_control_acc",)), ("pred-noun cropped pairs", ("prednoun_cropped", "pair_acc")),
          ("pred-noun cropped triplets, noun swaps", ("prednoun_cropped", "noun_triplet_acc")),
@@ -38,7 +39,7 @@ def plot(record: dict, path: Path) -> None:
         axes[0, j].plot(h["step"], h["loss"], lw=1)
         axes[0, j].set(title=name, yscale="log", xlabel="step", ylabel="training loss" if j == 0 else None)
         for key, (style, chance) in CURVE_KEYS.items():
-            if h.get("probe"):
+            if h.get("probe") and key in h["probe"][0]:   # zoos trained before a key was added have no curve of it
                 axes[1, j].plot(h["probe_step"], [p.get(key) for p in h["probe"]], style, label=key)
         axes[1, j].axhline(0.25, color="gray", lw=0.6)
         axes[1, j].axhline(0.5, color="gray", lw=0.6)

@@ -86,10 +86,12 @@ class HeldOut:
         return choice[:, 0] > choice[:, 1]
 
     def quick(self, scorer) -> dict:
-        """The curve's numbers: the single-object control, predicate-noun pair accuracy (full image) and the
-        verb-negative image choice."""
+        """The curve's numbers: the single-object control, predicate-noun pair accuracy (full image), cropped
+        triplets whose sentences differ in the predicate (whether the model reads poses yet) and the verb-negative
+        image choice."""
         return {"object": round(float(two_way(scorer, self.obj_images, self.obj_true, self.obj_wrong).mean()), 3),
                 "prednoun_pair": round(self._prednoun(scorer, self.pn_full)["pair_acc"], 3),
+                "crop_predicate": round(self._prednoun(scorer, self.pn_crop)["predicate_triplet_acc"], 3),
                 "verb_choice": round(float(self._image_choice(scorer)[self.verbs["verb_neg"].to_numpy()].mean()), 3)}
 
     def probe_for(self, name: str):
