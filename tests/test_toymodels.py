@@ -69,13 +69,14 @@ def test_the_unbound_knockout_fails_binding_only(heldout):
 def test_cropped_triplets_split_by_which_word_differs(heldout):
     """The cropped control, split into noun swaps and predicate swaps: toy-clip reads both the agent and its pose
     (chance 0.5 each), and the two parts weigh back to the whole."""
-    res = heldout._prednoun(ev.load(CHECKPOINTS / "toy-clip", "clip"), heldout.pn_crop)
+    clip = ev.load(CHECKPOINTS / "toy-clip", "clip")
+    res = heldout._prednoun(clip, heldout.pn_crop)
     nouns = (heldout.pn["pos"] == "subject").to_numpy()
     assert 0 < nouns.sum() < len(nouns)
     assert res["noun_triplet_acc"] >= 0.75 and res["predicate_triplet_acc"] >= 0.75   # n = 40 triplets in all
     whole = (res["noun_triplet_acc"] * nouns.sum() + res["predicate_triplet_acc"] * (~nouns).sum()) / len(nouns)
     assert whole == pytest.approx(res["triplet_acc"])
-    assert heldout.quick(ev.load(CHECKPOINTS / "toy-clip", "clip"))["crop_predicate"] == \
+    assert heldout.quick(clip)["crop_predicate"] == \
         round(res["predicate_triplet_acc"], 3)                                      # the training curve reads it too
 
 
