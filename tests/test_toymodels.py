@@ -112,7 +112,7 @@ def test_train_toy_tiny_budget(tmp_path):
     assert (tmp_path / "training.json").exists()
 
 
-def test_rescore_rewrites_the_heldout_scores_and_the_card_without_training(tmp_path):
+def test_rescore_rewrites_the_heldout_scores_and_the_card_without_training(tmp_path, capsys):
     import json
     import shutil
     shutil.copytree(CHECKPOINTS / "toy-bert", tmp_path / "toy-bert")
@@ -120,8 +120,11 @@ def test_rescore_rewrites_the_heldout_scores_and_the_card_without_training(tmp_p
     record["models"]["toy-bert"]["heldout"] = {}
     (tmp_path / "training.json").write_text(json.dumps(record))
     weights = (tmp_path / "toy-bert" / "model.safetensors").read_bytes()
-    with pytest.raises(ValueError, match="toy-clip"):
-        main(["--out", str(tmp_path), "--rescore", "--models", "toy-clip"])
+    assert main(["--out", str(tmp_path / "nothing"), "--rescore"]) == 2
+    assert main(["--out", str(tmp_path), "--rescore", "--models", "toy-clip"]) == 2
+    errors = capsys.readouterr().err.splitlines()                    # one line per bad call, naming what is wrong
+    assert len(errors) == 2 and "training.json not found" in errors[0] and "'toy-clip'" in errors[1]
+    assert json.loads((tmp_path / "training.json").read_text()) == record   # nothing written
     assert main(["--out", str(tmp_path), "--rescore", "--models", "toy-bert", "--threads", "1"]) == 0
     after = json.loads((tmp_path / "training.json").read_text())
     assert set(after["models"]["toy-bert"]["heldout"]) == {"masking_top5_text_only", "masking_top1_text_only"}

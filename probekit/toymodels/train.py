@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -235,6 +236,10 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     return record
 
 
+class ZooError(ValueError):
+    """A zoo directory that cannot be re-scored as asked (no training record, or a member it does not hold)."""
+
+
 def rescore(out: str | Path | None = None, models=MODELS, log=print) -> dict:
     """Score the checkpoints already in ``out`` (default: the shipped ones) on the held-out split of their seed
     again, e.g. after a held-out check was added; rewrite their held-out entries in ``out/training.json`` and the
@@ -244,11 +249,11 @@ def rescore(out: str | Path | None = None, models=MODELS, log=print) -> dict:
     out = Path(out) if out else CHECKPOINTS
     record_path = out / "training.json"
     if not record_path.exists():
-        raise FileNotFoundError(f"{record_path} not found: --rescore needs a zoo trained by `probekit train-toy`")
+        raise ZooError(f"{record_path} not found: --rescore needs a zoo trained by `probekit train-toy`")
     record = json.loads(record_path.read_text())
     missing = [m for m in models if m not in record["models"] or not (out / m).is_dir()]
     if missing:
-        raise ValueError(f"{out} has no trained {missing}; pass --models with the members it holds")
+        raise ZooError(f"{out} has no trained {missing}; pass --models with the members it holds")
     heldout = ev.HeldOut(seed=record["seed"])
     for name in models:
         record["models"][name]["heldout"] = heldout.evaluate_dir(name, out / name)
@@ -275,7 +280,11 @@ def main(argv=None) -> int:
     if a.rescore:
         if a.threads:
             torch.set_num_threads(a.threads)
-        rescore(a.out, a.models)
+        try:
+            rescore(a.out, a.models)
+        except ZooError as err:
+            print(f"probekit train-toy: error: {err}", file=sys.stderr)
+            return 2
         return 0
     extra = {"pool": a.pool} if a.pool else {}
     train(a.out, a.steps, a.seed, a.models, a.quick, a.threads, not a.no_eval, a.device, **extra)
