@@ -118,14 +118,20 @@ def _preflight(root: Path, given: dict[str, dict], args, *, show_notes: bool = F
 
 
 def _terminate(signum, frame):
-    raise KeyboardInterrupt  # SIGTERM stops a run the way Ctrl-C does: pages untouched, cache flushed
+    raise KeyboardInterrupt  # SIGTERM stops a run the way Ctrl-C does: pages untouched, cache flushed, training
+    # resumable
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["train-toy"]:
         from probekit.toymodels.train import main as train_main
-        return train_main(argv[1:]) or 0
+        previous = signal.signal(signal.SIGTERM, _terminate) if _main_thread() else None
+        try:
+            return train_main(argv[1:]) or 0
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
     args = _parser().parse_args(argv)
     progress = not getattr(args, "quiet", False)
     try:

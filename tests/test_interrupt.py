@@ -1,6 +1,7 @@
 """Interruption: a real scoring run signalled mid-scoring leaves a consistent cache whose shards the next run reuses
 (recomputing only what is missing, with the same final scores); a chapter signalled mid-run leaves the page
-rendered before untouched."""
+rendered before untouched; a toy model signalled mid-training resumes from its last resume file to the weights of
+an uninterrupted run."""
 
 from __future__ import annotations
 
@@ -118,3 +119,46 @@ def test_signalled_chapter_leaves_the_previous_page_untouched(tmp_path, sig):
     kernel = int(marker.read_text())
     _wait_for(lambda: not _alive(kernel), timeout=20, what="the kernel to stop")
     assert "Traceback" not in err
+
+
+TRAIN = ["train-toy", "--models", "toy-bert", "--steps", "60", "--pool", "64", "--no-eval", "--threads", "1",
+         "--save-every", "10"]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    from probekit.cli import main
+    out = tmp_path_factory.mktemp("whole")
+    assert main(TRAIN + ["--out", str(out)]) == 0
+    return out
+
+
+def _weights(member: Path) -> dict:
+    from safetensors.torch import load_file
+    return load_file(member / "model.safetensors")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+def test_signalled_training_resumes_to_the_uninterrupted_weights(tmp_path, sig, uninterrupted):
+    import json
+    from probekit.cli import main
+    from probekit.toymodels.loop import resume_path
+    out = tmp_path / "zoo"
+    resume = resume_path(out / "toy-bert")
+    proc = subprocess.Popen([sys.executable, "-m", "probekit.cli", *TRAIN, "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_as_from_a_terminal)
+    try:
+        _wait_for(lambda: resume.exists() or proc.poll() is not None, what="the first resume file")
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "--models toy-bert" in err.strip().splitlines()[-1]
+    assert resume.exists() and not (out / "toy-bert" / "model.safetensors").exists()
+    assert main(TRAIN + ["--out", str(out)]) == 0                       # the same command goes on
+    assert not resume.exists()
+    whole, resumed = _weights(uninterrupted / "toy-bert"), _weights(out / "toy-bert")
+    assert whole.keys() == resumed.keys() and all(torch.equal(whole[k], resumed[k]) for k in whole)
+    hist = [json.loads((d / "training.json").read_text())["models"]["toy-bert"]["history"] for d in (uninterrupted, out)]
+    assert hist[0]["step"] == hist[1]["step"] and hist[0]["loss"] == hist[1]["loss"]

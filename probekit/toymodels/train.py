@@ -6,27 +6,27 @@ negatives; ``toy-clip-hardneg``: the same with each caption's one-slot swap adde
 (``toy-vilt``: one ViLT encoder trained with an ITM head on positives and random negatives plus an MLM head,
 saved as one directory that loads as ViltForImageAndTextRetrieval and as ViltForMaskedLM; ``toy-bert``: text only)
 and the data (``stream.Recipe``: noisy captions, verbs hidden from the images, captions that do not bind nouns
-to predicates).  Learning rates warm up linearly, then decay with a cosine.  Each model is written when it
-finishes, so an interrupted run keeps the models it completed; ``--models`` retrains a subset; ``--rescore``
-scores a trained zoo on the held-out split again and rewrites its card, training nothing.
+to predicates).  The optimisation loop is ``loop.run``.  Each model is written when it finishes, so an interrupted
+run keeps the models it completed, and the member it was training resumes from its last resume file
+(``loop``); ``--models`` trains a subset; ``--rescore`` scores a trained zoo on the held-out split again and
+rewrites its card, training nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
+import functools
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
 from ..toyworld import stream
-from . import build
+from . import build, loop
 from .batches import Batches, mask_tokens
 from .zoo import MODELS, ZOO, Member
 
@@ -50,43 +50,7 @@ class Budget:
 QUICK = dict(steps=300, pool=3000, eval_every=100)
 
 
-def schedule(opt, steps: int, warmup: float):
-    w = max(1, int(steps * warmup))
-    f = lambda s: (s + 1) / w if s < w else 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (s - w) / max(1, steps - w)))
-    return torch.optim.lr_scheduler.LambdaLR(opt, f)
-
-
-# ----------------------------------------------------------------------------------------------- models
-def _train_loop(name, params, step_fn, budget: Budget, lr: float, log, probe=None) -> dict:
-    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
-    sched = schedule(opt, budget.steps, budget.warmup)
-    history = {"step": [], "loss": [], "probe_step": [], "probe": []}
-    t0, running = time.time(), []
-    for step in range(1, budget.steps + 1):
-        loss = step_fn()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        sched.step()
-        running.append(loss.item())
-        if step % 25 == 0 or step == budget.steps:
-            history["step"].append(step)
-            history["loss"].append(float(np.mean(running)))
-            running = []
-        if probe and budget.eval_every and (step % budget.eval_every == 0 or step == budget.steps):
-            scores = probe()
-            history["probe_step"].append(step)
-            history["probe"].append(scores)
-            log(f"[{name}] step {step}/{budget.steps} loss {history['loss'][-1]:.4f} held-out {scores} "
-                f"({time.time() - t0:.0f}s)")
-        elif step % 100 == 0:
-            log(f"[{name}] step {step}/{budget.steps} loss {history['loss'][-1]:.4f} ({time.time() - t0:.0f}s)")
-    history["wall_s"] = time.time() - t0
-    return history
-
-
-def train_clip(name: str, member: Member, data: Batches, tok, budget: Budget, out: Path, log, probe=None) -> dict:
+def train_clip(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None) -> dict:
     from transformers import CLIPModel
     model = CLIPModel(build.clip_config(len(tok), tok)).to(data.device)
     model.train()
@@ -102,8 +66,7 @@ def train_clip(name: str, member: Member, data: Batches, tok, budget: Budget, ou
         target = torch.arange(len(idx), device=data.device)
         return (F.cross_entropy(logits, target) + F.cross_entropy(logits[:, :len(idx)].t(), target)) / 2
 
-    hist = _train_loop(name, list(model.parameters()), step, budget, budget.lr_clip, log,
-                       probe and (lambda: probe(model)))
+    hist = fit(model, step, budget.lr_clip, probe and (lambda: probe(model)))
     model.eval().cpu()
     model.save_pretrained(out)
     build.save_side_files(out, tok, build.clip_processor())
@@ -133,7 +96,7 @@ class ViltMultiTask(torch.nn.Module):
         config.save_pretrained(out)
 
 
-def train_vilt(name: str, member: Member, data: Batches, tok, budget: Budget, out: Path, log, probe=None) -> dict:
+def train_vilt(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None) -> dict:
     config = build.vilt_config(len(tok))
     model = ViltMultiTask(config).to(data.device)
     model.train()
@@ -157,15 +120,14 @@ def train_vilt(name: str, member: Member, data: Batches, tok, budget: Budget, ou
                              pixel_mask=pmask[:half], labels=mlabels).loss
         return itm_loss + mlm_loss
 
-    hist = _train_loop(name, list(model.parameters()), step, budget, budget.lr_vilt, log,
-                       probe and (lambda: probe(model.itm)))
+    hist = fit(model, step, budget.lr_vilt, probe and (lambda: probe(model.itm)))
     model.eval().cpu()
     model.save(out, config)
     build.save_side_files(out, tok, build.vilt_processor())
     return hist
 
 
-def train_bert(name: str, member: Member, data: Batches, tok, budget: Budget, out: Path, log, probe=None) -> dict:
+def train_bert(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None) -> dict:
     from transformers import BertForMaskedLM
     model = BertForMaskedLM(build.bert_config(len(tok), tok)).to(data.device)
     model.train()
@@ -176,7 +138,7 @@ def train_bert(name: str, member: Member, data: Batches, tok, budget: Budget, ou
         masked, labels = mask_tokens(enc["input_ids"], tok, budget.mlm_prob, data.rng)
         return model(input_ids=masked, attention_mask=enc["attention_mask"], labels=labels).loss
 
-    hist = _train_loop(name, list(model.parameters()), step, budget, budget.lr_bert, log)
+    hist = fit(model, step, budget.lr_bert)
     model.eval().cpu()
     model.save_pretrained(out)
     build.save_side_files(out, tok)
@@ -189,7 +151,7 @@ TRAINERS = {"clip": train_clip, "vilt": train_vilt, "bert": train_bert}
 # ----------------------------------------------------------------------------------------------- entry points
 def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0, models=MODELS,
           quick: bool = False, threads: int | None = None, evaluate: bool = True, device: str = "cpu", log=print,
-          **overrides) -> dict:
+          save_every: int = loop.SAVE_EVERY, **overrides) -> dict:
     """Train ``models`` into ``out/<name>/`` (default: the shipped checkpoints dir); return the run record
     (budget, histories, held-out scores, wall times), also written to ``out/training.json``."""
     from . import evaluate as ev
@@ -209,23 +171,17 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     record = json.loads(record_path.read_text()) if record_path.exists() else {}
     record.update(seed=seed, budget=asdict(budget), quick=quick, device=device, threads=torch.get_num_threads())
     record.setdefault("models", {})
-    for name in models:
-        (out / name).mkdir(parents=True, exist_ok=True)
+    for i, name in enumerate(models):
         member = ZOO[name]
-        if member.recipe not in pools:
-            pools.clear()   # one pool in memory at a time
-            log(f"rendering {budget.pool} training images (seed {seed}; {member.recipe.describe()})")
-            pools[member.recipe] = stream.pool(budget.pool, seed, recipe=member.recipe)
-        data = Batches(pools[member.recipe], seed, device)
-        torch.manual_seed(seed)
-        probe = heldout.probe_for(name) if heldout else None
-        hist = TRAINERS[member.trainer](name, member, data, tok, budget, out / name, log, probe)
-        entry = {"history": hist, "wall_s": hist["wall_s"], "recipe": member.recipe.describe(),
-                 "parent": member.parent, "factor": member.factor, "hard_negatives": member.hard_negatives}
-        if heldout:
-            entry["heldout"] = heldout.evaluate_dir(name, out / name)
-            log(f"[{name}] held-out: {entry['heldout']}")
-        record["models"][name] = entry
+        try:
+            if member.recipe not in pools:
+                pools.clear()   # one pool in memory at a time
+                log(f"rendering {budget.pool} training images (seed {seed}; {member.recipe.describe()})")
+                pools[member.recipe] = stream.pool(budget.pool, seed, recipe=member.recipe)
+            record["models"][name] = _train_member(name, member, Batches(pools[member.recipe], seed, device), tok,
+                                                   budget, out, log, heldout, save_every)
+        except KeyboardInterrupt as err:
+            raise Interrupted(out, list(models[i:]), save_every) from err
         record_path.write_text(json.dumps(record, indent=1))
     record["total_wall_s"] = time.time() - t0
     record_path.write_text(json.dumps(record, indent=1))
@@ -234,6 +190,30 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
         log(f"model card: {write_card(out)}")
     log(f"done in {record['total_wall_s']:.0f}s -> {out}")
     return record
+
+
+def _train_member(name, member, data, tok, budget, out, log, heldout, save_every) -> dict:
+    torch.manual_seed(data.seed)
+    fit = functools.partial(loop.run, name, data=data, budget=budget, out=out / name, log=log, save_every=save_every)
+    (out / name).mkdir(parents=True, exist_ok=True)
+    hist = TRAINERS[member.trainer](member, data, tok, budget, out / name, fit, heldout and heldout.probe_for(name))
+    loop.resume_path(out / name).unlink(missing_ok=True)      # the member is saved: nothing left to resume
+    entry = {"history": hist, "wall_s": hist["wall_s"], "recipe": member.recipe.describe(),
+             "parent": member.parent, "factor": member.factor, "hard_negatives": member.hard_negatives}
+    if heldout:
+        entry["heldout"] = heldout.evaluate_dir(name, out / name)
+        log(f"[{name}] held-out: {entry['heldout']}")
+    return entry
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during ``train``: the members left, the first of which resumes from its last resume file."""
+
+    def __init__(self, out: Path, left: list[str], save_every: int):
+        self.out, self.left, self.save_every = out, left, save_every
+        super().__init__(f"interrupted in {left[0]}; the members finished before it are saved in {out}; to go on, "
+                         f"run the same command with --models {' '.join(left)} ({left[0]} resumes from its last "
+                         f"resume file, written every {save_every} steps)")
 
 
 class ZooError(ValueError):
@@ -274,6 +254,8 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--device", default="cpu", help="torch device to train on (cpu, cuda, mps)")
     p.add_argument("--no-eval", action="store_true", help="skip the held-out evaluation")
+    p.add_argument("--save-every", type=int, default=loop.SAVE_EVERY,
+                   help=f"steps between resume files (default {loop.SAVE_EVERY})")
     p.add_argument("--rescore", action="store_true",
                    help="train nothing: score the checkpoints in --out on the held-out split again, rewrite the card")
     a = p.parse_args(argv)
@@ -287,7 +269,12 @@ def main(argv=None) -> int:
             return 2
         return 0
     extra = {"pool": a.pool} if a.pool else {}
-    train(a.out, a.steps, a.seed, a.models, a.quick, a.threads, not a.no_eval, a.device, **extra)
+    try:
+        train(a.out, a.steps, a.seed, a.models, a.quick, a.threads, not a.no_eval, a.device,
+              save_every=a.save_every, **extra)
+    except Interrupted as err:
+        print(f"probekit train-toy: {err}", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -1,0 +1,107 @@
+"""The optimisation loop every toy trainer shares: AdamW, a linear warm-up then a cosine decay, the loss curve and
+the held-out curve, and a resume file.
+
+Every ``save_every`` steps the loop writes everything the rest of the run depends on (weights, optimiser and
+schedule state, both random generators, the curves so far) to ``<out>.resume.pt`` beside the member's directory.
+A run interrupted mid-member therefore continues from its last save when it is started again, and ends with the
+weights and curves an uninterrupted run would have had (same device and thread count).  A resume file written
+under another budget, seed or device is set aside, not used.  It is deleted when the member finishes.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+SAVE_EVERY = 500     # steps between resume files
+
+
+def schedule(opt, steps: int, warmup: float):
+    w = max(1, int(steps * warmup))
+    f = lambda s: (s + 1) / w if s < w else 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (s - w) / max(1, steps - w)))
+    return torch.optim.lr_scheduler.LambdaLR(opt, f)
+
+
+def resume_path(out: Path) -> Path:
+    """Where the resume file of the member trained into ``out`` lives (beside it, so that ``out`` holds a model
+    or nothing)."""
+    return out.parent / f"{out.name}.resume.pt"
+
+
+def _rng_state(data) -> dict:
+    state = {"torch": torch.get_rng_state(), "numpy": data.rng.bit_generator.state}
+    if data.device.type == "cuda":
+        state["cuda"] = torch.cuda.get_rng_state(data.device)
+    return state
+
+
+def _set_rng_state(data, state: dict) -> None:
+    torch.set_rng_state(state["torch"])
+    data.rng.bit_generator.state = state["numpy"]
+    if "cuda" in state:
+        torch.cuda.set_rng_state(state["cuda"], data.device)
+
+
+def run(name: str, model: torch.nn.Module, step_fn, lr: float, probe=None, *, data, budget, out: Path, log,
+        save_every: int = SAVE_EVERY) -> dict:
+    """Train ``model`` for ``budget.steps`` steps of ``step_fn`` (which returns the loss); return its history
+    (loss every 25 steps, held-out ``probe`` every ``budget.eval_every`` steps, wall time)."""
+    params = list(model.parameters())
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
+    sched = schedule(opt, budget.steps, budget.warmup)
+    history = {"step": [], "loss": [], "probe_step": [], "probe": []}
+    key = {"budget": asdict(budget), "seed": data.seed, "device": str(data.device)}
+    path, running, first, spent = resume_path(out), [], 1, 0.0
+    if path.exists():
+        state = torch.load(path, map_location=data.device, weights_only=False)
+        if state["key"] == key:
+            model.load_state_dict(state["model"])
+            opt.load_state_dict(state["opt"])
+            sched.load_state_dict(state["sched"])
+            _set_rng_state(data, state["rng"])
+            history, running, first, spent = state["history"], state["running"], state["step"] + 1, state["wall_s"]
+            log(f"[{name}] resuming at step {first} of {budget.steps} from {path}")
+        else:
+            path.replace(path.with_suffix(".stale"))
+            log(f"[{name}] {path} was written under another budget, seed or device: set aside as "
+                f"{path.with_suffix('.stale').name}; training from step 1")
+    t0 = time.time() - spent
+    for step in range(first, budget.steps + 1):
+        loss = step_fn()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        sched.step()
+        running.append(loss.item())
+        if step % 25 == 0 or step == budget.steps:
+            history["step"].append(step)
+            history["loss"].append(float(np.mean(running)))
+            running = []
+        if probe and budget.eval_every and (step % budget.eval_every == 0 or step == budget.steps):
+            scores = probe()
+            history["probe_step"].append(step)
+            history["probe"].append(scores)
+            log(f"[{name}] step {step}/{budget.steps} loss {history['loss'][-1]:.4f} held-out {scores} "
+                f"({time.time() - t0:.0f}s)")
+        elif step % 100 == 0:
+            log(f"[{name}] step {step}/{budget.steps} loss {history['loss'][-1]:.4f} ({time.time() - t0:.0f}s)")
+        if step % save_every == 0 and step < budget.steps:
+            _save(path, key, step, model, opt, sched, data, history, running, time.time() - t0)
+    history["wall_s"] = time.time() - t0
+    return history
+
+
+def _save(path: Path, key: dict, step: int, model, opt, sched, data, history: dict, running: list,
+          wall_s: float) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save({"key": key, "step": step, "model": model.state_dict(), "opt": opt.state_dict(),
+                "sched": sched.state_dict(), "rng": _rng_state(data), "history": history, "running": running,
+                "wall_s": wall_s}, tmp)
+    os.replace(tmp, path)   # a run killed mid-write leaves the previous resume file whole
