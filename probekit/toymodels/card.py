@@ -154,10 +154,12 @@ best text-only top-5 is {100 * prior_topk(5):.1f}% (chance {100 * 5 / len(VERBS)
 | ViLT ITM batch | half positives, half negatives; with swaps, a negative is a one-slot swap with p = {b['hard_negative_p']} |
 | MLM masking (ViLT, BERT) | {b['mlm_prob']:.0%} of word tokens, at least one per caption |
 | CLIP loss | symmetric InfoNCE over the batch; with swaps, each caption's swap added to the texts (image -> 2B texts) |
-| device | {rec.get('device')}, {rec.get('threads')} torch thread{'' if rec.get('threads') == 1 else 's'}; total {rec.get('total_wall_s', 0) / 60:.0f} min |
+| device | {rec.get('device')}, {rec.get('threads')} torch thread{'' if rec.get('threads') == 1 else 's'}; {sum(m['wall_s'] for m in rec['models'].values()) / 60:.0f} min of training, summed over the members (a resumed member's segments included) |
 
 Reproduce: `probekit train-toy --seed {rec['seed']}` (or `python -m probekit.toymodels.train`); `--device cuda` on a GPU;
-`--models` retrains a subset; `--out DIR` and `PROBEKIT_TOY_CHECKPOINTS=DIR` run the book on another zoo.
+`--models` retrains a subset; an interrupted run names the `--models` to run again, and the member it was
+training resumes from its last resume file; `--out DIR` and `PROBEKIT_TOY_CHECKPOINTS=DIR` run the book on another
+zoo.
 
 ## Held-out scores (%; evaluation split of the toy world, never seen in training; n = 200 items per probe)
 | model | {' | '.join(label for label, _ in SHOWN)} |

@@ -183,12 +183,10 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
         except KeyboardInterrupt as err:
             raise Interrupted(out, list(models[i:]), save_every) from err
         record_path.write_text(json.dumps(record, indent=1))
-    record["total_wall_s"] = time.time() - t0
-    record_path.write_text(json.dumps(record, indent=1))
     if evaluate:
         from .card import write as write_card
         log(f"model card: {write_card(out)}")
-    log(f"done in {record['total_wall_s']:.0f}s -> {out}")
+    log(f"done in {time.time() - t0:.0f}s -> {out}")
     return record
 
 
