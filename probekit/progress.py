@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from contextlib import contextmanager
 
 from tqdm import tqdm
 from tqdm.std import TqdmWarning
@@ -34,6 +35,25 @@ def bar(iterable=None, *, total: int | None = None, desc: str | None = None, uni
     where = dict(file=_terminal, position=1, leave=False) if _terminal is not None else dict(leave=leave)
     return tqdm(iterable, total=total, desc=desc, unit=unit, disable=disable or not progress_enabled(),
                 dynamic_ncols=True, **where)
+
+
+@contextmanager
+def off():
+    """No bars inside, probekit's or transformers': for short inner jobs of a longer run that reports its own
+    progress (the toy trainers' held-out probes, a line in the training log each)."""
+    from transformers.utils import logging as hf_logging
+    old, hf_bars = os.environ.get("PROBEKIT_PROGRESS"), hf_logging.is_progress_bar_enabled()
+    os.environ["PROBEKIT_PROGRESS"] = "0"
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("PROBEKIT_PROGRESS", None)
+        else:
+            os.environ["PROBEKIT_PROGRESS"] = old
+        if hf_bars:
+            hf_logging.enable_progress_bar()
 
 
 def quiet_kernel(bars: bool = False) -> None:

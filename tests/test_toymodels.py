@@ -1,5 +1,7 @@
 """The shipped toy checkpoints load offline like hub ids and have learned; train-toy runs end to end."""
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -158,3 +160,18 @@ def test_a_retrained_zoo_is_used_when_named(tmp_path, monkeypatch):
     assert resolve_source("toy:toy-clip") == str(CHECKPOINTS / "toy-clip")     # not retrained: the shipped one
     with pytest.raises(FileNotFoundError, match="train-toy"):
         resolve_source("toy:toy-nothing")
+
+
+def test_progress_off_silences_the_bars_of_the_training_probes_and_restores_them(capfd, monkeypatch):
+    from transformers.utils import logging as hf_logging
+    from probekit.progress import bar, off
+    monkeypatch.delenv("PROBEKIT_PROGRESS", raising=False)             # bars on, as in a terminal
+    hf_bars = hf_logging.is_progress_bar_enabled()
+    capfd.readouterr()
+    with off():                                                          # what every held-out probe runs under
+        list(bar(range(300), desc="inside"))
+        assert not hf_logging.is_progress_bar_enabled()
+    assert "inside" not in capfd.readouterr().err
+    list(bar(range(300), desc="outside"))
+    assert "outside" in capfd.readouterr().err
+    assert hf_logging.is_progress_bar_enabled() == hf_bars and "PROBEKIT_PROGRESS" not in os.environ

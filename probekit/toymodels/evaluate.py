@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from .. import progress
 from ..metrics.pairs import SWAP_NAMES
 from ..scorers import MASK, REGISTRY, can_answer, load_scorer
 from ..scorers.registry import FAMILY_CAPABILITIES
@@ -102,7 +103,7 @@ class HeldOut:
             return None
 
         def probe(model):
-            with tempfile.TemporaryDirectory(prefix="probekit-probe-") as tmp:
+            with tempfile.TemporaryDirectory(prefix="probekit-probe-") as tmp, progress.off():
                 model.save_pretrained(tmp)
                 build.save_side_files(Path(tmp), build.tokenizer(), PROCESSORS[family]())
                 return self.quick(load(tmp, family, str(next(model.parameters()).device)))
@@ -116,7 +117,8 @@ class HeldOut:
 
     def evaluate_dir(self, name: str, path: str | Path) -> dict:
         """Held-out scores of the registered toy model ``name`` saved in ``path``, loaded as a hub id would be."""
-        return self.evaluate(load(path, REGISTRY[name].family))
+        with progress.off():
+            return self.evaluate(load(path, REGISTRY[name].family))
 
     def evaluate(self, scorer) -> dict:
         """Every check the scorer's heads can answer."""

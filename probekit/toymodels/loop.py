@@ -89,13 +89,20 @@ def run(name: str, model: torch.nn.Module, step_fn, lr: float, probe=None, *, da
             history["probe_step"].append(step)
             history["probe"].append(scores)
             log(f"[{name}] step {step}/{budget.steps} loss {history['loss'][-1]:.4f} held-out {scores} "
-                f"({time.time() - t0:.0f}s)")
+                f"({_elapsed(time.time() - t0, spent, step - first + 1, budget.steps - step)})")
         elif step % 100 == 0:
-            log(f"[{name}] step {step}/{budget.steps} loss {history['loss'][-1]:.4f} ({time.time() - t0:.0f}s)")
+            log(f"[{name}] step {step}/{budget.steps} loss {history['loss'][-1]:.4f} "
+                f"({_elapsed(time.time() - t0, spent, step - first + 1, budget.steps - step)})")
         if step % save_every == 0 and step < budget.steps:
             _save(path, key, step, model, opt, sched, data, history, running, time.time() - t0)
     history["wall_s"] = time.time() - t0
     return history
+
+
+def _elapsed(wall: float, spent: float, done: int, todo: int) -> str:
+    """Time so far, and the time left at the pace of the ``done`` steps since this run started or resumed (the
+    first ``spent`` seconds were an earlier run's)."""
+    return f"{wall:.0f}s, {(wall - spent) / done * todo / 60:.0f} min left"
 
 
 def _save(path: Path, key: dict, step: int, model, opt, sched, data, history: dict, running: list,

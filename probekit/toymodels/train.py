@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from .. import progress
 from ..toyworld import stream
 from . import build, loop
 from .batches import Batches, mask_tokens
@@ -194,7 +195,8 @@ def _train_member(name, member, data, tok, budget, out, log, heldout, save_every
     torch.manual_seed(data.seed)
     fit = functools.partial(loop.run, name, data=data, budget=budget, out=out / name, log=log, save_every=save_every)
     (out / name).mkdir(parents=True, exist_ok=True)
-    hist = TRAINERS[member.trainer](member, data, tok, budget, out / name, fit, heldout and heldout.probe_for(name))
+    with progress.off():   # the log has a line per 100 steps and per probe; no bars between them
+        hist = TRAINERS[member.trainer](member, data, tok, budget, out / name, fit, heldout and heldout.probe_for(name))
     loop.resume_path(out / name).unlink(missing_ok=True)      # the member is saved: nothing left to resume
     entry = {"history": hist, "wall_s": hist["wall_s"], "recipe": member.recipe.describe(),
              "parent": member.parent, "factor": member.factor, "hard_negatives": member.hard_negatives}
