@@ -10,6 +10,7 @@ from .build import FFN, HEADS, LAYERS, MAX_TEXT, WIDTH, tokenizer
 from .train import CHECKPOINTS
 from .zoo import ZOO
 
+#: the training curve's held-out keys: (line style, chance level)
 CURVE_KEYS = {"object": ("-", 0.5), "prednoun_pair": ("--", 0.25), "crop_predicate": ("-.", 0.5),
               "verb_choice": (":", 0.5)}
 #: the held-out numbers shown in the card's table: (label, path into the held-out record)
@@ -29,22 +30,30 @@ SHOWN = [("object control", ("object_control_acc",)), ("pred-noun cropped pairs"
 
 
 def plot(record: dict, path: Path) -> None:
+    """Training loss (top) and held-out curve (bottom) of every member, in the book's figure theme."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from ..report.figures import CHANCE_STYLE, theme
+    theme()
     models = list(record["models"])
     fig, axes = plt.subplots(2, len(models), figsize=(2.6 * len(models), 5.2), squeeze=False)
     for j, name in enumerate(models):
         h = record["models"][name]["history"]
         axes[0, j].plot(h["step"], h["loss"], lw=1)
         axes[0, j].set(title=name, yscale="log", xlabel="step", ylabel="training loss" if j == 0 else None)
-        for key, (style, chance) in CURVE_KEYS.items():
-            if h.get("probe") and key in h["probe"][0]:   # zoos trained before a key was added have no curve of it
-                axes[1, j].plot(h["probe_step"], [p.get(key) for p in h["probe"]], style, label=key)
-        axes[1, j].axhline(0.25, color="gray", lw=0.6)
-        axes[1, j].axhline(0.5, color="gray", lw=0.6)
+        drawn = [k for k in CURVE_KEYS if h.get("probe") and k in h["probe"][0]]   # zoos trained before a key
+        for key in drawn:                                                              # was added have no curve of it
+            axes[1, j].plot(h["probe_step"], [p.get(key) for p in h["probe"]], CURVE_KEYS[key][0], label=key)
+        for chance in sorted({CURVE_KEYS[k][1] for k in drawn}):
+            axes[1, j].axhline(chance, **CHANCE_STYLE)
+        if not drawn:
+            axes[1, j].set_axis_off()
+            axes[1, j].text(0.5, 0.5, "no held-out curve", ha="center", va="center", fontsize=8,
+                            transform=axes[1, j].transAxes)
+            continue
         axes[1, j].set(ylim=(0, 1.02), xlabel="step", ylabel="held-out accuracy" if j == 0 else None)
-        if h.get("probe") and j == 0:
+        if j == 0:
             axes[1, j].legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
