@@ -162,3 +162,26 @@ def test_signalled_training_resumes_to_the_uninterrupted_weights(tmp_path, sig, 
     assert whole.keys() == resumed.keys() and all(torch.equal(whole[k], resumed[k]) for k in whole)
     hist = [json.loads((d / "training.json").read_text())["models"]["toy-bert"]["history"] for d in (uninterrupted, out)]
     assert hist[0]["step"] == hist[1]["step"] and hist[0]["loss"] == hist[1]["loss"]
+
+
+def test_a_resume_file_of_another_seed_is_set_aside_not_used(tmp_path):
+    from probekit.toymodels import train
+    from probekit.toymodels.loop import resume_path
+
+    def stop_at_step_100(line: str) -> None:
+        if "step 100/" in line:
+            raise KeyboardInterrupt
+
+    kw = dict(steps=120, models=["toy-bert"], threads=1, evaluate=False, pool=64, save_every=10)
+    with pytest.raises(train.Interrupted) as stopped:
+        train.train(tmp_path, seed=0, log=stop_at_step_100, **kw)
+    assert stopped.value.left == ["toy-bert"]
+    resume = resume_path(tmp_path / "toy-bert")
+    saved = torch.load(resume, weights_only=False)
+    assert saved["step"] == 90 and saved["key"]["seed"] == 0
+    lines: list[str] = []
+    record = train.train(tmp_path, seed=1, log=lines.append, **kw)
+    assert resume.with_suffix(".stale").exists() and not resume.exists()
+    assert not any("resuming" in line for line in lines)
+    assert record["models"]["toy-bert"]["history"]["step"][:2] == [25, 50]     # from step 1, its own curve
+    assert torch.load(resume.with_suffix(".stale"), weights_only=False)["step"] == 90   # kept as it was
