@@ -68,6 +68,23 @@ def test_verbs_negatives_differ_in_one_slot(tmp_path):
     assert df["pos_scene"].nunique() > 2
 
 
+def test_a_verb_negative_is_a_close_verb_same_pose_or_same_place_about_half_each(tmp_path):
+    from probekit.toyworld.svo import close_verb_weights
+    from probekit.toyworld.vocab import VERBS
+    # "hold" (stand, object beside): "watch" is the one plausible verb of its pose here, six verbs put the
+    # object in its place with another pose, the other sixteen differ in both
+    options = [("man", v, "ball") for v in ("watch", "push", "chase", "show", "eat", "clean", "kick", "ride", "lift")]
+    assert close_verb_weights("hold", options) == [0.5] + [0.5 / 6] * 6 + [0.0, 0.0]
+    assert close_verb_weights("hold", [("man", "ride", "ball")]) is None           # none close: uniform
+    df = load_dataset("verbs", data_dir=tmp_path, limit=300)
+    verb = df[df["verb_neg"]]
+    pairs = [(VERBS[p.split(",")[1]], VERBS[n.split(",")[1]]) for p, n in zip(verb.pos_triplet, verb.neg_triplet)]
+    same_pose = np.array([a.pose == b.pose for a, b in pairs])
+    same_place = np.array([a.offset == b.offset for a, b in pairs])
+    assert (same_pose ^ same_place).all()                                          # close, and in exactly one way
+    assert 0.35 < same_pose.mean() < 0.65 and len(pairs) == 100
+
+
 def test_verbs_subject_boxes_cover_a_drawn_subject(tmp_path):
     import numpy as np
     from PIL import Image

@@ -1,6 +1,8 @@
 """Toy verb understanding (SVO-Probes' schema): a sentence, its positive image, and subject-, verb- and
 object-negative images, each an image of a plausible triplet that differs from the sentence in one slot, drawn on
 the positive image's background (a background drawn for the negative's own object would tell the two apart).
+A verb negative is one of the verbs visually closest to the sentence's (``close_verb_weights``): the same pose with
+the object in another place, or the object in the same place with another pose.
 Beyond the schema, ``pos_subject_box``/``neg_subject_box`` give each image's exact subject box (the guided
 masking chapter ablates it; real data gets these boxes from a detector) and ``pos_scene``/``neg_scene`` its
 background."""
@@ -26,6 +28,17 @@ def negatives(subject: str, verb: str, obj: str) -> dict[str, list[tuple[str, st
     }
 
 
+def close_verb_weights(verb: str, options: list[tuple[str, str, str]]) -> list[float] | None:
+    """Draw weights over verb-negative ``options``: half on those with the verb's pose and the object elsewhere,
+    half on those with the object in the verb's place and another pose, none on the rest (which differ in both, and
+    a model that reads the pose alone tells them apart); None (uniform) when no option is that close."""
+    v = VERBS[verb]
+    pose = [VERBS[o[1]].pose == v.pose for o in options]
+    place = [VERBS[o[1]].offset == v.offset for o in options]
+    weights = [0.5 / sum(pose) if a else 0.5 / sum(place) if b else 0.0 for a, b in zip(pose, place)]
+    return weights if any(weights) else None
+
+
 def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.DataFrame:
     n = target_size("verbs", limit)
     rng = rng_for("verbs", seed, split)
@@ -39,7 +52,7 @@ def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.D
         for kind, options in negatives(s, v, o).items():
             if not options:
                 continue
-            ns, nv, no = choice(rng, options)
+            ns, nv, no = choice(rng, options, close_verb_weights(v, options) if kind == "verb" else None)
             neg = in_split(lambda r: svo_scene(r, ns, nv, no, distractor=True, background=pos.background), rng, split)
             rows.append(dict(
                 item_id=f"verbs-{split}-{seed}-{k:05d}-{kind}", sentence=svo_caption(s, v, o, progressive),
