@@ -39,12 +39,10 @@ def bar(iterable=None, *, total: int | None = None, desc: str | None = None, uni
 
 @contextmanager
 def off():
-    """No bars inside, probekit's or transformers': for short inner jobs of a longer run that reports its own
-    progress (the toy trainers' held-out probes, a line in the training log each)."""
-    from transformers.utils import logging as hf_logging
-    old, hf_bars = os.environ.get("PROBEKIT_PROGRESS"), hf_logging.is_progress_bar_enabled()
+    """No probekit bars inside: for short inner jobs of a longer run that reports its own progress (the toy
+    trainers' held-out probes, a line in the training log each)."""
+    old = os.environ.get("PROBEKIT_PROGRESS")
     os.environ["PROBEKIT_PROGRESS"] = "0"
-    hf_logging.disable_progress_bar()
     try:
         yield
     finally:
@@ -52,8 +50,6 @@ def off():
             os.environ.pop("PROBEKIT_PROGRESS", None)
         else:
             os.environ["PROBEKIT_PROGRESS"] = old
-        if hf_bars:
-            hf_logging.enable_progress_bar()
 
 
 def quiet_kernel(bars: bool = False) -> None:

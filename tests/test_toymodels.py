@@ -162,16 +162,20 @@ def test_a_retrained_zoo_is_used_when_named(tmp_path, monkeypatch):
         resolve_source("toy:toy-nothing")
 
 
-def test_progress_off_silences_the_bars_of_the_training_probes_and_restores_them(capfd, monkeypatch):
-    from transformers.utils import logging as hf_logging
+def test_progress_off_silences_probekit_bars_and_restores_them(capfd, monkeypatch):
     from probekit.progress import bar, off
     monkeypatch.delenv("PROBEKIT_PROGRESS", raising=False)             # bars on, as in a terminal
-    hf_bars = hf_logging.is_progress_bar_enabled()
     capfd.readouterr()
     with off():                                                          # what every held-out probe runs under
         list(bar(range(300), desc="inside"))
-        assert not hf_logging.is_progress_bar_enabled()
     assert "inside" not in capfd.readouterr().err
     list(bar(range(300), desc="outside"))
-    assert "outside" in capfd.readouterr().err
-    assert hf_logging.is_progress_bar_enabled() == hf_bars and "PROBEKIT_PROGRESS" not in os.environ
+    assert "outside" in capfd.readouterr().err and "PROBEKIT_PROGRESS" not in os.environ
+
+
+def test_the_training_log_has_lines_and_no_bars(tmp_path, capfd):
+    capfd.readouterr()
+    assert main(["--out", str(tmp_path), "--models", "toy-clip", "--steps", "100", "--pool", "64", "--threads", "1",
+                 "--no-eval"]) == 0
+    out = capfd.readouterr()
+    assert out.err == "" and "[toy-clip] step 100/100 loss" in out.out       # no bar on stderr, the lines on stdout

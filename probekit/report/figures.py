@@ -14,18 +14,7 @@ import pandas as pd
 import seaborn as sns
 
 from probekit.report.format import is_plain
-
-CONTEXT = "notebook"
-STYLE = "whitegrid"
-PALETTE = "colorblind"
-CHANCE_STYLE = dict(color="0.35", lw=1, ls="--")
-
-
-def theme() -> None:
-    """The one theme of every probekit figure (called on import of :mod:`probekit.report`)."""
-    sns.set_theme(context=CONTEXT, style=STYLE, palette=PALETTE, font_scale=0.85,
-                  rc={"figure.dpi": 100, "savefig.bbox": "tight", "axes.titlesize": 10})
-
+from probekit.theme import CHANCE_STYLE, theme  # noqa: F401  (theme: re-exported by probekit.report)
 
 def _scale(rows: pd.DataFrame) -> float:
     metrics = set(rows["metric"]) if len(rows) else set()

@@ -34,7 +34,7 @@ def plot(record: dict, path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from ..report.figures import CHANCE_STYLE, theme
+    from ..theme import CHANCE_STYLE, theme
     theme()
     models = list(record["models"])
     fig, axes = plt.subplots(2, len(models), figsize=(2.6 * len(models), 5.2), squeeze=False)

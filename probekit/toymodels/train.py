@@ -19,6 +19,7 @@ import json
 import functools
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -191,11 +192,24 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     return record
 
 
+@contextmanager
+def _no_transformers_bars():
+    """transformers' own bars off (``save_pretrained``'s, at each probe and at the end), as they were after."""
+    from transformers.utils import logging as hf_logging
+    was = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was:
+            hf_logging.enable_progress_bar()
+
+
 def _train_member(name, member, data, tok, budget, out, log, heldout, save_every) -> dict:
     torch.manual_seed(data.seed)
     fit = functools.partial(loop.run, name, data=data, budget=budget, out=out / name, log=log, save_every=save_every)
     (out / name).mkdir(parents=True, exist_ok=True)
-    with progress.off():   # the log has a line per 100 steps and per probe; no bars between them
+    with progress.off(), _no_transformers_bars():   # the log: a line per 100 steps and per probe, no bars
         hist = TRAINERS[member.trainer](member, data, tok, budget, out / name, fit, heldout and heldout.probe_for(name))
     loop.resume_path(out / name).unlink(missing_ok=True)      # the member is saved: nothing left to resume
     entry = {"history": hist, "wall_s": hist["wall_s"], "recipe": member.recipe.describe(),
