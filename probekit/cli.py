@@ -118,8 +118,8 @@ def _preflight(root: Path, given: dict[str, dict], args, *, show_notes: bool = F
 
 
 def _terminate(signum, frame):
-    raise KeyboardInterrupt  # SIGTERM stops a run the way Ctrl-C does: pages untouched, cache flushed, training
-    # resumable
+    # SIGTERM stops a run the way Ctrl-C does: pages untouched, cache flushed, a toy model's training resumable
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:

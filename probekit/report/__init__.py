@@ -4,9 +4,10 @@ Nothing below this layer formats numbers for people or draws; nothing here compu
 """
 
 from probekit.report.export import export
-from probekit.report.figures import bar_ci, heatmap, paper_vs_ours, theme
+from probekit.report.figures import bar_ci, heatmap, paper_vs_ours
 from probekit.report.format import cell, counts, number, pct, render_claim, render_claims, table
 from probekit.report.show import show_claims, show_figure, show_table, show_text
+from probekit.theme import theme
 
 theme()
 

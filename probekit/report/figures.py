@@ -14,7 +14,8 @@ import pandas as pd
 import seaborn as sns
 
 from probekit.report.format import is_plain
-from probekit.theme import CHANCE_STYLE, theme  # noqa: F401  (theme: re-exported by probekit.report)
+from probekit.theme import CHANCE_STYLE
+
 
 def _scale(rows: pd.DataFrame) -> float:
     metrics = set(rows["metric"]) if len(rows) else set()

@@ -15,8 +15,8 @@ rewrites its card, training nothing.
 from __future__ import annotations
 
 import argparse
-import json
 import functools
+import json
 import sys
 import time
 from contextlib import contextmanager
