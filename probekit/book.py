@@ -7,31 +7,14 @@ chapter executed on a GPU machine renders anywhere.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from probekit import chapters as ch
-
-
-@contextmanager
-def environment(env: dict[str, str]):
-    """Set ``env`` (a profile's variables, inherited by the kernels) for the duration of the block."""
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def copy_project(root: Path, dest: Path, *, with_outputs: Path | None = None) -> Path:

@@ -19,12 +19,14 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from probekit import book as bk
 from probekit import chapters as ch
 from probekit.chapters import check as preflight
 from probekit.chapters.profiles import read_profile
+from probekit.environ import environment
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -118,20 +120,27 @@ def _preflight(root: Path, given: dict[str, dict], args, *, show_notes: bool = F
 
 
 def _terminate(signum, frame):
-    # SIGTERM stops a run the way Ctrl-C does: pages untouched, cache flushed, a toy model's training resumable
     raise KeyboardInterrupt
+
+
+@contextmanager
+def _sigterm_as_ctrl_c():
+    """SIGTERM stops the block the way Ctrl-C does (pages untouched, cache flushed, a toy model's training
+    resumable); the previous handler afterwards.  Signal handlers can only be set from the main thread."""
+    previous = signal.signal(signal.SIGTERM, _terminate) if _main_thread() else None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["train-toy"]:
         from probekit.toymodels.train import main as train_main
-        previous = signal.signal(signal.SIGTERM, _terminate) if _main_thread() else None
-        try:
+        with _sigterm_as_ctrl_c():
             return train_main(argv[1:]) or 0
-        finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
     args = _parser().parse_args(argv)
     progress = not getattr(args, "quiet", False)
     try:
@@ -152,20 +161,15 @@ def main(argv: list[str] | None = None) -> int:
         if _preflight(root, given, args):
             return 2
         params = {c: ch.resolve(root, c, values) for c, values in given.items()}
-        previous = signal.signal(signal.SIGTERM, _terminate) if _main_thread() else None
         env = {**(profile.env if profile else {}), **({} if progress else {"PROBEKIT_PROGRESS": "0"})}
-        try:
-            with bk.environment(env):
-                if args.command == "run":
-                    ch.execute(root, args.chapter, params[args.chapter], profile=profile and profile.name,
-                               progress=progress)
-                    ch.execute_summary(root, progress=progress)  # the summary page shows this run's numbers
-                    failures = {}
-                else:
-                    failures = bk.execute_all(root, params, profile=profile.name, progress=progress)
-        finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
+        with _sigterm_as_ctrl_c(), environment(env):
+            if args.command == "run":
+                ch.execute(root, args.chapter, params[args.chapter], profile=profile and profile.name,
+                           progress=progress)
+                ch.execute_summary(root, progress=progress)  # the summary page shows this run's numbers
+                failures = {}
+            else:
+                failures = bk.execute_all(root, params, profile=profile.name, progress=progress)
         if args.command == "book" or not args.no_build:
             bk.build(root)
         if failures:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import warnings
-from contextlib import contextmanager
 
 from tqdm import tqdm
 from tqdm.std import TqdmWarning
+
+from probekit.environ import environment
 
 #: where a chapter kernel's bars go (the terminal's stderr, not the page); None outside such a kernel
 _terminal = None
@@ -37,19 +38,10 @@ def bar(iterable=None, *, total: int | None = None, desc: str | None = None, uni
                 dynamic_ncols=True, **where)
 
 
-@contextmanager
 def off():
-    """No probekit bars inside: for short inner jobs of a longer run that reports its own progress (the toy
-    trainers' held-out probes, a line in the training log each)."""
-    old = os.environ.get("PROBEKIT_PROGRESS")
-    os.environ["PROBEKIT_PROGRESS"] = "0"
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("PROBEKIT_PROGRESS", None)
-        else:
-            os.environ["PROBEKIT_PROGRESS"] = old
+    """No probekit bars inside (a context manager): for short inner jobs of a longer run that reports its own
+    progress (the toy trainers' held-out probes, a line in the training log each)."""
+    return environment({"PROBEKIT_PROGRESS": "0"})
 
 
 def quiet_kernel(bars: bool = False) -> None:

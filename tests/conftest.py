@@ -23,6 +23,7 @@ import pytest
 
 from probekit import book as bk
 from probekit import chapters as ch
+from probekit.environ import environment
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_LIMIT = os.environ.get("PROBEKIT_TEST_LIMIT", "60")
@@ -106,7 +107,7 @@ def executed_book(tmp_path_factory) -> Path:
     data_root = Path(os.environ["PROBEKIT_TEST_CACHE"]) if os.environ.get("PROBEKIT_TEST_CACHE") else out / "data"
     params, profile = toy_params(project, data_root)
     selected = _selected_chapters()
-    with bk.environment(profile.env):
+    with environment(profile.env):
         failures = bk.execute_all(project, {c: params[c] for c in selected}, profile=profile.name,
                                   progress=False, log=lambda msg: None)
     for chapter in [*selected, ch.SUMMARY]:

@@ -4,8 +4,23 @@ image processors' fast path (:func:`fast_pixels`: one stacked rescale + normaliz
 from __future__ import annotations
 
 import warnings
+from contextlib import contextmanager
 
 import torch
+
+
+@contextmanager
+def transformers_bars_off():
+    """transformers' own progress bars (loading, ``save_pretrained``'s shards) off for the block, as they were
+    afterwards."""
+    from transformers.utils import logging as hf_logging
+    was = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was:
+            hf_logging.enable_progress_bar()
 
 
 def from_pretrained(cls_name: str, source: str, revision: str | None = None, device=None):
@@ -17,16 +32,14 @@ def from_pretrained(cls_name: str, source: str, revision: str | None = None, dev
     import transformers
     from transformers.utils import logging as hf_logging
 
-    level, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    level = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
     try:
-        model, info = getattr(transformers, cls_name).from_pretrained(source, revision=revision,
-                                                                        output_loading_info=True)
+        with transformers_bars_off():
+            model, info = getattr(transformers, cls_name).from_pretrained(source, revision=revision,
+                                                                            output_loading_info=True)
     finally:
         hf_logging.set_verbosity(level)
-        if bars:
-            hf_logging.enable_progress_bar()
     missing = [k for k in info.get("missing_keys", []) if "position_ids" not in k]
     if missing:
         raise ValueError(f"{source} has no weights for {len(missing)} parameter(s) of {cls_name} (e.g. "

@@ -121,6 +121,7 @@ def write(folder: Path = CHECKPOINTS) -> Path:
         h = m.get("heldout", {})
         scores.append(f"| `{name}` | " + " | ".join(_get(h, keys) for _, keys in SHOWN) + " |")
     size = sum(f.stat().st_size for f in folder.rglob("*.safetensors")) / 2**20
+    trained_min = sum(m["wall_s"] for m in rec["models"].values()) / 60
     text = f"""# The toy model zoo
 
 Small members of the real Hugging Face families, trained on the toy world (`probekit.toyworld`) with one factor
@@ -163,7 +164,7 @@ best text-only top-5 is {100 * prior_topk(5):.1f}% (chance {100 * 5 / len(VERBS)
 | ViLT ITM batch | half positives, half negatives; with swaps, a negative is a one-slot swap with p = {b['hard_negative_p']} |
 | MLM masking (ViLT, BERT) | {b['mlm_prob']:.0%} of word tokens, at least one per caption |
 | CLIP loss | symmetric InfoNCE over the batch; with swaps, each caption's swap added to the texts (image -> 2B texts) |
-| device | {rec.get('device')}, {rec.get('threads')} torch thread{'' if rec.get('threads') == 1 else 's'}; {sum(m['wall_s'] for m in rec['models'].values()) / 60:.0f} min of training, summed over the members (a resumed member's segments included) |
+| device | {rec.get('device')}, {rec.get('threads')} torch thread{'' if rec.get('threads') == 1 else 's'}; {trained_min:.0f} min of training, summed over the members (a resumed member's segments included) |
 
 Reproduce: `probekit train-toy --seed {rec['seed']}` (or `python -m probekit.toymodels.train`); `--device cuda` on a GPU;
 `--models` retrains a subset; an interrupted run names the `--models` to run again, and the member it was

@@ -19,14 +19,13 @@ import functools
 import json
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-from .. import progress
+from ..scorers.hf import transformers_bars_off
 from ..toyworld import stream
 from . import build, loop
 from .batches import Batches, mask_tokens
@@ -192,24 +191,11 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     return record
 
 
-@contextmanager
-def _no_transformers_bars():
-    """transformers' own bars off (``save_pretrained``'s, at each probe and at the end), as they were after."""
-    from transformers.utils import logging as hf_logging
-    was = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was:
-            hf_logging.enable_progress_bar()
-
-
 def _train_member(name, member, data, tok, budget, out, log, heldout, save_every) -> dict:
     torch.manual_seed(data.seed)
     fit = functools.partial(loop.run, name, data=data, budget=budget, out=out / name, log=log, save_every=save_every)
     (out / name).mkdir(parents=True, exist_ok=True)
-    with progress.off(), _no_transformers_bars():   # the log: a line per 100 steps and per probe, no bars
+    with transformers_bars_off():   # save_pretrained draws none: the log is lines only (the probes draw none either)
         hist = TRAINERS[member.trainer](member, data, tok, budget, out / name, fit, heldout and heldout.probe_for(name))
     loop.resume_path(out / name).unlink(missing_ok=True)      # the member is saved: nothing left to resume
     entry = {"history": hist, "wall_s": hist["wall_s"], "recipe": member.recipe.describe(),
@@ -224,7 +210,7 @@ class Interrupted(KeyboardInterrupt):
     """Ctrl-C during ``train``: the members left, the first of which resumes from its last resume file."""
 
     def __init__(self, out: Path, left: list[str], save_every: int):
-        self.out, self.left, self.save_every = out, left, save_every
+        self.left = left
         super().__init__(f"interrupted in {left[0]}; the members finished before it are saved in {out}; to go on, "
                          f"run the same command with --models {' '.join(left)} ({left[0]} resumes from its last "
                          f"resume file, written every {save_every} steps)")
