@@ -1,5 +1,6 @@
 """The shipped toy checkpoints load offline like hub ids and have learned; train-toy runs end to end."""
 
+import json
 import os
 
 import numpy as np
@@ -112,6 +113,35 @@ def test_train_toy_tiny_budget(tmp_path):
     ViltForMaskedLM.from_pretrained(tmp_path / "toy-vilt")
     BertForMaskedLM.from_pretrained(tmp_path / "toy-bert")
     assert (tmp_path / "training.json").exists()
+
+
+def test_runs_sharing_one_out_keep_each_others_members(tmp_path):
+    from probekit.toymodels import record
+    header = dict(seed=0, budget={"steps": 40, "pool": 64}, quick=False, device="cpu", threads=1)
+    record.start(tmp_path, header, ["toy-clip"])          # run A starts
+    record.start(tmp_path, header, ["toy-bert"])          # run B starts before A has saved anything
+    record.save_entry(tmp_path, header, "toy-bert", {"wall_s": 2})
+    merged = record.save_entry(tmp_path, header, "toy-clip", {"wall_s": 1})   # A did not see B's entry at its start
+    assert list(merged["models"]) == ["toy-clip", "toy-bert"]                 # both kept, in the zoo's order
+    assert json.loads((tmp_path / "training.json").read_text()) == merged
+    other = {**header, "budget": {"steps": 30, "pool": 64}}
+    with pytest.raises(record.ZooError, match=r"\['toy-bert'\].*budget.steps: 40 there, 30 here"):
+        record.save_entry(tmp_path, other, "toy-clip", {"wall_s": 3})          # B's member is of another budget
+    record.start(tmp_path / "one", header, ["toy-bert"])
+    record.save_entry(tmp_path / "one", header, "toy-bert", {"wall_s": 2})
+    record.start(tmp_path / "one", other, ["toy-bert"])   # retraining the only member under new settings is fine
+
+
+def test_training_into_a_zoo_of_other_settings_is_refused_before_training(tmp_path, capsys):
+    from probekit.toymodels import record
+    header = dict(seed=0, budget={"steps": 40}, quick=False, device="cpu", threads=1)
+    record.save_entry(tmp_path, header, "toy-clip", {"wall_s": 1})
+    before = (tmp_path / "training.json").read_text()
+    assert main(["--out", str(tmp_path), "--models", "toy-bert", "--steps", "2", "--pool", "16", "--seed", "1",
+                 "--no-eval", "--threads", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "['toy-clip']" in err[0] and "seed: 0 there, 1 here" in err[0]
+    assert (tmp_path / "training.json").read_text() == before and not (tmp_path / "toy-bert").exists()
 
 
 def test_rescore_rewrites_the_heldout_scores_and_the_card_without_training(tmp_path, capsys):

@@ -167,9 +167,9 @@ best text-only top-5 is {100 * prior_topk(5):.1f}% (chance {100 * 5 / len(VERBS)
 | device | {rec.get('device')}, {rec.get('threads')} torch thread{'' if rec.get('threads') == 1 else 's'}; {trained_min:.0f} min of training, summed over the members (a resumed member's segments included) |
 
 Reproduce: `probekit train-toy --seed {rec['seed']}` (or `python -m probekit.toymodels.train`); `--device cuda` on a GPU;
-`--models` retrains a subset; an interrupted run names the `--models` to run again, and the member it was
-training resumes from its last resume file; `--out DIR` and `PROBEKIT_TOY_CHECKPOINTS=DIR` run the book on another
-zoo.
+`--models` retrains a subset, and runs with disjoint `--models` (one per core) may share one `--out`; an
+interrupted run names the `--models` to run again, and the member it was training resumes from its last resume file;
+`--out DIR` and `PROBEKIT_TOY_CHECKPOINTS=DIR` run the book on another zoo.
 
 ## Held-out scores (%; evaluation split of the toy world, never seen in training; n = 200 items per probe)
 | model | {' | '.join(label for label, _ in SHOWN)} |

@@ -8,8 +8,8 @@ saved as one directory that loads as ViltForImageAndTextRetrieval and as ViltFor
 and the data (``stream.Recipe``: noisy captions, verbs hidden from the images, captions that do not bind nouns
 to predicates).  The optimisation loop is ``loop.run``.  Each model is written when it finishes, so an interrupted
 run keeps the models it completed, and the member it was training resumes from its last resume file
-(``loop``); ``--models`` trains a subset; ``--rescore`` scores a trained zoo on the held-out split again and
-rewrites its card, training nothing.
+(``loop``); ``--models`` trains a subset, and runs with disjoint ``--models`` may share one ``--out`` (``record``);
+``--rescore`` scores a trained zoo on the held-out split again and rewrites its card, training nothing.
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ import torch.nn.functional as F
 from ..scorers.hf import transformers_bars_off
 from ..toyworld import stream
 from . import build, loop
+from . import record as zoo_record
 from .batches import Batches, mask_tokens
+from .record import ZooError
 from .zoo import MODELS, ZOO, Member
 
 CHECKPOINTS = Path(__file__).parent / "checkpoints"
@@ -168,10 +170,8 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     tok = build.tokenizer()
     pools: dict = {}
     heldout = ev.HeldOut(seed=seed) if evaluate else None
-    record_path = out / "training.json"
-    record = json.loads(record_path.read_text()) if record_path.exists() else {}
-    record.update(seed=seed, budget=asdict(budget), quick=quick, device=device, threads=torch.get_num_threads())
-    record.setdefault("models", {})
+    header = dict(seed=seed, budget=asdict(budget), quick=quick, device=device, threads=torch.get_num_threads())
+    record = zoo_record.start(out, header, models)
     for i, name in enumerate(models):
         member = ZOO[name]
         try:
@@ -179,11 +179,11 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
                 pools.clear()   # one pool in memory at a time
                 log(f"rendering {budget.pool} training images (seed {seed}; {member.recipe.describe()})")
                 pools[member.recipe] = stream.pool(budget.pool, seed, recipe=member.recipe)
-            record["models"][name] = _train_member(name, member, Batches(pools[member.recipe], seed, device), tok,
-                                                   budget, out, log, heldout, save_every)
+            entry = _train_member(name, member, Batches(pools[member.recipe], seed, device), tok, budget, out, log,
+                                  heldout, save_every)
         except KeyboardInterrupt as err:
             raise Interrupted(out, list(models[i:]), save_every) from err
-        record_path.write_text(json.dumps(record, indent=1))
+        record = zoo_record.save_entry(out, header, name, entry)
     if evaluate:
         from .card import write as write_card
         log(f"model card: {write_card(out)}")
@@ -216,10 +216,6 @@ class Interrupted(KeyboardInterrupt):
                          f"resume file, written every {save_every} steps)")
 
 
-class ZooError(ValueError):
-    """A zoo directory that cannot be re-scored as asked (no training record, or a member it does not hold)."""
-
-
 def rescore(out: str | Path | None = None, models=MODELS, log=print) -> dict:
     """Score the checkpoints already in ``out`` (default: the shipped ones) on the held-out split of their seed
     again, e.g. after a held-out check was added; rewrite their held-out entries in ``out/training.json`` and the
@@ -235,10 +231,11 @@ def rescore(out: str | Path | None = None, models=MODELS, log=print) -> dict:
     if missing:
         raise ZooError(f"{out} has no trained {missing}; pass --models with the members it holds")
     heldout = ev.HeldOut(seed=record["seed"])
+    header = {k: record.get(k) for k in zoo_record.HEADER}
     for name in models:
-        record["models"][name]["heldout"] = heldout.evaluate_dir(name, out / name)
-        log(f"[{name}] held-out: {record['models'][name]['heldout']}")
-        record_path.write_text(json.dumps(record, indent=1))
+        entry = {**record["models"][name], "heldout": heldout.evaluate_dir(name, out / name)}
+        record = zoo_record.save_entry(out, header, name, entry)
+        log(f"[{name}] held-out: {entry['heldout']}")
     log(f"model card: {write_card(out)}")
     return record
 
@@ -259,24 +256,21 @@ def main(argv=None) -> int:
     p.add_argument("--rescore", action="store_true",
                    help="train nothing: score the checkpoints in --out on the held-out split again, rewrite the card")
     a = p.parse_args(argv)
-    if a.rescore:
-        if a.threads:
-            torch.set_num_threads(a.threads)
-        try:
-            rescore(a.out, a.models)
-        except ZooError as err:
-            print(f"probekit train-toy: error: {err}", file=sys.stderr)
-            return 2
-        return 0
-    extra = {"pool": a.pool} if a.pool else {}
     try:
-        train(a.out, a.steps, a.seed, a.models, a.quick, a.threads, not a.no_eval, a.device,
-              save_every=a.save_every, **extra)
+        if a.rescore:
+            if a.threads:
+                torch.set_num_threads(a.threads)
+            rescore(a.out, a.models)
+        else:
+            train(a.out, a.steps, a.seed, a.models, a.quick, a.threads, not a.no_eval, a.device,
+                  save_every=a.save_every, **({"pool": a.pool} if a.pool else {}))
     except Interrupted as err:
         print(f"probekit train-toy: {err}", file=sys.stderr)
         return 130
+    except ZooError as err:
+        print(f"probekit train-toy: error: {err}", file=sys.stderr)
+        return 2
     return 0
-
 
 if __name__ == "__main__":
     raise SystemExit(main())

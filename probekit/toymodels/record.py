@@ -1,0 +1,84 @@
+"""The zoo's training record, ``<out>/training.json``: the run's header (seed, budget, device, threads) and one
+entry per trained member.  Runs with disjoint ``--models`` may share one ``--out`` (one per core, say): each entry
+is merged into the file under a lock when its member is saved, so no run overwrites another's.  A run whose header
+differs from that of members it does not retrain is refused, since the model card states one recipe for the zoo."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from contextlib import contextmanager
+from pathlib import Path
+
+from .zoo import MODELS
+
+HEADER = ("seed", "budget", "quick", "device", "threads")
+
+
+class ZooError(ValueError):
+    """A zoo directory that cannot be trained into or re-scored as asked."""
+
+
+@contextmanager
+def _locked(out: Path):
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".training.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield out / "training.json"
+
+
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _write(path: Path, record: dict) -> None:
+    models = record.get("models", {})
+    record["models"] = {m: models[m] for m in sorted(models, key=lambda m: MODELS.index(m) if m in MODELS else 99)}
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(record, indent=1))
+    os.replace(tmp, path)
+
+
+def _differences(old: dict, new: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in new.items():
+        there = old.get(key)
+        if isinstance(value, dict) and isinstance(there, dict):
+            out.update(_differences(there, value, f"{prefix}{key}."))
+        elif there != value:
+            out[prefix + key] = (there, value)
+    return out
+
+
+def _check(out: Path, record: dict, header: dict, mine) -> None:
+    kept = [m for m in record.get("models", {}) if m not in mine]
+    differ = _differences({k: record.get(k) for k in HEADER}, header)
+    if kept and differ:
+        said = "; ".join(f"{k}: {old} there, {new} here" for k, (old, new) in differ.items())
+        raise ZooError(f"{out} holds {kept} trained with other settings ({said}): train into another --out, or run "
+                       f"with the settings of its record")
+
+
+def start(out: Path, header: dict, models) -> dict:
+    """Check this run's ``header`` against the members already in ``out`` that it does not retrain, then write it;
+    return the record.  Raises ZooError naming the differing settings and those members."""
+    with _locked(out) as path:
+        record = _read(path)
+        _check(out, record, header, models)
+        record.update(header)
+        record.setdefault("models", {})
+        _write(path, record)
+        return record
+
+
+def save_entry(out: Path, header: dict, name: str, entry: dict) -> dict:
+    """Merge one member's entry into the record as it is on disk now (another run into the same ``out`` may have
+    added members since this one started, under the same header: checked again); return the record."""
+    with _locked(out) as path:
+        record = _read(path)
+        _check(out, record, header, [name])
+        record.update(header)
+        record.setdefault("models", {})[name] = entry
+        _write(path, record)
+        return record
