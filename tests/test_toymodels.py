@@ -127,20 +127,25 @@ def test_runs_sharing_one_out_keep_each_others_members(tmp_path):
     other = {**header, "budget": {"steps": 30, "pool": 64}}
     with pytest.raises(record.ZooError, match=r"\['toy-bert'\].*budget.steps: 40 there, 30 here"):
         record.save_entry(tmp_path, other, "toy-clip", {"wall_s": 3})          # B's member is of another budget
+    with pytest.raises(record.ZooError, match="or pass the rest of its record's settings$"):   # no option sets lr
+        record.save_entry(tmp_path, {**header, "budget": {**header["budget"], "lr": 1e-3}}, "toy-clip", {})
     record.start(tmp_path / "one", header, ["toy-bert"])
     record.save_entry(tmp_path / "one", header, "toy-bert", {"wall_s": 2})
     record.start(tmp_path / "one", other, ["toy-bert"])   # retraining the only member under new settings is fine
 
 
 def test_training_into_a_zoo_of_other_settings_is_refused_before_training(tmp_path, capsys):
+    from dataclasses import asdict
     from probekit.toymodels import record
-    header = dict(seed=0, budget={"steps": 40}, quick=False, device="cpu", threads=1)
+    from probekit.toymodels.train import Budget
+    header = dict(seed=0, budget=asdict(Budget(steps=40, pool=16)), quick=False, device="cpu", threads=1)
     record.save_entry(tmp_path, header, "toy-clip", {"wall_s": 1})
     before = (tmp_path / "training.json").read_text()
     assert main(["--out", str(tmp_path), "--models", "toy-bert", "--steps", "2", "--pool", "16", "--seed", "1",
                  "--no-eval", "--threads", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "['toy-clip']" in err[0] and "seed: 0 there, 1 here" in err[0]
+    assert err[0].endswith("budget.steps: 40 there, 2 here): train into another --out, or pass --seed 0 --steps 40")
     assert (tmp_path / "training.json").read_text() == before and not (tmp_path / "toy-bert").exists()
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 from .zoo import MODELS
 
 HEADER = ("seed", "budget", "quick", "device", "threads")
+FLAGS = {"seed": "--seed", "budget.steps": "--steps", "budget.pool": "--pool", "device": "--device",
+         "threads": "--threads"}   # the train-toy options that set them
 
 
 class ZooError(ValueError):
@@ -56,8 +58,11 @@ def _check(out: Path, record: dict, header: dict, mine) -> None:
     differ = _differences({k: record.get(k) for k in HEADER}, header)
     if kept and differ:
         said = "; ".join(f"{k}: {old} there, {new} here" for k, (old, new) in differ.items())
-        raise ZooError(f"{out} holds {kept} trained with other settings ({said}): train into another --out, or run "
-                       f"with the settings of its record")
+        fix = " ".join(f"{FLAGS[k]} {old}" for k, (old, _) in differ.items() if k in FLAGS)
+        if not fix or set(differ) - set(FLAGS):
+            fix = (fix + " and " if fix else "") + "the rest of its record's settings"
+        raise ZooError(f"{out} holds {kept} trained with other settings ({said}): train into another --out, or pass "
+                       f"{fix}")
 
 
 def start(out: Path, header: dict, models) -> dict:
