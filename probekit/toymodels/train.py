@@ -272,5 +272,6 @@ def main(argv=None) -> int:
         return 2
     return 0
 
+
 if __name__ == "__main__":
     raise SystemExit(main())
