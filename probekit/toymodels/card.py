@@ -162,6 +162,7 @@ best text-only top-5 is {100 * prior_topk(5):.1f}% (chance {100 * 5 / len(VERBS)
 | steps per model / batch | {b['steps']} / {b['batch']} |
 | learning rate (clip / vilt / bert) | {b['lr_clip']} / {b['lr_vilt']} / {b['lr_bert']}, linear warm-up over {b['warmup']:.0%} of steps, cosine decay to 10% |
 | ViLT ITM batch | half positives, half negatives; with swaps, a negative is a one-slot swap with p = {b['hard_negative_p']} |
+| ViLT MLM batch | a second draw of {b['batch']} captions with their images (ViLT computes MLM on every pair of its batch) |
 | MLM masking (ViLT, BERT) | {b['mlm_prob']:.0%} of word tokens, at least one per caption |
 | CLIP loss | symmetric InfoNCE over the batch; with swaps, each caption's swap added to the texts (image -> 2B texts) |
 | device | {rec.get('device')}, {rec.get('threads')} torch thread{'' if rec.get('threads') == 1 else 's'}; {trained_min:.0f} min of training, summed over the members (a resumed member's segments included) |

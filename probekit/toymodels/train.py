@@ -116,11 +116,11 @@ def train_vilt(member: Member, data: Batches, tok, budget: Budget, out: Path, fi
                           pixel_mask=pmask).logits[:, 0]
         labels = torch.cat([torch.ones(half), torch.zeros(len(idx) - half)]).to(data.device)
         itm_loss = F.binary_cross_entropy_with_logits(logit, labels)
-        mids = data.sample(half)
+        mids = data.sample(budget.batch)
         penc = data.tokens(tok, [data.captions[i] for i in mids])
         masked, mlabels = mask_tokens(penc["input_ids"], tok, budget.mlm_prob, data.rng)
         mlm_loss = model.mlm(input_ids=masked, attention_mask=penc["attention_mask"], pixel_values=data.images(mids),
-                             pixel_mask=pmask[:half], labels=mlabels).loss
+                             pixel_mask=pmask, labels=mlabels).loss
         return itm_loss + mlm_loss
 
     hist = fit(model, step, budget.lr_vilt, probe and (lambda: probe(model.itm)))
