@@ -71,10 +71,11 @@ def test_verbs_negatives_differ_in_one_slot(tmp_path):
 def test_a_verb_negative_is_a_close_verb_same_pose_or_same_place_about_half_each(tmp_path):
     from probekit.toyworld.svo import close_verb_weights
     from probekit.toyworld.vocab import VERBS
-    # "hold" (stand, object beside): "watch" is the one plausible verb of its pose here, six verbs put the
-    # object in its place with another pose, the other sixteen differ in both
+    # "hold" (standing, object beside the limbs): "watch", "show" and "lift" share its pose, "push" and "clean" its
+    # place; "chase", "eat", "kick" and "ride" differ in both
     options = [("man", v, "ball") for v in ("watch", "push", "chase", "show", "eat", "clean", "kick", "ride", "lift")]
-    assert close_verb_weights("hold", options) == [0.5] + [0.5 / 6] * 6 + [0.0, 0.0]
+    third = 0.5 / 3
+    assert close_verb_weights("hold", options) == [third, 0.25, 0.0, third, 0.0, 0.25, 0.0, 0.0, third]
     assert close_verb_weights("hold", [("man", "ride", "ball")]) is None           # none close: uniform
     df = load_dataset("verbs", data_dir=tmp_path, limit=300)
     verb = df[df["verb_neg"]]

@@ -14,7 +14,7 @@ from probekit.toyworld.sample import svo_scene
 from probekit.toyworld.glyphs import LIMBS
 from probekit.toyworld.scene import Entity, Scene, render
 from probekit.toyworld.vocab import (AGENT_SCENE, ANTONYMS, AGENTS, CELL, OBJECTS, PLAUSIBLE_TRIPLES, POSES, SCENES,
-                                     VERBS, plausible, prior_topk)
+                                     VERBS, plausible, pose_only_topk, prior_topk)
 
 
 def test_world_is_large_enough():
@@ -39,6 +39,14 @@ def test_masked_verb_prior_is_at_most_a_quarter():
     for s in AGENTS:
         for o in OBJECTS:
             assert sum(plausible(s, v, o) for v in VERBS) >= 20
+
+
+def test_the_pose_alone_does_not_fill_a_top_5():
+    # a man standing with a cup: seven standing verbs are plausible ("drop" is not, for a man), so a model that reads
+    # the pose but not the object's place holds the verb in its top-5 at best 5 times in 7
+    standing = [v for v in VERBS if VERBS[v].pose == "stand" and plausible("man", v, "cup")]
+    assert len(standing) == 7 and "drop" not in standing
+    assert 0.70 < pose_only_topk(5) < 0.80 and pose_only_topk(8) == 1.0   # eight verbs per pose
 
 
 def test_masking_items_follow_the_uniform_prior(tmp_path):

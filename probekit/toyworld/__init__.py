@@ -13,9 +13,10 @@ vary with the agent's kind and pose and the object's size, and distances with th
 
 Vocabulary (``vocab``): agents man/woman/boy/girl/dog/cat (bust colour, human or animal bust, adult or small size: close
 pairs such as man/boy); intransitive predicates standing/sitting/jumping/lying/running/waving/kneeling/ walking (poses;
-standing/walking/waving differ in one or two limbs); 24 transitive verbs, each one of the eight poses plus where the
-object is relative to the agent's limbs (three verbs per pose differ only in the object's place; verbs that share a
-place differ only in the pose); objects ball/cup/box/book/kite/bike/hat/bag/chair/lamp/bottle/shoe; attributes with
+standing/walking/waving differ in one or two limbs); 24 transitive verbs, each one of three poses (standing, walking,
+kneeling) plus one of eight places of the object relative to the agent's limbs (eight verbs per pose differ only in
+the object's place, three per place only in the pose, so the pose alone leaves a masked verb one of about seven:
+``pose_only_topk(5)`` = 74.3%); objects ball/cup/box/book/kite/bike/hat/bag/chair/lamp/bottle/shoe; attributes with
 antonyms: colour (red-green, blue-yellow, white-black), size (big-small), pattern (plain-striped); scenes
 park/beach/street/kitchen/forest/snow; distractor objects placed away from every agent.
 
