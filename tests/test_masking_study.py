@@ -72,6 +72,7 @@ def test_facts_data_and_claims(result):
             "toy-vilt: ITM neg, image ablated", "paper: order"} <= topics
     # the toy world's text prior is stated from the vocabulary; no lab without lab models
     assert f["text_prior"] == pytest.approx(vocab.prior_topk(5))
+    assert f["pose_prior"] == pytest.approx(vocab.pose_only_topk(5))
     assert f["verbs"] == result.data["items"]["verb"].nunique()
     assert f["lab"] and len(result.data["lab"]) == len(result.data["lab_checks"]) == len(result.data["lab_claims"]) == 0
 

@@ -20,7 +20,8 @@ adapter :data:`DETECTOR` queried with the subject noun.
 On the toy world the lab (:mod:`probekit.studies.masking_lab`) scores the zoo's ``lab_models`` on the same items
 and pairs: ``data["lab"]`` (rows, not in ``result.rows``), ``data["lab_checks"]`` and ``data["lab_claims"]``
 (``probekit.studies.lab``); ``facts["text_prior"]`` is the best top-k a text-only model can reach there
-(``probekit.toyworld.vocab.prior_topk``).
+(``probekit.toyworld.vocab.prior_topk``), ``facts["pose_prior"]`` the best a model that reads the agent's pose but
+not where the object is can reach (``pose_only_topk``).
 """
 
 from __future__ import annotations
@@ -180,6 +181,7 @@ def run(models=("toy-vilt",), dataset: str = "toy", data_dir=None, limit: int | 
                  itm_heads={s.name: head_for(s, "threshold") for s in itm}, threshold=0.5)
     if dataset == "toy":   # the best a text-only model can do: the verb is uniform given subject and object
         facts.update(verbs=int(items["verb"].nunique()), text_prior=vocab.prior_topk(k),
+                     pose_prior=vocab.pose_only_topk(k),
                      lab_text_prior=vocab.prior_topk(masking_lab.PAPER_K), lab_text_prior_top1=vocab.prior_topk(1),
                      lab_chance=topk_chance(items["verb"], masking_lab.PAPER_K),
                      lab_chance_top1=topk_chance(items["verb"], 1))
