@@ -38,9 +38,9 @@ CHECKPOINTS = Path(__file__).parent / "checkpoints"
 
 @dataclass
 class Budget:
-    steps: int = 5000          # optimiser steps per model
+    steps: int = 15000         # optimiser steps per model
     batch: int = 64
-    pool: int = 20000          # training images rendered once per recipe (same draws for every model)
+    pool: int = 60000          # training images rendered once per recipe (same draws for every model)
     lr_vilt: float = 5e-4
     lr_clip: float = 1e-3
     lr_bert: float = 1e-3
