@@ -1,6 +1,6 @@
 """How the toy world's entities look, drawn with PIL into one or two cells of the grid: an agent's bust (head and
-torso in its kind's colour, shape and size) over its limbs (the pose's stick figure, alike for every kind, its
-joints jittered per drawing), and the twelve objects."""
+torso in its kind's colour, shape and size) over its limbs (the pose's stick figure in the colour its kind shares
+with one other kind, its joints jittered per drawing), and the twelve objects."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ import numpy as np
 
 from .vocab import AGENTS, COLOURS, DRESSED, SCALE, SILHOUETTE
 
-LIMBS = (45, 45, 45)   # every agent's limbs, whatever its kind
+#: the limbs' colour of each kind: three colours, each worn by two kinds, so that the limbs alone narrow the kind to
+#: two, and telling those two apart needs the bust (binding across two patches; ``same_limbs``)
+LIMBS = {"man": (45, 45, 45), "girl": (45, 45, 45), "woman": (150, 25, 25), "dog": (150, 25, 25),
+         "boy": (90, 30, 140), "cat": (90, 30, 140)}
 JITTER = 0.1           # each joint of a pose moves by up to this share of a cell, drawn per scene and agent
 
 
@@ -61,8 +64,8 @@ def _draw_bust(d, c, kind: str, P) -> None:
 
 def draw_agent(draws, e, x0: float, y0: float, s: float, rng: np.random.Generator) -> None:
     """The bust in the cell above (x0, y0 - s), in the kind's colour and scale; the pose's limbs in the agent's own
-    cell: the same stick figure in LIMBS for every kind, so that no kind, nor whether it is a person or an animal,
-    can be read from them (the pose table's head is where the neck joins).  Every joint moves by up to JITTER
+    cell: the same stick figure for every kind, in the colour LIMBS gives the kind and one other, so that the limbs
+    tell the kind only up to that pair (the pose table's head is where the neck joins).  Every joint moves by up to JITTER
     (``rng``), so that no two drawings of a pose are the same."""
     (hx, hy, _), segs = _HUMAN[e.pose or "stand"]
     joints = sorted({(hx, hy), *(p for seg in segs for p in seg)})
@@ -75,7 +78,7 @@ def draw_agent(draws, e, x0: float, y0: float, s: float, rng: np.random.Generato
     limb = lambda u, v: (x0 + min(max(u, m), 1 - m) * s, y0 + min(max(v, m), 1 - m) * s)
     for d, col in draws:
         _draw_bust(d, col(AGENTS[e.name]), e.name, bust)
-        c = col(LIMBS)
+        c = col(LIMBS[e.name])
         d.line([limb(.5, 0.), limb(hx, hy)], fill=c, width=w)
         for (a, b) in segs:
             d.line([limb(*a), limb(*b)], fill=c, width=w)
@@ -127,3 +130,8 @@ def draw_object(draws, e, x0: float, y0: float, s: float) -> None:
             d.polygon([P(0, .35), P(.4, .35), P(.5, .65), P(1, .75), P(1, 1), P(0, 1)], fill=c)
         else:
             raise ValueError(f"unknown object {e.name!r}")
+
+
+def same_limbs(a: str, b: str) -> bool:
+    """Whether kinds ``a`` and ``b`` wear the same limbs' colour: then only their busts tell which pose is whose."""
+    return LIMBS[a] == LIMBS[b]
