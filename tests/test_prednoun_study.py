@@ -14,6 +14,7 @@ from probekit.results import frame, one, row, select
 from probekit.scorers.mlm import pseudo_perplexity
 from probekit.studies import prednoun
 from probekit.studies.prednoun_claims import UNDEFINED, claims
+from probekit.toyworld.prednoun import limbs_only_accuracy
 
 MODELS = ["toy-vilt", "toy-clip"]
 
@@ -50,6 +51,8 @@ def test_run_scores_every_model_condition_template_and_swap(result):
     # no lab models: empty lab frames, and the fact says why
     assert result.data["lab"].empty and result.data["lab_checks"].empty and result.data["lab_claims"].empty
     assert result.facts["lab"] == "no lab models (`lab_models` is empty)"
+    # the toy world's binding yardstick is stated with or without a lab
+    assert result.facts["limbs_only"] == limbs_only_accuracy()
 
 
 def test_run_rows_line_up_with_the_papers(result):

@@ -16,8 +16,10 @@ Rows (vocabulary shared with :mod:`probekit.papers.prednoun`):
   outputs (:mod:`probekit.data.prednoun_released`), source :data:`RELEASED`, models named as in the paper.
 
 On the toy world, ``lab_models`` (the toy zoo, :mod:`probekit.studies.prednoun_lab`) are scored on the same triplets,
-full, cropped and with the image's cells shuffled (:mod:`probekit.toyworld.cells`): their rows are ``data["lab"]`` (not
-in ``rows``), judged in ``data["lab_checks"]`` and ``data["lab_claims"]`` (:mod:`probekit.studies.lab`).
+full and cropped: their rows are ``data["lab"]`` (not in ``rows``), judged in ``data["lab_checks"]`` and
+``data["lab_claims"]`` (:mod:`probekit.studies.lab`); ``facts["limbs_only"]`` is the best pair and triplet accuracy
+of a model that binds a pose to a kind by the colour of its limbs alone
+(:func:`probekit.toyworld.prednoun.limbs_only_accuracy`).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from probekit.scorers.mlm import pseudo_perplexity
 from probekit.scorers.registry import REGISTRY
 from probekit.studies import lab, prednoun_lab
 from probekit.studies.prednoun_claims import CROP_GAIN, claims
-from probekit.toyworld.cells import shuffle_items
+from probekit.toyworld.prednoun import limbs_only_accuracy
 
 STUDY = "prednoun"
 PROBES = {"default": "pairs", "alt": "pairs-alt"}
@@ -115,7 +117,7 @@ def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, li
     """Score every model of ``models`` (four runs: full/cropped × default/alt template) and of ``clip_models``
     (full images, default template), re-analyse the authors' ``released_outputs`` (their folder names, e.g.
     "VILT"), and compute the study's rows, per-item data, facts and claims; on the toy world, score the
-    ``lab_models`` too (full, cropped and cells shuffled, default template) and judge the lab's checks and claims."""
+    ``lab_models`` too (full and cropped, default template) and judge the lab's checks and claims."""
     params = dict(models=list(models), dataset=dataset, data_dir=data_dir, limit=limit, seed=seed, device=device,
                   batch_size=batch_size, cache_dir=cache_dir, min_concept_count=min_concept_count,
                   n_resamples=n_resamples, perplexity_model=perplexity_model, clip_models=list(clip_models),
@@ -151,18 +153,19 @@ def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, li
         facts.update(more)
     rows = concat([rows, *parts, papers.reported(STUDY)])
     if dataset == "toy" and lab_models:
-        views["shuffled"] = shuffle_items(items, root, seed)
         data["lab"] = prednoun_lab.lab_rows(items, lab_models, views=views, scored=scored, seed=seed, device=device,
                                             batch_size=batch_size, cache_dir=cache_dir)
         data["lab_checks"] = lab.checks(data["lab"], prednoun_lab.CHECKS)
         data["lab_claims"] = lab.claims(data["lab"], prednoun_lab.CLAIMS)
         facts["lab"] = (f"{', '.join(dict.fromkeys(data['lab']['model']))} scored on the same {len(items)} "
-                        "triplets, full, cropped to the target and with the image's cells shuffled (default template)")
+                        "triplets, full and cropped to the target (default template)")
     else:
         data.update(lab=concat([]), lab_checks=lab.checks(concat([]), []), lab_claims=lab.claims(concat([]), []))
         facts["lab"] = ("the lab runs on the toy world only" if dataset != "toy"
                         else "no lab models (`lab_models` is empty)")
 
+    if dataset == "toy":
+        facts["limbs_only"] = limbs_only_accuracy()
     swaps = items.assign(swap=items["pos"].map(pairs.SWAP_NAMES)).groupby("swap")
     facts.update(dataset=dataset, seed=seed, n_triplets=len(items), n_pairs=int(items["pair_id"].nunique()),
                  missing_images=int(items["image"].isna().sum()), main_models=main,

@@ -4,9 +4,10 @@ that the toy models are not at ceiling and controlled enough that a knock-out ca
 Images are 64x64 px boards of 4x4 cells of 16 px (the toy models' patch size), aligned with the patch grid, which
 tiny models learn fast.  An object is drawn inside one cell.  An agent stands in two, one above the other: its bust
 (head and torso in its kind's colour, shape and size) in the upper cell and its limbs (the pose, the same stick
-figure in one neutral colour for every kind, each joint jittered per drawing) in the lower one, so that who it is
-and what it does lie in different patches, as in a photograph, and binding a noun to a predicate means relating
-two image tokens (``cells`` shuffles an image's cells to take that relation away).  Boxes are the square around
+figure for every kind, each joint jittered per drawing) in the lower one.  The limbs wear one of three colours, each
+shared by two kinds (``glyphs.LIMBS``), as clothes would be: the limbs alone bind a pose to a pair of kinds, and
+only the bust in the patch above tells the two apart (``prednoun.limbs_only_accuracy`` is what the limbs alone
+reach; binding across the two patches alone was beyond the toy models).  Boxes are the square around
 what is drawn (``scene.box``, for crops) or its tight rectangle (``scene.tight_box``, for ablations), so box sizes
 vary with the agent's kind and pose and the object's size, and distances with the cells.  Masks are exact
 (``scene.render`` returns one per entity).

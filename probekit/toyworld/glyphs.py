@@ -65,8 +65,8 @@ def _draw_bust(d, c, kind: str, P) -> None:
 def draw_agent(draws, e, x0: float, y0: float, s: float, rng: np.random.Generator) -> None:
     """The bust in the cell above (x0, y0 - s), in the kind's colour and scale; the pose's limbs in the agent's own
     cell: the same stick figure for every kind, in the colour LIMBS gives the kind and one other, so that the limbs
-    tell the kind only up to that pair (the pose table's head is where the neck joins).  Every joint moves by up to JITTER
-    (``rng``), so that no two drawings of a pose are the same."""
+    tell the kind only up to that pair (the pose table's head is where the neck joins).  Every joint moves by up to
+    JITTER (``rng``), so that no two drawings of a pose are the same."""
     (hx, hy, _), segs = _HUMAN[e.pose or "stand"]
     joints = sorted({(hx, hy), *(p for seg in segs for p in seg)})
     moved = dict(zip(joints, (tuple(p + rng.uniform(-JITTER, JITTER, 2)) for p in joints)))

@@ -1,10 +1,10 @@
 """Scenes of the toy world: a background and entities drawn on a grid with PIL, with an exact mask per entity. An object
 fills one cell; an agent stands in two, one above the other: its bust (head and torso, in its kind's colour and size) in
-the upper cell and its limbs (the pose, in one neutral colour for every kind) in its own, lower cell, so that who it is
-and what it does lie in different patches, as in a photograph, and binding a noun to a predicate needs two image tokens
-related. Boxes are the squares around the masks (``boxes``) or their tight rectangles (``tight_box``), so they vary with
-the kind, pose and size of what is drawn. The file name, the train/eval split and the background texture follow from the
-scene's content, so the same scene is always the same image."""
+the upper cell and its limbs (the pose, in a colour its kind shares with one other kind) in its own, lower cell, so that
+the limbs tell the kind only up to a pair and the bust tells the rest. Boxes are the squares around the masks
+(``boxes``) or their tight rectangles (``tight_box``), so they vary with the kind, pose and size of what is drawn.
+The file name, the train/eval split and the background texture follow from the scene's content, so the same scene
+is always the same image."""
 
 from __future__ import annotations
 
