@@ -38,7 +38,7 @@ CHECKPOINTS = Path(__file__).parent / "checkpoints"
 
 @dataclass
 class Budget:
-    steps: int = 15000         # optimiser steps per model
+    steps: int = 30000         # optimiser steps per model
     batch: int = 64
     pool: int = 60000          # training images rendered once per recipe (same draws for every model)
     lr_vilt: float = 5e-4
