@@ -3,6 +3,7 @@
 import os
 
 import numpy as np
+import pandas as pd
 import pytest
 from PIL import Image
 
@@ -69,7 +70,7 @@ def test_verbs_negatives_differ_in_one_slot(tmp_path):
 
 
 def test_a_verb_negative_is_a_close_verb_same_pose_or_same_place_about_half_each(tmp_path):
-    from probekit.toyworld.svo import close_verb_weights
+    from probekit.toyworld.svo import close_verb_weights, verb_cue
     from probekit.toyworld.vocab import VERBS
     # "hold" (standing, object beside the limbs): "watch", "show" and "lift" share its pose, "push" and "clean" its
     # place; "chase", "eat", "kick" and "ride" differ in both
@@ -84,6 +85,14 @@ def test_a_verb_negative_is_a_close_verb_same_pose_or_same_place_about_half_each
     same_place = np.array([a.offset == b.offset for a, b in pairs])
     assert (same_pose ^ same_place).all()                                          # close, and in exactly one way
     assert 0.35 < same_pose.mean() < 0.65 and len(pairs) == 100
+    # what the verbs chapter splits verb negatives by: the same rows, named by the cue that tells them apart
+    cues = verb_cue(df)
+    assert cues[~df["verb_neg"]].isna().all()
+    assert list(cues[df["verb_neg"]]) == ["the object's place" if p else "the pose" for p in same_pose]
+    hand = pd.DataFrame({"pos_triplet": ["man,hold,ball"] * 4, "neg_triplet": ["man,watch,ball", "man,push,ball",
+                                                                               "man,chase,ball", "boy,hold,ball"],
+                         "verb_neg": [True, True, True, False]})
+    assert list(verb_cue(hand)) == ["the object's place", "the pose", "both", None]
 
 
 def test_verbs_subject_boxes_cover_a_drawn_subject(tmp_path):

@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from probekit.metrics.itm import (coverage, itm_accuracy, negative_type, pairwise_accuracy, ranked_verbs,
-                                  score_pairs, triplet_negative_counts, verb_accuracy, verb_pair_counts)
+from probekit.metrics.itm import (coverage, itm_accuracy, negative_type, pairwise_accuracy, pairwise_by,
+                                  ranked_verbs, score_pairs, triplet_negative_counts, verb_accuracy,
+                                  verb_pair_counts)
 from probekit.results import COLUMNS
 
 
@@ -131,6 +132,16 @@ def test_pairwise_accuracy_by_hand():
     assert got["object", "pairwise"] == (0.0, 1)
     tie = values(pairwise_accuracy(ITEMS.iloc[:1], [0.5], [0.5], "m", n_resamples=50))
     assert tie["all", "pairwise"] == (0.5, 1)
+
+
+def test_pairwise_by_groups_of_rows_by_hand():
+    # rows 0 (0.9>0.2) and 3 (0.4<0.6) in "a", rows 1 (0.9>0.7) and 2 (0.4>0.1) in "b"; row 4 in no group (and
+    # left out anyway: two flags)
+    rows = pairwise_by(ITEMS, POS, NEG, pd.Series(["a", "b", "b", "a", None], index=ITEMS.index), "cue", "m",
+                       n_resamples=50)
+    assert list(rows.columns) == COLUMNS and set(rows["probe"]) == {"cue"} and set(rows["metric"]) == {"pairwise"}
+    assert list(rows["subset"]) == ["a", "b"] and values(rows) == {("a", "pairwise"): (0.5, 2),
+                                                                  ("b", "pairwise"): (1.0, 2)}
 
 
 def test_verb_accuracy_filters_on_triplets_and_ranks():

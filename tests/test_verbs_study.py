@@ -53,6 +53,11 @@ def test_heads_decide_what_each_model_is_scored_on(study):
     vilt = select(ours, model="toy-vilt")
     assert set(vilt["metric"]) == {"avg", "pos", "neg", "pairwise"}
     assert set(select(vilt, metric=["avg", "pos", "neg"])["condition"]) == {"threshold 0.5"}
+    # on the toy world, every model's verb negatives again, split by what tells the two verbs apart
+    for model in ("toy-vilt", "toy-clip"):
+        cues = select(result.ours(), probe=verbs.CUE_PROBE, model=model)
+        assert set(cues["subset"]) == {"the object's place", "the pose"} and set(cues["metric"]) == {"pairwise"}
+        assert cues["n"].sum() == one(ours, model=model, subset="verb", metric="pairwise")["n"]
 
 
 def test_pairwise_claims_are_decided_by_the_rows_intervals(study):

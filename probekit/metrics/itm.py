@@ -32,6 +32,7 @@ a percentile-bootstrap 95% interval (``probekit.stats.bootstrap_ci``) over the c
   ``condition="threshold <t>"`` (the rows depend on the threshold; the paper's are at 0.5), and ``pairwise``
   with ``condition=""``.  ``n`` of "avg" is the number of positives plus negatives.
 * ``probe="svo-verbs"``, ``subset`` = the verb: per-verb ``neg`` (at the threshold) or ``pairwise``.
+* ``pairwise_by``: ``pairwise`` per group of rows the caller labels (``probe`` and ``subset`` = the label its own).
 * ``chance`` is 0.5 throughout: a coin flip per pair for ``pos``/``neg`` (and so for their average), and a
   random choice between the two images for ``pairwise``.
 """
@@ -169,6 +170,16 @@ def pairwise_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = 
     scored = _scored(items, pos_scores, neg_scores)
     return frame([_row(model, "pairwise", subset, _pair_correct(_subset(scored, subset)), np.mean, n_resamples, seed)
                   for subset in SUBSETS])
+
+
+def pairwise_by(items: pd.DataFrame, pos_scores, neg_scores, groups: pd.Series, probe: str, model: str = "model",
+                n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Pairwise accuracy per group of rows: ``groups`` labels each row of ``items`` (None: in no group), one row per
+    label in sorted order, ``subset`` = the label."""
+    scored = _scored(items, pos_scores, neg_scores)
+    labels = groups.reindex(scored.index)
+    return frame([_row(model, "pairwise", label, _pair_correct(scored[labels == label]), np.mean, n_resamples, seed,
+                       probe=probe) for label in sorted(labels.dropna().unique())])
 
 
 def triplet_negative_counts(items: pd.DataFrame, pos_scores, neg_scores) -> pd.Series:

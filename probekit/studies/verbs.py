@@ -3,7 +3,8 @@
 ``run(**params)`` loads the items, scores every model, and returns a :class:`~probekit.results.StudyResult`:
 
 * ``rows``: ours (:mod:`probekit.metrics.itm`: Table 4 at the threshold for models that can answer the
-  "threshold" question, pairwise accuracy for every model, per-verb accuracy) and the paper's Tables 4–5;
+  "threshold" question, pairwise accuracy for every model, per-verb accuracy; on the toy world also pairwise
+  accuracy on verb negatives by what tells the two verbs apart, probe :data:`CUE_PROBE`) and the paper's Tables 4–5;
 * ``data``: ``overview`` (one row of dataset counts), ``coverage`` (per model: head, checkpoint, scored rows and
   rows dropped whole for a missing positive / negative / unreadable image), ``verb_order`` (per model, the ranked
   verbs shown, hardest first) and ``triplet_negatives`` (per model, distinct negative images per positive SVO
@@ -35,11 +36,14 @@ from probekit.results import OURS, StudyResult, concat, empty, select
 from probekit.scorers import REGISTRY, can_answer, head_for, load_scorer
 from probekit.studies import lab, verbs_lab
 from probekit.studies.verbs_claims import claims
+from probekit.toyworld import svo
 
 STUDY = "verbs"
 #: the study's headline rows for the summary page (one per model each)
 HEADLINES = [dict(probe=itm.PROBE, subset="all", metric="pairwise"),
              dict(probe=itm.PROBE, subset="verb", metric="pairwise")]
+#: on the toy world: pairwise accuracy on verb negatives by what tells the two verbs apart (subset: the cue)
+CUE_PROBE = "svo-verb-cue"
 #: what each model parameter must answer (``probekit.scorers.head_for`` questions; at least one of them),
 #: checked from the registry before anything runs (``probekit check``)
 ROLES = {"models": ("threshold", "choice"), "lab_models": ("threshold", "choice")}
@@ -67,23 +71,25 @@ def head_of(scorer, head: str) -> str:
 
 
 def score_model(scorer, items: pd.DataFrame, threshold: float, min_triplet_negatives: int, n_resamples: int,
-                seed: int) -> tuple[pd.DataFrame, dict, pd.Series]:
-    """One model's rows, its coverage record and its per-triplet negative-image counts."""
+                seed: int, cues: pd.Series | None = None) -> tuple[pd.DataFrame, dict, pd.Series]:
+    """One model's rows, its coverage record and its per-triplet negative-image counts; with ``cues`` (what tells
+    each verb negative's verb apart, :func:`probekit.toyworld.svo.verb_cue`), pairwise rows per cue too."""
     thresholded = can_answer(scorer, "threshold")
     head = head_for(scorer, "threshold") if thresholded else head_for(scorer, "choice")
     pos, neg = itm.score_pairs(scorer, items, head)
     name = scorer.name
     parts = [itm.itm_accuracy(items, pos, neg, name, threshold, n_resamples, seed)] if thresholded else []
     metric = "neg" if thresholded else "pairwise"
-    parts += [itm.pairwise_accuracy(items, pos, neg, name, n_resamples, seed),
-              itm.verb_accuracy(items, pos, neg, name, metric, threshold, min_triplet_negatives, n_resamples,
-                                seed)]
+    per_verb = itm.verb_accuracy(items, pos, neg, name, metric, threshold, min_triplet_negatives, n_resamples, seed)
+    parts += [itm.pairwise_accuracy(items, pos, neg, name, n_resamples, seed), per_verb]
+    if cues is not None:
+        parts.append(itm.pairwise_by(items, pos, neg, cues, CUE_PROBE, name, n_resamples, seed))
     triplets = itm.triplet_negative_counts(items, pos, neg)
     record = {"family": scorer.family, "head": head, "head of checkpoint": head_of(scorer, head),
               "scored as": f"ITM at threshold {threshold:g}" if thresholded else "choice of image (pairwise)",
               **itm.coverage(items, pos, neg), "unreadable images": len(scorer.skipped),
               "triplets kept": int((triplets >= min_triplet_negatives).sum()),
-              "verbs ranked": int(len(parts[-1]))}
+              "verbs ranked": int(len(per_verb))}
     return concat(parts), record, triplets
 
 
@@ -113,10 +119,11 @@ def run(models: Sequence[str] = ("toy-vilt", "toy-clip"), dataset: str = "toy", 
                   top_k=top_k, n_resamples=n_resamples, lab_models=list(lab_models))
     items = load_dataset(STUDY, dataset, data_dir=data_dir, limit=limit, seed=seed)
     parts, records, triplet_negatives, verb_order = {}, {}, {}, {}
+    cues = svo.verb_cue(items) if dataset == "toy" else None
     for name in models:
         scorer = load_scorer(name, device=device, batch_size=batch_size, cache_dir=cache_dir)
         parts[name], records[name], triplet_negatives[name] = score_model(
-            scorer, items, threshold, min_triplet_negatives, n_resamples, seed)
+            scorer, items, threshold, min_triplet_negatives, n_resamples, seed, cues)
         verb_order[name] = itm.ranked_verbs(parts[name][parts[name]["probe"] == itm.VERB_PROBE], top_k)
     rows = concat([*parts.values(), papers.reported(STUDY)])
     lab_data, lab_fact = run_lab(items, dataset, lab_models, parts if threshold == verbs_lab.THRESHOLD else {},

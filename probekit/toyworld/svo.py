@@ -39,6 +39,19 @@ def close_verb_weights(verb: str, options: list[tuple[str, str, str]]) -> list[f
     return weights if any(weights) else None
 
 
+def verb_cue(items: pd.DataFrame) -> pd.Series:
+    """Per row of ``items``: what tells its verb negative's verb from the sentence's in the images, "the object's
+    place" (the same pose), "the pose" (the object in the same place) or "both"; None for rows that are not verb
+    negatives."""
+    def cue(pos: str, neg: str, is_verb: bool):
+        if not is_verb:
+            return None
+        a, b = VERBS[pos.split(",")[1]], VERBS[neg.split(",")[1]]
+        return "the object's place" if a.pose == b.pose else "the pose" if a.offset == b.offset else "both"
+    return pd.Series([cue(p, n, v) for p, n, v in zip(items["pos_triplet"], items["neg_triplet"], items["verb_neg"])],
+                     index=items.index, dtype=object, name="verb_cue")
+
+
 def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.DataFrame:
     n = target_size("verbs", limit)
     rng = rng_for("verbs", seed, split)
