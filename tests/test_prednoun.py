@@ -215,6 +215,17 @@ def test_pair_accuracy_on_hand_made_pairs():
     assert per_pair.loc["p1", "nouns"] == ["Man"] and per_pair.loc["p1", "predicates"] == ["Sit", "Stand"]
 
 
+def test_accuracy_by_groups_of_pairs():
+    # p0 (both right) and p2 (one right, one tie) in "a"; p1 (one right) in "b"
+    items = hand_made()
+    rows = pairs.accuracy_by(items, pd.Series(["a", "a", "b", "b", "a", "a"], index=items.index), model="m",
+                             probe="pairs-x", condition="full")
+    assert list(rows["subset"]) == ["a", "a", "b", "b"] and set(rows["probe"]) == {"pairs-x"}
+    got = {(r.subset, r.metric): (r.value, r.n) for r in rows.itertuples()}
+    assert got == {("a", "pair_accuracy"): (0.5, 2), ("a", "triplet_accuracy"): (0.75, 4),
+                   ("b", "pair_accuracy"): (0.0, 1), ("b", "triplet_accuracy"): (0.5, 2)}
+
+
 def test_unscored_triplets_drop_their_pair_and_are_counted():
     items = hand_made()
     items.loc[2, "s_target"] = np.nan

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from probekit.claims import ABOVE
-from probekit.results import COLUMNS, frame, one, row
+from probekit.results import COLUMNS, frame, one, row, select
 from probekit.studies import lab, prednoun, prednoun_lab
 from probekit.studies.prednoun_claims import CROP_GAIN
 from probekit.studies.prednoun_lab import CHECKS, CLAIMS, LAB_MODELS
@@ -107,13 +107,18 @@ def test_lab_rows_reuse_the_main_runs_scores():
                           "pos": ["subject", "subject", "object", "object"], "subject": ["man", "woman", "dog", "dog"],
                           "object": ["sitting"] * 2 + ["running", "lying"],
                           "word_target": ["man", "woman", "running", "lying"],
-                          "word_distractor": ["woman", "man", "lying", "running"]})
+                          "word_distractor": ["woman", "man", "lying", "running"],
+                          "other_agent": ["woman", "man", "woman", "woman"]})
     scored = {("no-such-model", c, "default"): items.assign(s_target=[0.9, 0.8, 0.7, 0.2], s_distractor=0.5)
               for c in ("full", "cropped")}
     rows = prednoun_lab.lab_rows(items, ["no-such-model"], views={}, scored=scored)
     assert set(rows["model"]) == {"no-such-model"}
     assert one(rows, condition="full", subset="all", metric="pair_accuracy")["value"] == 0.5
     assert one(rows, condition=CROP_GAIN, metric="pair_accuracy_diff")["value"] == 0.0
+    # the full-image pairs again, by the limbs: pair a's man and woman wear different limbs (a won), pair b's dog
+    # and woman alike ones (b lost)
+    split = select(rows, probe=prednoun.LIMBS_PROBE, metric="pair_accuracy")
+    assert list(zip(split["subset"], split["value"], split["n"])) == [("limbs alike", 0.0, 1), ("limbs differ", 1.0, 1)]
 
 
 def test_real_run_scores_the_lab_models_on_the_same_items(tmp_path):

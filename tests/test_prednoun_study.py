@@ -53,6 +53,11 @@ def test_run_scores_every_model_condition_template_and_swap(result):
     assert result.facts["lab"] == "no lab models (`lab_models` is empty)"
     # the toy world's binding yardstick is stated with or without a lab
     assert result.facts["limbs_only"] == limbs_only_accuracy()
+    # and every model's full-image pairs are split by whether the two agents' limbs look alike
+    for model in ("toy-vilt", "toy-clip"):
+        split = select(ours, probe=prednoun.LIMBS_PROBE, model=model, metric="pair_accuracy")
+        assert set(split["subset"]) <= {"limbs alike", "limbs differ"} and split["n"].sum() == 20
+        assert set(split["condition"]) == {"full"}
 
 
 def test_run_rows_line_up_with_the_papers(result):

@@ -66,9 +66,16 @@ def test_the_limbs_alone_bind_four_pairs_in_five(tmp_path):
                                                             "triplet_accuracy": 24 / 30 + 6 / 30 / 2})
     assert same_limbs("man", "girl") and same_limbs("dog", "woman") and not same_limbs("man", "boy")
     items = prednoun.make_items(tmp_path, 400, 0, "eval")
-    nouns = items[items["pos"] == "subject"].groupby("pair_id").first()     # the pairs whose sentences name both
-    share = np.mean([same_limbs(a, b) for a, b in zip(nouns["word_target"], nouns["word_distractor"])])
-    assert len(nouns) > 80 and 0.12 < share < 0.28
+    # the image's other agent: the distractor's noun in a noun pair, one kind for both images of a predicate pair
+    nouns = (items["pos"] == "subject").to_numpy()
+    assert (items["other_agent"][nouns] == items["word_distractor"][nouns]).all()
+    assert (items[~nouns].groupby("pair_id")["other_agent"].nunique() == 1).all()
+    assert (items["other_agent"] != items["subject"]).all()
+    alike = prednoun.limbs_alike(items)
+    assert list(alike) == [prednoun.LIMBS_ALIKE if same_limbs(a, b) else prednoun.LIMBS_DIFFER
+                           for a, b in zip(items["subject"], items["other_agent"])]
+    assert (alike.groupby(items["pair_id"]).nunique() == 1).all()                  # one label per pair
+    assert 0.12 < (alike == prednoun.LIMBS_ALIKE).mean() < 0.28
 
 
 def test_prednoun_boxes_vary(tmp_path):

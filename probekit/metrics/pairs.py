@@ -128,6 +128,18 @@ def accuracy(items: pd.DataFrame, *, model: str, probe: str, condition: str, see
     return frame(out)
 
 
+def accuracy_by(items: pd.DataFrame, groups: pd.Series, *, model: str, probe: str, condition: str,
+                seed: int = 0) -> pd.DataFrame:
+    """Pair and triplet accuracy of one scored run per group of pairs: ``groups`` labels each item (the same label
+    for both items of a pair), one pair of rows per label in sorted order, ``subset`` = the label."""
+    labels = dict(study=STUDY, probe=probe, model=model, condition=condition)
+    pairs = pair_results(items)
+    of_pair = groups.groupby(items["pair_id"], sort=False).first()
+    pairs["group"] = of_pair.reindex(pairs["pair_id"]).to_numpy()
+    return frame([r for label in sorted(pairs["group"].dropna().unique())
+                  for r in _rows(pairs[pairs["group"] == label], seed, subset=label, **labels)])
+
+
 def accuracy_diff(a: pd.DataFrame, b: pd.DataFrame, *, model: str, probe: str, condition: str,
                   seed: int = 0) -> pd.DataFrame:
     """``pair_accuracy_diff`` of run ``a`` minus run ``b`` on the same pairs (e.g. cropped − full), with a

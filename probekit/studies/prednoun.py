@@ -10,6 +10,8 @@ Rows (vocabulary shared with :mod:`probekit.papers.prednoun`):
   tuples``, subset "target → distractor" (Fig. 6, tuples with at least ``min_tuple_count`` triplets, the
   authors' 5): full images, default template;
 * probe ``confounds``, subset the factor: metrics ``r`` (Fisher z interval) and ``p`` (Table 9);
+* on the toy world, probe :data:`LIMBS_PROBE`, subset "limbs alike" / "limbs differ": pair and triplet accuracy
+  of the full-image runs by whether the image's two agents wear limbs of one colour (:func:`limbs_rows`);
 * probe ``crop overlap`` (model ""): the fraction of triplets whose distractor box lies more than half (90%)
   inside the target's crop (:mod:`probekit.metrics.crop_overlap`);
 * with ``released_outputs``: the same pair, concept and tuple rows computed from the authors' released per-item
@@ -40,12 +42,14 @@ from probekit.scorers.mlm import pseudo_perplexity
 from probekit.scorers.registry import REGISTRY
 from probekit.studies import lab, prednoun_lab
 from probekit.studies.prednoun_claims import CROP_GAIN, claims
-from probekit.toyworld.prednoun import limbs_only_accuracy
+from probekit.toyworld.prednoun import limbs_alike, limbs_only_accuracy
 
 STUDY = "prednoun"
 PROBES = {"default": "pairs", "alt": "pairs-alt"}
 CONDITIONS = ("full", "cropped")
 RELEASED = f"{PAPER}, released outputs"
+#: on the toy world: full images, default template, pairs split by whether the two agents' limbs look alike
+LIMBS_PROBE = "pairs-limbs"
 HEADLINES = [dict(probe="pairs", condition="full", subset="all", metric="pair_accuracy"),
              dict(probe="pairs", condition="cropped", subset="all", metric="pair_accuracy")]
 #: what each model parameter must answer (``probekit.scorers.head_for`` questions; at least one of them),
@@ -62,6 +66,14 @@ def score_run(name: str, scorer, items: pd.DataFrame, views: dict, condition: st
     scores = pairs.score_triplets(scorer, items, images=views.get(condition), template=template)
     return items.assign(model=name, condition=condition, template=template, s_target=scores["s_target"],
                         s_distractor=scores["s_distractor"])
+
+
+def limbs_rows(scored: dict, seed: int) -> pd.DataFrame:
+    """Toy world: pair and triplet accuracy of every full-image, default-template run of ``scored`` split by
+    whether the two agents' limbs look alike (probe :data:`LIMBS_PROBE`, subset the label of
+    :func:`probekit.toyworld.prednoun.limbs_alike`)."""
+    return concat([pairs.accuracy_by(s, limbs_alike(s), model=m, probe=LIMBS_PROBE, condition=c, seed=seed)
+                   for (m, c, t), s in scored.items() if (c, t) == ("full", "default")])
 
 
 def perplexities(lm, sentences) -> dict[str, float]:
@@ -166,6 +178,7 @@ def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, li
 
     if dataset == "toy":
         facts["limbs_only"] = limbs_only_accuracy()
+        rows = concat([rows, limbs_rows(scored, seed)])
     swaps = items.assign(swap=items["pos"].map(pairs.SWAP_NAMES)).groupby("swap")
     facts.update(dataset=dataset, seed=seed, n_triplets=len(items), n_pairs=int(items["pair_id"].nunique()),
                  missing_images=int(items["image"].isna().sum()), main_models=main,

@@ -26,7 +26,7 @@ from typing import Sequence
 import pandas as pd
 
 from probekit.metrics.pairs import PAIR_CHANCE, TRIPLET_CHANCE
-from probekit.results import frame
+from probekit.results import concat, frame
 from probekit.scorers import can_answer, load_scorer
 from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, Check, PaperClaim
 from probekit.studies.prednoun_claims import CROP_GAIN
@@ -103,4 +103,4 @@ def lab_rows(items: pd.DataFrame, lab_models: Sequence[str] = LAB_MODELS, *, vie
         return frame([])
     rows, _, _ = study.analyse(runs, list(dict.fromkeys(m for m, _, _ in runs)), seed, min_concept_count=0,
                                min_tuple_count=0, n_resamples=0, detailed=[])  # no concepts, no tuples
-    return rows
+    return concat([rows, study.limbs_rows(runs, seed)])

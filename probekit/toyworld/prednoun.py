@@ -4,7 +4,7 @@ the images also hold an unrelated object.  The two agents are two kinds drawn un
 are of two kinds whose limbs look alike (``glyphs.same_limbs``): only the busts tell whose pose is whose.  Both
 images of a pair share one background, drawn uniformly: the training stream shows agents in their typical scenes,
 so a background of the target's kind would name the noun.  Boxes are the squares around the agents' drawn
-figures."""
+figures.  Beyond the schema, ``other_agent`` is the kind of the image's second agent (``limbs_alike`` reads it)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from .glyphs import same_limbs
 from .items import frame, target_size
 from .sample import agents_scene, choice, in_split, pose_caption, rng_for, toy_dir
-from .glyphs import same_limbs
 from .scene import box, image_path
 from .vocab import AGENTS, POSES, SCENES
 
@@ -47,9 +47,21 @@ def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.D
                 sentence_target_alt=pose_caption(*target, alt=True),
                 sentence_distractor_alt=pose_caption(*distractor, alt=True),
                 target_box=box(scene, 0), distractor_box=box(scene, 1), subject=target[0], predicate="is", object=target[1],
-                word_target=word_t, word_distractor=word_d, pos=pos, scene=scene.background))
+                word_target=word_t, word_distractor=word_d, pos=pos, scene=scene.background,
+                other_agent=layouts[j][1][0]))
         pair += 1
     return frame(rows, n)
+
+
+#: the two labels of :func:`limbs_alike`
+LIMBS_ALIKE, LIMBS_DIFFER = "limbs alike", "limbs differ"
+
+
+def limbs_alike(items: pd.DataFrame) -> pd.Series:
+    """Per item: whether its image's two agents are of kinds whose limbs look alike (:data:`LIMBS_ALIKE`, so only
+    the busts tell whose pose is whose) or not (:data:`LIMBS_DIFFER`); the same for both items of a pair."""
+    return pd.Series([LIMBS_ALIKE if same_limbs(a, b) else LIMBS_DIFFER
+                      for a, b in zip(items["subject"], items["other_agent"])], index=items.index, dtype=object)
 
 
 def limbs_only_accuracy() -> dict[str, float]:
