@@ -1,7 +1,7 @@
 """What the predicate–noun chapter shows beyond the shared report calls: its tables beside the paper's, example
 pairs with the target's (green) and distractor's (red) boxes, the per-concept spread (Fig. 3/5) and the (target,
-distractor) heatmaps (Fig. 6).  Every function takes a :class:`probekit.results.StudyResult` of
-:mod:`probekit.studies.prednoun`.
+distractor) heatmaps (Fig. 6), and on the toy world the limbs' yardstick and split.  Every function takes a
+:class:`probekit.results.StudyResult` of :mod:`probekit.studies.prednoun` (or its facts).
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from PIL import Image
 from probekit.data.prednoun import box_to_pixels
 from probekit.papers import prednoun as paper
 from probekit.report.figures import CHANCE_STYLE, heatmap, paper_vs_ours
+from probekit.report.format import pct
 from probekit.report.format import table as wide
+from probekit.report.show import show_table, show_text
 from probekit.results import StudyResult, concat, select
-from probekit.studies.prednoun import RELEASED
+from probekit.studies.prednoun import LIMBS_PROBE, RELEASED
 
 _LAYOUT = {  # table number: (probe, conditions, subsets, columns, our models (fact))
     1: ("pairs", ["full", "cropped"], ["all"], "condition", "main_models"),
@@ -165,3 +167,22 @@ def tuples(result: StudyResult, released: bool = False):
                     "distractor", ax=axes[i, j], title=f"{m}: {swap} swaps")
     fig.tight_layout()
     return fig
+
+
+def limbs_note(facts: dict, metric: str) -> str:
+    """A caption's ending on the toy world: at most what binding by the limbs' colour alone reaches in ``metric``
+    ("pair_accuracy" or "triplet_accuracy"); "" on other data."""
+    limbs = facts.get("limbs_only")
+    return f"; binding by the limbs' colour alone, at most {pct(limbs[metric])}" if limbs else ""
+
+
+def show_limbs_split(result: StudyResult) -> None:
+    """Toy world: pair and triplet accuracy on full images of the chapter's and the lab's models, by whether the two
+    agents' limbs look alike; a line saying why not elsewhere."""
+    split = concat([select(result.ours(), probe=LIMBS_PROBE), select(result.data["lab"], probe=LIMBS_PROBE)])
+    if not len(split):
+        show_text("Not split: only the toy world draws agents whose limbs tell their kind up to a pair.")
+        return
+    show_table(wide(split.drop_duplicates(["model", "subset", "metric"]), "model", ["subset", "metric"],
+                    with_n=True), caption=("Pair accuracy (chance 25%) and triplet accuracy (chance 50%) on full "
+                                           "images by whether the two agents' limbs look alike, value [95% CI] (n)"))
