@@ -134,10 +134,10 @@ changed at a time, and loaded with `from_pretrained(<this dir>/<name>)` plus `Au
 64x64 images on a 4x4 grid of 16-px cells. An object fills one cell; an agent stands in two, its bust (head and \
 torso in its kind's colour and size) over its limbs (the pose, in a colour its kind shares with one other kind), \
 so that the limbs bind a pose to a pair of kinds and only the bust in the patch above tells the two apart. A \
-training image's background is its object's (or agent's) typical scene with p = {TYPICAL_SCENE_P}; a two-agent image takes \
-either agent's, so that the scene does not tell which of the two the caption names. Triples are drawn uniformly \
-among the plausible ones, so a masked verb's \
-best text-only top-5 is {100 * prior_topk(5):.1f}% (chance {100 * 5 / len(VERBS):.1f}%).
+training image's background is its object's (or agent's) typical scene with p = {TYPICAL_SCENE_P}; a two-agent \
+image takes either agent's, so that the scene does not tell which of the two the caption names. Triples are \
+drawn uniformly among the plausible ones, so a masked verb's best text-only top-5 is \
+{100 * prior_topk(5):.1f}% (chance {100 * 5 / len(VERBS):.1f}%).
 
 ## Architecture
 - images 64x64 RGB, patches 16 px; mean = std = 0.5.
