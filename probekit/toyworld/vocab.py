@@ -50,8 +50,8 @@ _VERB_FORMS = {
               ("fix", "fixes", "fixing"), ("wash", "washes", "washing"), ("grab", "grabs", "grabbing"),
               ("eat", "eats", "eating"), ("ride", "rides", "riding")],
 }
-_VERB_TABLE = [(pose, [(*forms, place) for forms, place in zip(verbs, _PLACES)]) for pose, verbs in _VERB_FORMS.items()]
-VERBS = {lemma: Verb(lemma, third, ing, pose, off) for pose, verbs in _VERB_TABLE for lemma, third, ing, off in verbs}
+VERBS = {lemma: Verb(lemma, third, ing, pose, place)
+         for pose, forms in _VERB_FORMS.items() for (lemma, third, ing), place in zip(forms, _PLACES)}
 
 OBJECTS = ["ball", "cup", "box", "book", "kite", "bike", "hat", "bag", "chair", "lamp", "bottle", "shoe"]
 
@@ -95,14 +95,18 @@ PLAUSIBLE_TRIPLES = [t for t in product(AGENTS, sorted(VERBS), OBJECTS) if plaus
 def prior_topk(k: int) -> float:
     """The best top-k a text-only model can reach on a masked transitive verb of a uniformly drawn plausible triple:
     given subject and object, the verb is uniform over the plausible ones, so it is k / their number, averaged."""
-    counts = [sum(plausible(s, v, o) for v in VERBS) for s, _, o in PLAUSIBLE_TRIPLES]
-    return sum(min(1.0, k / c) for c in counts) / len(counts)
+    return _best_topk([sum(plausible(s, v, o) for v in VERBS) for s, _, o in PLAUSIBLE_TRIPLES], k)
 
 
 def pose_only_topk(k: int) -> float:
     """The best top-k of a model that reads the agent's pose exactly but not where the object is: given subject,
     object and pose, the verb is uniform over the plausible verbs of that pose (at best k / their number)."""
-    counts = [sum(plausible(s, w, o) and VERBS[w].pose == VERBS[v].pose for w in VERBS) for s, v, o in PLAUSIBLE_TRIPLES]
+    return _best_topk([sum(plausible(s, w, o) and VERBS[w].pose == VERBS[v].pose for w in VERBS)
+                       for s, v, o in PLAUSIBLE_TRIPLES], k)
+
+
+def _best_topk(counts: list[int], k: int) -> float:
+    """The mean top-k of a guess uniform over each item's ``counts[i]`` candidates: k / count, at most 1."""
     return sum(min(1.0, k / c) for c in counts) / len(counts)
 
 
