@@ -84,7 +84,7 @@ def test_a_verb_negative_is_a_close_verb_same_pose_or_same_place_about_half_each
     same_pose = np.array([a.pose == b.pose for a, b in pairs])
     same_place = np.array([a.offset == b.offset for a, b in pairs])
     assert (same_pose ^ same_place).all()                                          # close, and in exactly one way
-    assert 0.35 < same_pose.mean() < 0.65 and len(pairs) == 100
+    assert 0.35 < same_pose.mean() < 0.65 and len(pairs) == 150                   # 75 verb rows and their mirrors
     # what the verbs chapter splits verb negatives by: the same rows, named by the cue that tells them apart
     cues = verb_cue(df)
     assert cues[~df["verb_neg"]].isna().all()
@@ -93,6 +93,27 @@ def test_a_verb_negative_is_a_close_verb_same_pose_or_same_place_about_half_each
                                                                                "man,chase,ball", "boy,hold,ball"],
                          "verb_neg": [True, True, True, False]})
     assert list(verb_cue(hand)) == ["the object's place", "the pose", "both", None]
+
+
+def test_every_verb_negative_has_its_mirror_so_an_image_only_score_is_at_chance(tmp_path):
+    from probekit.metrics.itm import pairwise_accuracy
+    df = load_dataset("verbs", data_dir=tmp_path, limit=42)   # 10 sentences x 4 rows, then the 11th sentence's subject
+    # and object rows: its verb row and mirror would not both fit, so neither is kept
+    assert len(df) == 42 and df["item_id"].is_unique
+    verb = df[df["verb_neg"]].set_index("item_id")
+    turned = verb.loc[[i for i in verb.index if i.endswith("-mirror")]]
+    assert len(turned) * 2 == len(verb) == 20
+    for mid, m in turned.iterrows():
+        r = verb.loc[mid.removesuffix("-mirror")]
+        assert (m.pos_image, m.neg_image, m.pos_triplet, m.neg_triplet) == (r.neg_image, r.pos_image,
+                                                                            r.neg_triplet, r.pos_triplet)
+        assert m.verb == r.neg_triplet.split(",")[1] and m.pos_subject_box == r.neg_subject_box
+        assert m.sentence != r.sentence and m.sentence.split()[-1] == r.sentence.split()[-1]  # same object named
+    # a "model" that scores the image alone (here: its file name's hash), whatever the sentence
+    score = {p: int(p.rsplit("/", 1)[-1][:8], 16) for p in [*df.pos_image, *df.neg_image]}
+    rows = pairwise_accuracy(df, df.pos_image.map(score), df.neg_image.map(score)).set_index("subset")
+    assert rows.loc["verb", "value"] == 0.5 and rows.loc["verb", "n"] == 20
+    assert rows.loc["subject", "value"] != 0.5 or rows.loc["object", "value"] != 0.5   # those are not mirrored
 
 
 def test_verbs_subject_boxes_cover_a_drawn_subject(tmp_path):

@@ -2,7 +2,8 @@
 object-negative images, each an image of a plausible triplet that differs from the sentence in one slot, drawn on
 the positive image's background (a background drawn for the negative's own object would tell the two apart).
 A verb negative is one of the verbs visually closest to the sentence's (``close_verb_weights``): the same pose with
-the object in another place, or the object in the same place with another pose.
+the object in another place, or the object in the same place with another pose.  Unlike SVO-Probes, every verb-negative row comes with its
+:func:`mirror` (the negative image's sentence, the images swapped), so that verb negatives are counterbalanced.
 Beyond the schema, ``pos_subject_box``/``neg_subject_box`` give each image's exact subject box (the guided
 masking chapter ablates it; real data gets these boxes from a detector) and ``pos_scene``/``neg_scene`` its
 background."""
@@ -52,7 +53,20 @@ def verb_cue(items: pd.DataFrame) -> pd.Series:
                      index=items.index, dtype=object, name="verb_cue")
 
 
+def mirror(row: dict, sentence: str) -> dict:
+    """The verb-negative ``row`` turned around: ``sentence`` (its negative's caption) with the two images swapped, so
+    that every image is the positive of one row and the negative of another (a model that scores the images alone,
+    whatever the sentence, gets exactly chance on verb negatives)."""
+    swap = {"pos_triplet": "neg_triplet", "pos_image_id": "neg_image_id", "pos_image": "neg_image",
+            "pos_subject_box": "neg_subject_box", "pos_scene": "neg_scene"}
+    turned = {**row, **{a: row[b] for a, b in swap.items()}, **{b: row[a] for a, b in swap.items()}}
+    return {**turned, "item_id": f"{row['item_id']}-mirror", "sentence": sentence,
+            "verb": row["neg_triplet"].split(",")[1]}
+
+
 def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.DataFrame:
+    """``limit`` rows: per sentence a subject-, a verb- and an object-negative row and the verb row's
+    :func:`mirror` right after it; a verb row and its mirror are kept or left out together."""
     n = target_size("verbs", limit)
     rng = rng_for("verbs", seed, split)
     folder = toy_dir(data_dir, "verbs")
@@ -67,12 +81,15 @@ def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.D
                 continue
             ns, nv, no = choice(rng, options, close_verb_weights(v, options) if kind == "verb" else None)
             neg = in_split(lambda r: svo_scene(r, ns, nv, no, distractor=True, background=pos.background), rng, split)
-            rows.append(dict(
+            row = dict(
                 item_id=f"verbs-{split}-{seed}-{k:05d}-{kind}", sentence=svo_caption(s, v, o, progressive),
                 pos_triplet=f"{s},{v},{o}", neg_triplet=f"{ns},{nv},{no}", pos_image_id=pos.digest(),
                 neg_image_id=neg.digest(), pos_image=str(pos_path), neg_image=str(image_path(neg, folder)),
                 subj_neg=kind == "subj", verb_neg=kind == "verb", obj_neg=kind == "obj", verb=v,
                 pos_subject_box=tight_box(pos, 0), neg_subject_box=tight_box(neg, 0), pos_scene=pos.background,
-                neg_scene=neg.background))
+                neg_scene=neg.background)
+            unit = [row, mirror(row, svo_caption(ns, nv, no, progressive))] if kind == "verb" else [row]
+            if len(rows) + len(unit) <= n:
+                rows += unit
         k += 1
     return frame(rows, n)
