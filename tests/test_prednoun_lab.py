@@ -99,6 +99,12 @@ def test_claims_hold_fail_or_stay_unresolved_from_their_rows():
                                                           lab.BY_CONSTRUCTION]
     assert list(lab.claims(_rows(toy_vilt={}), CLAIMS)["verdict"]) == [lab.NOT_RUN, lab.NOT_RUN, lab.HOLDS,
                                                                        lab.BY_CONSTRUCTION]
+    # the architecture claim's paired difference over the same pairs decides it when there: one that holds 0
+    # leaves it unresolved, even with intervals that do not overlap
+    versus = prednoun_lab.versus("toy-clip", "toy-vilt")
+    paired = pd.concat([rows, frame([_r("toy-clip", versus, -0.03, -0.08, 0.02, metric="pair_accuracy_diff")])])
+    found = lab.claims(paired, CLAIMS)
+    assert found["verdict"][0] == lab.NOT_RESOLVED and found["diff"][0]["condition"] == "toy-clip − toy-vilt, full"
 
 
 def test_lab_rows_reuse_the_main_runs_scores():
@@ -119,6 +125,24 @@ def test_lab_rows_reuse_the_main_runs_scores():
     # and woman alike ones (b lost)
     split = select(rows, probe=prednoun.LIMBS_PROBE, metric="pair_accuracy")
     assert list(zip(split["subset"], split["value"], split["n"])) == [("limbs alike", 0.0, 1), ("limbs differ", 1.0, 1)]
+
+
+def test_a_dual_encoder_and_a_cross_encoder_are_compared_pair_by_pair():
+    # hand-made scores under the two architecture models' names (every run given: nothing is loaded): toy-clip
+    # wins pair a and loses pair b, toy-vilt wins both, so clip − vilt is 0 on a and −1 on b
+    items = pd.DataFrame({"item_id": ["a0", "a1", "b0", "b1"], "pair_id": ["a", "a", "b", "b"],
+                          "pos": ["subject"] * 4, "subject": ["man", "woman", "dog", "cat"],
+                          "object": ["sitting"] * 4, "word_target": ["man", "woman", "dog", "cat"],
+                          "word_distractor": ["woman", "man", "cat", "dog"],
+                          "other_agent": ["woman", "man", "cat", "dog"]})
+    target = {"toy-clip": [0.9, 0.8, 0.7, 0.2], "toy-vilt": [0.9, 0.9, 0.9, 0.9]}
+    scored = {(m, c, "default"): items.assign(s_target=t, s_distractor=0.5) for m, t in target.items()
+              for c in ("full", "cropped")}
+    rows = prednoun_lab.lab_rows(items, list(target), views={}, scored=scored)
+    diff = select(rows, metric="pair_accuracy_diff", condition=prednoun_lab.versus("toy-clip", "toy-vilt"))
+    assert list(zip(diff["model"], diff["value"], diff["n"])) == [("toy-clip", -0.5, 2)]
+    assert len(select(rows, metric="pair_accuracy_diff")) == 3   # and each model's cropped − full
+    assert lab.claims(rows, CLAIMS)["diff"][0]["value"] == -0.5
 
 
 def test_real_run_scores_the_lab_models_on_the_same_items(tmp_path):

@@ -11,7 +11,8 @@ already scored are reused, never scored again.
   the target (the control: one agent in view, so grounding single words is enough); ``toy-bert-blind`` (the text
   alone) picks the same sentence for both images of a pair, so it can never win a pair, nor beat chance on
   triplets.  The binding checks read triplet accuracy (:data:`BINDING` says why).
-* :data:`CLAIMS`: the paper's dual encoder vs cross-encoder comparison, its cropped topline, and its nouns vs
+* :data:`CLAIMS`: the paper's dual encoder vs cross-encoder comparison (each pair of :data:`ARCHITECTURES` also
+  as a paired difference over the same pairs, condition :func:`versus`), its cropped topline, and its nouns vs
   predicates split (how hard a noun or a pose is to see is set by the toy world's drawing: decided by construction).
 
 How far binding can go on the toy world is set by its drawing too: an agent's limbs wear a colour it shares with one
@@ -25,6 +26,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from probekit.metrics import pairs
 from probekit.metrics.pairs import PAIR_CHANCE, TRIPLET_CHANCE
 from probekit.results import concat, frame
 from probekit.scorers import can_answer, load_scorer
@@ -43,6 +45,13 @@ def pair_row(condition: str, subset: str = "all", metric: str = "pair_accuracy")
 
 
 FULL, CROPPED = pair_row("full"), pair_row("cropped")
+#: (dual encoder, cross-encoder) trained alike: full-image pair accuracy compared pair by pair
+ARCHITECTURES = (("toy-clip", "toy-vilt"), ("toy-clip-hardneg", "toy-vilt-hardneg"))
+
+
+def versus(a: str, b: str) -> str:
+    """The condition of model ``a``'s paired difference against model ``b`` on full images."""
+    return f"{a} − {b}, full"
 TRIPLETS_FULL = pair_row("full", metric="triplet_accuracy")
 #: a model that cannot bind scores triplet accuracy 0.5 exactly in expectation (the pair's two images hold the same
 #: nouns and predicates, bound the other way round), but pair accuracy anywhere from 0 (its preference does not
@@ -62,11 +71,14 @@ CLAIMS = [
                "predicate–noun dependencies worse than the cross-encoders pretrained with image–text matching; "
                "pair accuracy on full images",
                f"{PAPER}, Tables 1 and 6, Sect. 5.1",
-               a=("toy-clip", FULL), b=("toy-vilt", FULL), expect=LOWER),
+               a=("toy-clip", FULL), b=("toy-vilt", FULL), expect=LOWER,
+               diff=("toy-clip", pair_row(versus("toy-clip", "toy-vilt"), metric="pair_accuracy_diff"))),
     PaperClaim("the same claim with swap negatives in both objectives (dual encoder with swaps added to its "
                "contrastive texts vs ITM cross-encoder with swap negatives); pair accuracy on full images",
                f"{PAPER}, Tables 1 and 6, Sect. 5.1",
-               a=("toy-clip-hardneg", FULL), b=("toy-vilt-hardneg", FULL), expect=LOWER),
+               a=("toy-clip-hardneg", FULL), b=("toy-vilt-hardneg", FULL), expect=LOWER,
+               diff=("toy-clip-hardneg", pair_row(versus("toy-clip-hardneg", "toy-vilt-hardneg"),
+                                                  metric="pair_accuracy_diff"))),
     PaperClaim("in the cropped task (only the target in view) performance is much higher than on full images: "
                "models ground nouns and predicates better than they bind them; pair accuracy of the ITM model",
                f"{PAPER}, Table 1, Sect. 4.1",
@@ -103,4 +115,7 @@ def lab_rows(items: pd.DataFrame, lab_models: Sequence[str] = LAB_MODELS, *, vie
         return frame([])
     rows, _, _ = study.analyse(runs, list(dict.fromkeys(m for m, _, _ in runs)), seed, min_concept_count=0,
                                min_tuple_count=0, n_resamples=0, detailed=[])  # no concepts, no tuples
-    return concat([rows, study.limbs_rows(runs, seed)])
+    full = {m: s for (m, condition, template), s in runs.items() if (condition, template) == RUNS[0]}
+    between = [pairs.accuracy_diff(full[a], full[b], model=a, probe="pairs", condition=versus(a, b), seed=seed)
+               for a, b in ARCHITECTURES if a in full and b in full]
+    return concat([rows, *between, study.limbs_rows(runs, seed)])
