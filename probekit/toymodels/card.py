@@ -179,7 +179,7 @@ interrupted run names the `--models` to run again, and the member it was trainin
 
 The split columns are parts of their probe: the cropped triplets divide into those whose two sentences differ in
 the noun and those that differ in the predicate (about half each; chance 50%), the SVO rows into subject, verb and
-object negatives (a third each; chance 50%).
+object negatives (a quarter, a half and a quarter: each verb negative comes with its mirror; chance 50%).
 
 ![training loss and held-out curves](loss_curves.png)
 {seed_section(folder)}"""
