@@ -52,6 +52,13 @@ ARCHITECTURES = (("toy-clip", "toy-vilt"), ("toy-clip-hardneg", "toy-vilt-hardne
 def versus(a: str, b: str) -> str:
     """The condition of model ``a``'s paired difference against model ``b`` on full images."""
     return f"{a} − {b}, full"
+
+
+def paired(a: str, b: str) -> tuple[str, dict[str, str]]:
+    """A claim's ``diff``: model ``a``'s paired difference against ``b`` (a row of :func:`lab_rows`)."""
+    return a, pair_row(versus(a, b), metric="pair_accuracy_diff")
+
+
 TRIPLETS_FULL = pair_row("full", metric="triplet_accuracy")
 #: a model that cannot bind scores triplet accuracy 0.5 exactly in expectation (the pair's two images hold the same
 #: nouns and predicates, bound the other way round), but pair accuracy anywhere from 0 (its preference does not
@@ -72,13 +79,12 @@ CLAIMS = [
                "pair accuracy on full images",
                f"{PAPER}, Tables 1 and 6, Sect. 5.1",
                a=("toy-clip", FULL), b=("toy-vilt", FULL), expect=LOWER,
-               diff=("toy-clip", pair_row(versus("toy-clip", "toy-vilt"), metric="pair_accuracy_diff"))),
+               diff=paired("toy-clip", "toy-vilt")),
     PaperClaim("the same claim with swap negatives in both objectives (dual encoder with swaps added to its "
                "contrastive texts vs ITM cross-encoder with swap negatives); pair accuracy on full images",
                f"{PAPER}, Tables 1 and 6, Sect. 5.1",
                a=("toy-clip-hardneg", FULL), b=("toy-vilt-hardneg", FULL), expect=LOWER,
-               diff=("toy-clip-hardneg", pair_row(versus("toy-clip-hardneg", "toy-vilt-hardneg"),
-                                                  metric="pair_accuracy_diff"))),
+               diff=paired("toy-clip-hardneg", "toy-vilt-hardneg")),
     PaperClaim("in the cropped task (only the target in view) performance is much higher than on full images: "
                "models ground nouns and predicates better than they bind them; pair accuracy of the ITM model",
                f"{PAPER}, Table 1, Sect. 4.1",

@@ -2,8 +2,9 @@
 object-negative images, each an image of a plausible triplet that differs from the sentence in one slot, drawn on
 the positive image's background (a background drawn for the negative's own object would tell the two apart).
 A verb negative is one of the verbs visually closest to the sentence's (``close_verb_weights``): the same pose with
-the object in another place, or the object in the same place with another pose.  Unlike SVO-Probes, every verb-negative row comes with its
-:func:`mirror` (the negative image's sentence, the images swapped), so that verb negatives are counterbalanced.
+the object in another place, or the object in the same place with another pose.  Unlike SVO-Probes, every
+verb-negative row comes with its :func:`mirror` (the negative image's sentence, the images swapped), so that verb
+negatives are counterbalanced.
 Beyond the schema, ``pos_subject_box``/``neg_subject_box`` give each image's exact subject box (the guided
 masking chapter ablates it; real data gets these boxes from a detector) and ``pos_scene``/``neg_scene`` its
 background."""
