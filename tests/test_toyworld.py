@@ -8,6 +8,7 @@ import pytest
 from PIL import Image
 
 from probekit.datasets import SCHEMAS, load_dataset
+from probekit.toyworld import glyphs, scene as drawn
 from probekit.toyworld.vocab import ANTONYMS, OBJECTS
 
 PROBES = list(SCHEMAS)
@@ -43,6 +44,23 @@ def test_deterministic_and_reused(tmp_path, probe):
     assert mtimes == [os.stat(p).st_mtime_ns for p in fa]
     other = load_dataset(probe, data_dir=tmp_path / "a", limit=10, seed=4)
     assert not strip(other).equals(strip(a))
+
+
+def test_a_png_cached_by_older_drawing_code_is_redrawn_and_the_split_kept(tmp_path, monkeypatch):
+    """What happened once: the limbs' colours changed, the scene keys did not, and a cache of the older drawing was
+    scored as if it were the new one.  The file name now carries the drawing's fingerprint."""
+    verbs = load_dataset("verbs", data_dir=tmp_path, limit=4, seed=0)
+    before = {p: np.asarray(Image.open(p)) for p in _files(verbs, "verbs")}
+    monkeypatch.setitem(glyphs.LIMBS, "man", (200, 0, 200))
+    monkeypatch.setitem(glyphs.LIMBS, "boy", (200, 0, 200))
+    drawn.drawing.cache_clear()
+    redrawn = load_dataset("verbs", data_dir=tmp_path, limit=4, seed=0)
+    drawn.drawing.cache_clear()
+    assert redrawn.drop(columns=IMAGE_COLS["verbs"]).equals(verbs.drop(columns=IMAGE_COLS["verbs"]))
+    after = _files(redrawn, "verbs")
+    assert not set(after) & set(before) and all(os.path.exists(p) for p in before)
+    changed = [not np.array_equal(np.asarray(Image.open(a)), before[b]) for a, b in zip(after, before)]
+    assert any(changed) and not all(changed)   # images with a man or a boy in them, and only those
 
 
 @pytest.mark.parametrize("probe", PROBES)

@@ -33,8 +33,9 @@ Statistics set on purpose:
 
 Splits: a scene belongs to "eval" when the hash of its content falls in one fifth of the hash space, otherwise to
 "train" (``Scene.split``); generators draw scenes until they fall in the requested split, so train and eval
-items (and the toy models' training stream) never share an image.  File names are the content hash, so a
-re-run reuses the PNGs under ``data_dir/toy/<probe>/``.
+items (and the toy models' training stream) never share an image.  File names are the content hash and the
+drawing's fingerprint (``scene.drawing``), so a re-run reuses the PNGs under ``data_dir/toy/<probe>/`` and a change
+to the drawing code draws them anew.
 
 Generators (registered in ``probekit.datasets``): ``svo.make_items``, ``prednoun.make_items``,
 ``masking.make_items``, ``conceptual.make_probe_r/_c/_b``, ``classify.make_items``; the training stream of the

@@ -3,13 +3,15 @@ fills one cell; an agent stands in two, one above the other: its bust (head and 
 the upper cell and its limbs (the pose, in a colour its kind shares with one other kind) in its own, lower cell, so that
 the limbs tell the kind only up to a pair and the bust tells the rest. Boxes are the squares around the masks
 (``boxes``) or their tight rectangles (``tight_box``), so they vary with the kind, pose and size of what is drawn.
-The file name, the train/eval split and the background texture follow from the scene's content, so the same scene
-is always the same image."""
+The train/eval split and the background texture follow from the scene's content, so the same scene is always the
+same image; its file name adds the drawing's fingerprint (``drawing``), so a PNG cached by older drawing code is
+never reused."""
 
 from __future__ import annotations
 
 import hashlib
 from functools import lru_cache
+from itertools import product
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -18,10 +20,10 @@ from PIL import Image, ImageDraw
 
 from ..files import save_png
 from .glyphs import draw_agent, draw_object
-from .vocab import AGENTS, COLOURS, GRID, IMAGE_SIZE
+from .vocab import AGENTS, COLOURS, GRID, IMAGE_SIZE, OBJECTS, PATTERNS, POSES, SCENES, SIZES
 
 EVAL_SHARE = 5  # one scene in EVAL_SHARE (by content hash) belongs to the evaluation split
-WORLD = "2"     # the drawing's version, part of every scene's key: cached images of an older world are never reused
+WORLD = "2"     # the world's version, part of every scene's key and so of its split (the zoo was trained on it)
 
 
 @dataclass(frozen=True)
@@ -170,10 +172,28 @@ def tight_box(scene: Scene, i: int) -> list[float]:
     return [float(v) / IMAGE_SIZE for v in (xs.min(), ys.min(), xs.max() + 1 - xs.min(), ys.max() + 1 - ys.min())]
 
 
+@lru_cache(maxsize=1)
+def drawing() -> str:
+    """Fingerprint of how scenes are drawn: a hash of the pixels of a gallery that draws every agent kind in every
+    pose and every object in every colour, size and pattern, over every background.  It is part of every image's
+    file name and not of the scene's key, so changing the drawing code redraws cached images and keeps the split."""
+    looks = list(product(OBJECTS, COLOURS, SIZES, PATTERNS))
+    h = hashlib.blake2b(digest_size=4)
+    for i, (kind, pose) in enumerate(product(AGENTS, sorted(POSES))):
+        shown = looks[8 * i % len(looks):][:8]
+        objects = tuple(Entity(o, (k // GRID, k % GRID), colour=c, size=z, pattern=p)
+                        for k, (o, c, z, p) in enumerate(shown))
+        agent = Entity(kind, (GRID - 1, i % GRID), pose=POSES[pose].pose)
+        image, _ = render(Scene(SCENES[i % len(SCENES)], objects + (agent,)))
+        h.update(image.tobytes())
+    return h.hexdigest()
+
+
 def image_path(scene: Scene, folder: Path) -> Path:
-    """Write the scene's PNG into ``folder`` (reusing an existing file) and return its absolute path."""
+    """Write the scene's PNG into ``folder`` (reusing an existing file drawn the same way) and return its absolute
+    path, ``<scene digest>-<drawing>.png``."""
     folder.mkdir(parents=True, exist_ok=True)
-    path = (folder / f"{scene.digest()}.png").resolve()
+    path = (folder / f"{scene.digest()}-{drawing()}.png").resolve()
     if not path.exists():
         save_png(render(scene)[0], path)
     return path
@@ -184,7 +204,7 @@ def mask_path(scene: Scene, folder: Path, which: list[int] | None = None) -> Pat
     folder.mkdir(parents=True, exist_ok=True)
     which = list(range(len(scene.entities))) if which is None else which
     tag = "".join(map(str, which))
-    path = (folder / f"{scene.digest()}_mask{tag}.png").resolve()
+    path = (folder / f"{scene.digest()}-{drawing()}_mask{tag}.png").resolve()
     if not path.exists():
         _, masks = render(scene)
         m = np.zeros((IMAGE_SIZE, IMAGE_SIZE), bool)
