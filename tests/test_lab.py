@@ -36,6 +36,20 @@ def test_every_role_gets_its_verdict_from_the_interval():
     assert table["as it should be"].iloc[5] == "no (should be not above chance)"
 
 
+def test_a_trained_models_control_needs_the_higher_floor():
+    """0.87 passes as a knock-out's control (floor 0.85), fails as a fully trained model's (floor 0.90)."""
+    rows = frame([_r("ko", 0.87, 0.8, 0.93, condition="crop"), _r("full", 0.87, 0.8, 0.93, condition="crop"),
+                  _r("good", 0.90, 0.85, 0.95, condition="crop")])
+    found = lab.checks(rows, [lab.Check("ko", lab.CONTROL, "c", {"condition": "crop"}),
+                              lab.Check("full", lab.TRAINED, "c", {"condition": "crop"}),
+                              lab.Check("good", lab.TRAINED, "c", {"condition": "crop"})])
+    assert list(found["verdict"]) == [lab.PASSES, lab.FAILS, lab.PASSES] and list(found["ok"]) == [True, False, True]
+    assert lab_report.checks_table(found)["as it should be"].iloc[1] == "no (should be passes)"
+    assert lab_report.judged_by(found) == ("verdict from the 95% interval; a control passes at 85% (a knock-out) "
+                                           "or 90% (a model trained on everything)")
+    assert lab_report.judged_by(found[found["role"] == lab.CONTROL]).endswith("at 85% (a knock-out)")
+
+
 def test_claims_hold_fail_stay_unresolved_or_are_decided_by_construction():
     claims = [lab.PaperClaim("a below b", "P", ("a", ACC), ("b", ACC), expect=lab.LOWER),
               lab.PaperClaim("a above b", "P", ("a", ACC), ("b", ACC), expect=lab.HIGHER),

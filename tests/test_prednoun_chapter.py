@@ -38,10 +38,11 @@ def test_chapter_shows_its_rows_beside_the_paper(executed_chapter, executed_book
 def test_chapter_shows_the_lab_checks_and_claims(executed_chapter):
     text = notebook_text(executed_chapter("prednoun"))
     for shown in ("target probe, its information removed", "knock-out, control", "blind (text only)",
+                  "trained on everything, control", "toy-vilt-noisy",
                   "toy-clip-unbound", "toy-bert-blind", "Nikolaus et al. 2022, Tables 1 and 6, Sect. 5.1",
                   "Nikolaus et al. 2022, Table 8, Sect. 5.2", "decided by construction"):
         assert shown in text, shown
-    assert "not run" not in text.split("Knock-out and blind checks", 1)[1].split("</table>", 1)[0]
+    assert "not run" not in text.split("Checks (", 1)[1].split("</table>", 1)[0]
 
 
 def test_chapter_page_is_rendered_with_figures(executed_book):

@@ -40,11 +40,13 @@ def _verdicts(found: pd.DataFrame, what: str = "what") -> dict:
 
 
 def test_lab_models_and_what_the_checks_and_claims_name():
-    assert LAB_MODELS == ("toy-vilt", "toy-vilt-hardneg", "toy-clip", "toy-clip-hardneg", "toy-clip-unbound",
-                          "toy-bert-blind")
+    assert LAB_MODELS == ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-clip", "toy-clip-hardneg",
+                          "toy-clip-unbound", "toy-bert-blind")
     assert [(c.model, c.role) for c in CHECKS] == [("toy-clip-unbound", lab.TARGET), ("toy-clip-hardneg", lab.PARENT),
                                                     ("toy-clip-unbound", lab.CONTROL),
-                                                    ("toy-bert-blind", lab.BLIND), ("toy-bert-blind", lab.BLIND)]
+                                                    ("toy-bert-blind", lab.BLIND), ("toy-bert-blind", lab.BLIND)] + [
+        (m, lab.TRAINED) for m in LAB_MODELS[:5]]
+    assert CHECKS[2].where == CHECKS[-1].where == prednoun_lab.CROPPED   # every control: the cropped pairs
     assert [(c.a[0], c.b[0], c.expect, c.by_construction) for c in CLAIMS] == [
         ("toy-clip", "toy-vilt", lab.LOWER, False), ("toy-clip-hardneg", "toy-vilt-hardneg", lab.LOWER, False),
         ("toy-vilt", "toy-vilt", lab.HIGHER, False), ("toy-vilt", "toy-vilt", lab.HIGHER, True)]
@@ -59,7 +61,7 @@ def test_checks_give_the_expected_verdicts_on_a_probe_doing_its_job():
                  toy_clip_hardneg=dict(full=(0.45, 0.36, 0.54), triplets=(0.68, 0.62, 0.74)),
                  toy_clip=dict(full=(0.5, 0.4, 0.6), triplets=(0.49, 0.43, 0.55)),   # no check reads toy-clip
                  toy_bert_blind=dict(full=(0.0, 0.0, 0.0), triplets=(0.5, 0.5, 0.5)))
-    found = lab.checks(rows, CHECKS)
+    found = lab.checks(rows, CHECKS)[:5]
     assert list(found["verdict"]) == [lab.AT_CHANCE, ABOVE, lab.PASSES, lab.NOT_ABOVE, lab.NOT_ABOVE]
     assert found["ok"].all()
     # each check reads exactly its row: triplets full / pairs cropped / the blind pairs and triplets on full images
@@ -74,7 +76,7 @@ def test_checks_give_the_expected_verdicts_on_a_probe_doing_its_job():
 def test_checks_flag_a_probe_that_leaks_and_say_not_run_for_a_missing_model():
     rows = _rows(toy_clip_unbound=dict(triplets=(0.6, 0.55, 0.65), cropped=(0.7, 0.6, 0.8)),
                  toy_bert_blind=dict(full=(0.4, 0.32, 0.48), triplets=(0.7, 0.6, 0.8)))
-    found = lab.checks(rows, CHECKS)
+    found = lab.checks(rows, CHECKS)[:5]
     assert list(found["verdict"]) == [ABOVE, lab.NOT_RUN, lab.FAILS, ABOVE, ABOVE]
     assert not found["ok"].any()
     only_blind = lab.checks(_rows(toy_bert_blind={}), CHECKS)
@@ -82,6 +84,17 @@ def test_checks_flag_a_probe_that_leaks_and_say_not_run_for_a_missing_model():
     # a parent that cannot bind either: its triplets at chance are not the "above chance" a parent must show
     flat = lab.checks(_rows(toy_clip_hardneg=dict(triplets=(0.5, 0.44, 0.56))), CHECKS)
     assert (flat["verdict"][1], flat["ok"][1]) == (lab.AT_CHANCE, False)
+
+
+def test_every_trained_model_is_held_to_the_higher_control_floor_cropped():
+    rows = _rows(toy_vilt=dict(cropped=(0.92, 0.88, 0.96)), toy_vilt_noisy=dict(cropped=(0.87, 0.82, 0.91)),
+                 toy_clip_unbound=dict(cropped=(0.87, 0.82, 0.91)))
+    found = lab.checks(rows, CHECKS)
+    trained = found[found["role"] == lab.TRAINED]
+    assert _verdicts(trained) == {(m, prednoun_lab.CROPPED_WHAT): v for m, v in [
+        ("toy-vilt", lab.PASSES), ("toy-vilt-hardneg", lab.NOT_RUN), ("toy-vilt-noisy", lab.FAILS),
+        ("toy-clip", lab.NOT_RUN), ("toy-clip-hardneg", lab.NOT_RUN)]}
+    assert found["verdict"][2] == lab.PASSES   # the knock-out's control, at the same 0.87: its floor is 0.85
 
 
 def test_claims_hold_fail_or_stay_unresolved_from_their_rows():

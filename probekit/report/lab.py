@@ -11,7 +11,8 @@ from probekit.studies import lab
 
 _ROLE = {lab.TARGET: "target probe, its information removed (from the training data or the image)",
          lab.PARENT: "target probe, its information there",
-         lab.CONTROL: "knock-out, control", lab.BLIND: "blind (text only)",
+         lab.CONTROL: "knock-out, control", lab.TRAINED: "trained on everything, control",
+         lab.BLIND: "blind (text only)",
          lab.FLOOR: "blind (text only), the probe's text floor"}
 
 
@@ -30,6 +31,15 @@ def _judged(ok: bool, expected, verdict: str) -> str:
     if not isinstance(expected, str):   # None (pandas may hold it as NaN): a row shown, not judged
         return "not judged (a text floor by the paper's design)"
     return "yes" if ok else f"no (should be {expected})"
+
+
+_FLOOR_OF = {lab.CONTROL: "a knock-out", lab.TRAINED: "a model trained on everything"}
+
+
+def judged_by(found: pd.DataFrame) -> str:
+    """How the checks of ``found`` are judged, for a caption: the interval, and the control floors they use."""
+    floors = [f"{floor:.0%} ({_FLOOR_OF[role]})" for role, floor in lab.FLOORS.items() if role in set(found["role"])]
+    return "verdict from the 95% interval" + (f"; a control passes at {' or '.join(floors)}" if floors else "")
 
 
 def checks_table(found: pd.DataFrame) -> pd.DataFrame:

@@ -6,7 +6,8 @@ knock-outs trained without one kind of information and a blind (text-only) basel
 
 * :class:`Check` s, for "Does the probe measure what it claims?": a knock-out's **target** row (the probe that needs
   the removed information) must sit at chance while its **parent** (the same recipe with the information) is
-  above chance on it, its **control** rows must pass (value >= :data:`CONTROL_FLOOR`), and the **blind** model
+  above chance on it, its **control** rows must pass (value >= :data:`FLOORS`: 0.85 for a knock-out, 0.90 for a
+  **trained** model, one that saw every kind of information, on the same control probe), and the **blind** model
   must not beat chance on any counterbalanced choice probe; on a probe whose wrong answers are unlikely *by the
   paper's design* (Probe-R), the blind row is the probe's **text floor**: shown with its verdict against chance,
   not judged, since a text model that knows which relations occur is meant to be able to beat chance there;
@@ -30,20 +31,22 @@ import pandas as pd
 from probekit.claims import ABOVE, BELOW, HIGHER, LOWER, UNRESOLVED, compare, difference, versus_chance
 from probekit.results import select
 
-TARGET, CONTROL, BLIND, PARENT, FLOOR = "target", "control", "blind", "parent", "text floor"
-CONTROL_FLOOR = 0.85
+TARGET, CONTROL, BLIND, PARENT, FLOOR, TRAINED = "target", "control", "blind", "parent", "text floor", "trained"
+#: the value a control row must reach: a knock-out's, and a model's trained with every kind of information
+FLOORS = {CONTROL: 0.85, TRAINED: 0.90}
 AT_CHANCE, PASSES, FAILS, NOT_ABOVE = "at chance", "passes", "fails", "not above chance"
 HOLDS, DOES_NOT_HOLD, NOT_RESOLVED, BY_CONSTRUCTION = "holds", "does not hold", "not resolved", "decided by construction"
 NOT_RUN = "not run"
 #: the verdict a knock-out / blind check should get for the probe to be doing its job
-EXPECTED = {TARGET: AT_CHANCE, CONTROL: PASSES, BLIND: NOT_ABOVE, PARENT: ABOVE, FLOOR: None}   # None: not judged
+EXPECTED = {TARGET: AT_CHANCE, CONTROL: PASSES, TRAINED: PASSES, BLIND: NOT_ABOVE, PARENT: ABOVE,
+            FLOOR: None}   # None: not judged
 
 
 @dataclass(frozen=True)
 class Check:
     """One row a knock-out or the blind model is judged on."""
     model: str
-    role: str                        # TARGET, PARENT, CONTROL or BLIND
+    role: str                        # TARGET, PARENT, CONTROL, TRAINED, BLIND or FLOOR
     what: str                        # the probe in words, e.g. "verb negatives, pairwise"
     where: Mapping[str, str] = field(default_factory=dict)
 
@@ -74,8 +77,8 @@ def find(rows: pd.DataFrame, model: str, where: Mapping[str, str]) -> pd.Series 
 def check_verdict(r, role: str) -> str:
     if r is None:
         return NOT_RUN
-    if role == CONTROL:
-        return PASSES if float(r["value"]) >= CONTROL_FLOOR else FAILS
+    if role in FLOORS:
+        return PASSES if float(r["value"]) >= FLOORS[role] else FAILS
     vs = versus_chance(r)
     if role in (BLIND, FLOOR):
         return NOT_ABOVE if vs != ABOVE else ABOVE
@@ -139,6 +142,6 @@ def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: p
 
 
 __all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "claim_verdict", "verdict_lines",
-           "VERDICT_COLUMNS", "CONTROL_FLOOR",
-           "TARGET", "CONTROL", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD",
-           "NOT_RESOLVED", "BY_CONSTRUCTION", "NOT_RUN", "HIGHER", "LOWER", "BELOW"]
+           "VERDICT_COLUMNS", "FLOORS",
+           "TARGET", "CONTROL", "TRAINED", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "NOT_ABOVE",
+           "HOLDS", "DOES_NOT_HOLD", "NOT_RESOLVED", "BY_CONSTRUCTION", "NOT_RUN", "HIGHER", "LOWER", "BELOW"]

@@ -8,7 +8,8 @@ already scored are reused, never scored again.
 
 * :data:`CHECKS`: ``toy-clip-unbound`` (trained on captions that bind nouns to predicates at random) must be at chance
   on full images (the target: binding) while its parent ``toy-clip-hardneg`` is above it, and still pass cropped to
-  the target (the control: one agent in view, so grounding single words is enough); ``toy-bert-blind`` (the text
+  the target (the control: one agent in view, so grounding single words is enough), as must every model of
+  :data:`TRAINED_MODELS` (there to a higher floor, :data:`probekit.studies.lab.FLOORS`); ``toy-bert-blind`` (the text
   alone) picks the same sentence for both images of a pair, so it can never win a pair, nor beat chance on
   triplets.  The binding checks read triplet accuracy (:data:`BINDING` says why).
 * :data:`CLAIMS`: the paper's dual encoder vs cross-encoder comparison (each pair of :data:`ARCHITECTURES` also
@@ -30,11 +31,13 @@ from probekit.metrics import pairs
 from probekit.metrics.pairs import PAIR_CHANCE, TRIPLET_CHANCE
 from probekit.results import concat, frame
 from probekit.scorers import can_answer, load_scorer
-from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, Check, PaperClaim
+from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, TRAINED, Check, PaperClaim
 from probekit.studies.prednoun_claims import CROP_GAIN
 
 PAPER = "Nikolaus et al. 2022"
-LAB_MODELS = ("toy-vilt", "toy-vilt-hardneg", "toy-clip", "toy-clip-hardneg", "toy-clip-unbound", "toy-bert-blind")
+#: the zoo's members trained with every kind of information (the noisy one on looser captions), not knock-outs
+TRAINED_MODELS = ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-clip", "toy-clip-hardneg")
+LAB_MODELS = (*TRAINED_MODELS, "toy-clip-unbound", "toy-bert-blind")
 #: the lab's runs per model: (condition, template)
 RUNS = (("full", "default"), ("cropped", "default"))
 
@@ -65,12 +68,14 @@ TRIPLETS_FULL = pair_row("full", metric="triplet_accuracy")
 #: depend on the image) to 0.25 (a coin flip per triplet): the binding checks read triplets
 BINDING = f"triplet accuracy (chance {TRIPLET_CHANCE:g})"
 
+CROPPED_WHAT = f"pair accuracy, cropped to the target (chance {PAIR_CHANCE:g})"
 CHECKS = [
     Check("toy-clip-unbound", TARGET, f"{BINDING}, full image", TRIPLETS_FULL),
     Check("toy-clip-hardneg", PARENT, f"{BINDING}, full image", TRIPLETS_FULL),
-    Check("toy-clip-unbound", CONTROL, f"pair accuracy, cropped to the target (chance {PAIR_CHANCE:g})", CROPPED),
+    Check("toy-clip-unbound", CONTROL, CROPPED_WHAT, CROPPED),
     Check("toy-bert-blind", BLIND, f"pair accuracy, full image (chance {PAIR_CHANCE:g})", FULL),
     Check("toy-bert-blind", BLIND, f"{BINDING}, full image", TRIPLETS_FULL),
+    *(Check(model, TRAINED, CROPPED_WHAT, CROPPED) for model in TRAINED_MODELS),
 ]
 
 CLAIMS = [
