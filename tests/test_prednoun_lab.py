@@ -59,7 +59,7 @@ def test_checks_give_the_expected_verdicts_on_a_probe_doing_its_job():
     rows = _rows(toy_clip_unbound=dict(full=(0.12, 0.07, 0.18), triplets=(0.52, 0.46, 0.58),
                                        cropped=(0.92, 0.86, 0.97)),
                  toy_clip_hardneg=dict(full=(0.45, 0.36, 0.54), triplets=(0.68, 0.62, 0.74)),
-                 toy_clip=dict(full=(0.5, 0.4, 0.6), triplets=(0.49, 0.43, 0.55)),   # no check reads toy-clip
+                 toy_clip=dict(full=(0.5, 0.4, 0.6), triplets=(0.49, 0.43, 0.55)),   # no binding check reads toy-clip
                  toy_bert_blind=dict(full=(0.0, 0.0, 0.0), triplets=(0.5, 0.5, 0.5)))
     found = lab.checks(rows, CHECKS)[:5]
     assert list(found["verdict"]) == [lab.AT_CHANCE, ABOVE, lab.PASSES, lab.NOT_ABOVE, lab.NOT_ABOVE]

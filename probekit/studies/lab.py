@@ -44,7 +44,7 @@ EXPECTED = {TARGET: AT_CHANCE, CONTROL: PASSES, TRAINED: PASSES, BLIND: NOT_ABOV
 
 @dataclass(frozen=True)
 class Check:
-    """One row a knock-out or the blind model is judged on."""
+    """One row a knock-out, its parent, a fully trained model or the blind model is judged on."""
     model: str
     role: str                        # TARGET, PARENT, CONTROL, TRAINED, BLIND or FLOOR
     what: str                        # the probe in words, e.g. "verb negatives, pairwise"

@@ -10,9 +10,9 @@ never reused."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import product
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
