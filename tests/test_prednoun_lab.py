@@ -7,7 +7,7 @@ import pandas as pd
 
 from probekit.claims import ABOVE
 from probekit.results import COLUMNS, frame, one, row, select
-from probekit.studies import lab, prednoun, prednoun_lab
+from probekit.studies import lab, object_control, prednoun, prednoun_lab
 from probekit.studies.prednoun_claims import CROP_GAIN
 from probekit.studies.prednoun_lab import CHECKS, CLAIMS, LAB_MODELS
 
@@ -44,9 +44,12 @@ def test_lab_models_and_what_the_checks_and_claims_name():
                           "toy-clip-unbound", "toy-bert-blind")
     assert [(c.model, c.role) for c in CHECKS] == [("toy-clip-unbound", lab.TARGET), ("toy-clip-hardneg", lab.PARENT),
                                                     ("toy-clip-unbound", lab.CONTROL),
-                                                    ("toy-bert-blind", lab.BLIND), ("toy-bert-blind", lab.BLIND)] + [
-        (m, lab.TRAINED) for m in LAB_MODELS[:5]]
-    assert CHECKS[2].where == CHECKS[-1].where == prednoun_lab.CROPPED   # every control: the cropped pairs
+                                                    ("toy-bert-blind", lab.BLIND), ("toy-bert-blind", lab.BLIND),
+                                                    ("toy-clip-unbound", lab.CONTROL)] + [
+        (m, lab.TRAINED) for m in LAB_MODELS[:5] for _ in range(2)]
+    # every control: the cropped pairs and the single object
+    controls = [c.where for c in CHECKS if c.role in (lab.CONTROL, lab.TRAINED)]
+    assert controls == [prednoun_lab.CROPPED, object_control.ROW] * 6
     assert [(c.a[0], c.b[0], c.expect, c.by_construction) for c in CLAIMS] == [
         ("toy-clip", "toy-vilt", lab.LOWER, False), ("toy-clip-hardneg", "toy-vilt-hardneg", lab.LOWER, False),
         ("toy-vilt", "toy-vilt", lab.HIGHER, False), ("toy-vilt", "toy-vilt", lab.HIGHER, True)]
@@ -86,15 +89,24 @@ def test_checks_flag_a_probe_that_leaks_and_say_not_run_for_a_missing_model():
     assert (flat["verdict"][1], flat["ok"][1]) == (lab.AT_CHANCE, False)
 
 
-def test_every_trained_model_is_held_to_the_higher_control_floor_cropped():
-    rows = _rows(toy_vilt=dict(cropped=(0.92, 0.88, 0.96)), toy_vilt_noisy=dict(cropped=(0.87, 0.82, 0.91)),
-                 toy_clip_unbound=dict(cropped=(0.87, 0.82, 0.91)))
+def test_every_trained_model_is_held_to_the_higher_control_floor_cropped_and_on_a_single_object():
+    def single(model, value):
+        return row(study="prednoun", model=model, value=value, ci=(value - 0.05, value), n=200, chance=0.5,
+                   **object_control.ROW)
+    rows = pd.concat([_rows(toy_vilt=dict(cropped=(0.92, 0.88, 0.96)), toy_vilt_noisy=dict(cropped=(0.87, 0.82, 0.91)),
+                            toy_clip_unbound=dict(cropped=(0.87, 0.82, 0.91))),
+                      frame([single("toy-vilt", 0.97), single("toy-vilt-noisy", 0.99), single("toy-clip-unbound", 0.86),
+                             single("toy-clip", 0.89)])], ignore_index=True)
     found = lab.checks(rows, CHECKS)
     trained = found[found["role"] == lab.TRAINED]
-    assert _verdicts(trained) == {(m, prednoun_lab.CROPPED_WHAT): v for m, v in [
-        ("toy-vilt", lab.PASSES), ("toy-vilt-hardneg", lab.NOT_RUN), ("toy-vilt-noisy", lab.FAILS),
-        ("toy-clip", lab.NOT_RUN), ("toy-clip-hardneg", lab.NOT_RUN)]}
-    assert found["verdict"][2] == lab.PASSES   # the knock-out's control, at the same 0.87: its floor is 0.85
+    cropped, single_object = prednoun_lab.CROPPED_WHAT, object_control.WHAT
+    assert _verdicts(trained) == {
+        ("toy-vilt", cropped): lab.PASSES, ("toy-vilt", single_object): lab.PASSES,
+        ("toy-vilt-noisy", cropped): lab.FAILS, ("toy-vilt-noisy", single_object): lab.PASSES,
+        ("toy-clip", cropped): lab.NOT_RUN, ("toy-clip", single_object): lab.FAILS,
+        **{(m, w): lab.NOT_RUN for m in ("toy-vilt-hardneg", "toy-clip-hardneg") for w in (cropped, single_object)}}
+    # the knock-out's controls, at 0.87 and 0.86: its floor is 0.85
+    assert list(found["verdict"][found["role"] == lab.CONTROL]) == [lab.PASSES, lab.PASSES]
 
 
 def test_claims_hold_fail_or_stay_unresolved_from_their_rows():

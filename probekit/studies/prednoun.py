@@ -40,7 +40,7 @@ from probekit.results import StudyResult, concat
 from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.scorers.mlm import pseudo_perplexity
 from probekit.scorers.registry import REGISTRY
-from probekit.studies import lab, prednoun_lab
+from probekit.studies import lab, object_control, prednoun_lab
 from probekit.studies.prednoun_claims import CROP_GAIN, claims
 from probekit.toyworld.prednoun import limbs_alike, limbs_only_accuracy
 
@@ -165,12 +165,14 @@ def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, li
         facts.update(more)
     rows = concat([rows, *parts, papers.reported(STUDY)])
     if dataset == "toy" and lab_models:
-        data["lab"] = prednoun_lab.lab_rows(items, lab_models, views=views, scored=scored, seed=seed, device=device,
-                                            batch_size=batch_size, cache_dir=cache_dir)
+        objects = object_control.items(root, seed)
+        data["lab"] = prednoun_lab.lab_rows(items, lab_models, views=views, objects=objects, scored=scored,
+                                            seed=seed, device=device, batch_size=batch_size, cache_dir=cache_dir)
         data["lab_checks"] = lab.checks(data["lab"], prednoun_lab.CHECKS)
         data["lab_claims"] = lab.claims(data["lab"], prednoun_lab.CLAIMS)
         facts["lab"] = (f"{', '.join(dict.fromkeys(data['lab']['model']))} scored on the same {len(items)} "
-                        "triplets, full and cropped to the target (default template)")
+                        f"triplets, full and cropped to the target (default template), and on {len(objects)} "
+                        "single-object images")
     else:
         data.update(lab=concat([]), lab_checks=lab.checks(concat([]), []), lab_claims=lab.claims(concat([]), []))
         facts["lab"] = ("the lab runs on the toy world only" if dataset != "toy"

@@ -8,8 +8,9 @@ already scored are reused, never scored again.
 
 * :data:`CHECKS`: ``toy-clip-unbound`` (trained on captions that bind nouns to predicates at random) must be at chance
   on full images (the target: binding) while its parent ``toy-clip-hardneg`` is above it, and still pass cropped to
-  the target (the control: one agent in view, so grounding single words is enough), as must every model of
-  :data:`TRAINED_MODELS` (there to a higher floor, :data:`probekit.studies.lab.FLOORS`); ``toy-bert-blind`` (the text
+  the target (the control: one agent in view, so grounding single words is enough) and on a single object
+  (:mod:`probekit.studies.object_control`), as must every model of :data:`TRAINED_MODELS` (there to a higher
+  floor, :data:`probekit.studies.lab.FLOORS`); ``toy-bert-blind`` (the text
   alone) picks the same sentence for both images of a pair, so it can never win a pair, nor beat chance on
   triplets.  The binding checks read triplet accuracy (:data:`BINDING` says why).
 * :data:`CLAIMS`: the paper's dual encoder vs cross-encoder comparison (each pair of :data:`ARCHITECTURES` also
@@ -31,6 +32,7 @@ from probekit.metrics import pairs
 from probekit.metrics.pairs import PAIR_CHANCE, TRIPLET_CHANCE
 from probekit.results import concat, frame
 from probekit.scorers import can_answer, load_scorer
+from probekit.studies import object_control
 from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, TRAINED, Check, PaperClaim
 from probekit.studies.prednoun_claims import CROP_GAIN
 
@@ -75,7 +77,9 @@ CHECKS = [
     Check("toy-clip-unbound", CONTROL, CROPPED_WHAT, CROPPED),
     Check("toy-bert-blind", BLIND, f"pair accuracy, full image (chance {PAIR_CHANCE:g})", FULL),
     Check("toy-bert-blind", BLIND, f"{BINDING}, full image", TRIPLETS_FULL),
-    *(Check(model, TRAINED, CROPPED_WHAT, CROPPED) for model in TRAINED_MODELS),
+    Check("toy-clip-unbound", CONTROL, object_control.WHAT, object_control.ROW),
+    *(Check(model, TRAINED, what, where) for model in TRAINED_MODELS
+      for what, where in [(CROPPED_WHAT, CROPPED), (object_control.WHAT, object_control.ROW)]),
 ]
 
 CLAIMS = [
@@ -104,24 +108,27 @@ CLAIMS = [
 
 
 def lab_rows(items: pd.DataFrame, lab_models: Sequence[str] = LAB_MODELS, *, views: dict,
-             scored: dict | None = None, seed: int = 0, device: str = "auto", batch_size: int = 32,
-             cache_dir=None) -> pd.DataFrame:
+             objects: pd.DataFrame | None = None, scored: dict | None = None, seed: int = 0, device: str = "auto",
+             batch_size: int = 32, cache_dir=None) -> pd.DataFrame:
     """Rows of every model of ``lab_models`` on ``items`` (every condition of :data:`RUNS`, its images from ``views``,
     e.g. ``{"cropped": crops}``; default template), reusing the runs of ``scored`` (the main
-    study's ``{(model, condition, template): scored items}``); a model without an image–text choice head gives no
-    rows (its checks and claims say "not run")."""
+    study's ``{(model, condition, template): scored items}``), and on the single-object control ``objects``
+    (:func:`probekit.studies.object_control.items`; None: not scored); a model without an image–text choice head
+    gives no rows (its checks and claims say "not run")."""
     from probekit.studies import prednoun as study  # the study imports this module for its defaults
 
-    scored, runs = dict(scored or {}), {}
+    scored, runs, controls = dict(scored or {}), {}, []
     for model in dict.fromkeys(lab_models):
         keys = [(model, condition, template) for condition, template in RUNS]
         scorer = None
-        if any(k not in scored for k in keys):
+        if objects is not None or any(k not in scored for k in keys):
             scorer = load_scorer(model, device=device, batch_size=batch_size, cache_dir=cache_dir)
             if not can_answer(scorer, "choice"):
                 continue
         for key in keys:
             runs[key] = scored[key] if key in scored else study.score_run(model, scorer, items, views, *key[1:])
+        if objects is not None:
+            controls.append(object_control.rows(scorer, model, objects, study.STUDY, seed))
     if not runs:
         return frame([])
     rows, _, _ = study.analyse(runs, list(dict.fromkeys(m for m, _, _ in runs)), seed, min_concept_count=0,
@@ -129,4 +136,4 @@ def lab_rows(items: pd.DataFrame, lab_models: Sequence[str] = LAB_MODELS, *, vie
     full = {m: s for (m, condition, template), s in runs.items() if (condition, template) == RUNS[0]}
     between = [pairs.accuracy_diff(full[a], full[b], model=a, probe="pairs", condition=versus(a, b), seed=seed)
                for a, b in ARCHITECTURES if a in full and b in full]
-    return concat([rows, *between, study.limbs_rows(runs, seed)])
+    return concat([rows, *between, study.limbs_rows(runs, seed), *controls])

@@ -19,8 +19,10 @@ from .. import progress
 from ..metrics.pairs import SWAP_NAMES
 from ..scorers import MASK, REGISTRY, can_answer, load_scorer
 from ..scorers.registry import FAMILY_CAPABILITIES
-from ..toyworld import classify, masking, prednoun, svo
-from ..toyworld.vocab import OBJECTS, POSES, VERBS
+from ..studies import object_control
+from ..studies.object_control import two_way
+from ..toyworld import masking, prednoun, svo
+from ..toyworld.vocab import POSES, VERBS
 from . import build
 
 LEMMA = {form: v.lemma for v in list(VERBS.values()) + list(POSES.values()) for form in (v.lemma, v.third, v.ing)}
@@ -40,12 +42,6 @@ def crop(path: str, box) -> Image.Image:
     return img.crop((round(x * W), round(y * H), round((x + w) * W), round((y + h) * H)))
 
 
-def two_way(scorer, images: list, right: list[str], wrong: list[str]) -> np.ndarray:
-    """Whether the choice head scores ``right[i]`` above ``wrong[i]`` for ``images[i]``."""
-    scores = scorer.choose_text(images, [[r, w] for r, w in zip(right, wrong)])
-    return scores[:, 0] > scores[:, 1]
-
-
 def verb_topk(scorer, texts: list[str], images: list | None = None, k: int = 5) -> list[list[str]]:
     """Top-k lemmas of the masked verb (``MASK`` once in each text), with the image when given."""
     return [[LEMMA.get(w, w) for w, _ in res[0]] for res in scorer.fill_mask(texts, images, k=k)]
@@ -57,11 +53,9 @@ class HeldOut:
     def __init__(self, seed: int = 0, n: int = 200, data_dir: str | Path | None = None):
         self._tmp = None if data_dir else tempfile.TemporaryDirectory(prefix="probekit-heldout-")
         root = Path(data_dir or self._tmp.name)
-        cls = classify.make_items(root, n, seed, "eval")
-        self.obj_images = [Image.open(p).convert("RGB") for p in cls["image"]]
-        self.obj_true = [f"a {lab}" for lab in cls["label"]]
-        self.obj_wrong = [f"a {OBJECTS[(OBJECTS.index(lab) + 1 + i % 5) % len(OBJECTS)]}"
-                          for i, lab in enumerate(cls["label"])]
+        objects = object_control.items(root, seed, n)
+        self.obj_images = [Image.open(p).convert("RGB") for p in objects["image"]]
+        self.obj_true, self.obj_wrong = list(objects["right"]), list(objects["wrong"])
         self.pn = prednoun.make_items(root, n, seed, "eval")
         self.pn_full = [Image.open(p).convert("RGB") for p in self.pn["image"]]
         self.pn_crop = [crop(p, b) for p, b in zip(self.pn["image"], self.pn["target_box"])]
