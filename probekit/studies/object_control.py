@@ -1,8 +1,8 @@
 """The toy zoo's single-object control: one object in view, its name against another object's name (chance 0.5).
 
 A model that grounds object names at all picks the right one.  The items are the toy ``classify`` probe (one object
-of random colour, size and pattern over a random scene; objects in turn); each image's wrong name is another object,
-the k-th image's ``1 + k % 5`` places further in ``OBJECTS``.  The toy models' held-out record
+of random colour, size and pattern, in its typical scene 80% of the time; objects in turn); each image's wrong name
+is another object, the k-th image's ``1 + k % 5`` places further in ``OBJECTS``.  The toy models' held-out record
 (:mod:`probekit.toymodels.evaluate`) and the predicate–noun chapter's lab score the same control.
 """
 
