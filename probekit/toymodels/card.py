@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from ..toyworld.vocab import AGENTS, OBJECTS, POSES, SCENES, TYPICAL_SCENE_P, VERBS, prior_topk
+from .convergence import PER_STEPS, cell, moving, trends
 from .build import FFN, HEADS, LAYERS, MAX_TEXT, WIDTH, tokenizer
 from .train import CHECKPOINTS
 from .zoo import ZOO
@@ -67,13 +68,17 @@ def _get(record: dict, keys: tuple) -> str:
     return f"{100 * record:.1f}"
 
 
-def _flat(h: dict) -> str:
-    """How much the held-out curve moved over its last third (flat = converged)."""
-    if not h.get("probe") or len(h["probe"]) < 3:
-        return "n/a"
-    tail = h["probe"][-max(2, len(h["probe"]) // 3):]
-    moves = [max(abs(p[k] - tail[0][k]) for p in tail) for k in CURVE_KEYS if k in tail[0]]
-    return f"{100 * max(moves):.1f} pts"
+def _curves(rec: dict) -> int:
+    return sum(len(trends(m["history"], CURVE_KEYS)) for m in rec["models"].values())
+
+
+def _still_moving(rec: dict) -> str:
+    names = [f"`{n}` ({', '.join(moving(trends(m['history'], CURVE_KEYS)))})" for n, m in rec["models"].items()
+             if moving(trends(m["history"], CURVE_KEYS))]
+    if not names:
+        return "Every member's curves were flat when its schedule ended."
+    return ("Still moving when the schedule ended (so their numbers are this budget's, not a converged model's): "
+            + ", ".join(names) + ".")
 
 
 SEEDS_FILE = "seed_verdicts.csv"   # written by ``python -m probekit.studies.lab_seeds ... --out``
@@ -117,7 +122,7 @@ def write(folder: Path = CHECKPOINTS) -> Path:
         member = ZOO[name]
         recipes.append(f"| `{name}` | {member.trainer} | {'swaps' if member.hard_negatives else 'in-batch/random'} | "
                        f"{member.recipe.describe()} | {member.parent or '—'} | {member.factor} | "
-                       f"{m['wall_s']:.0f} s | {_flat(m['history'])} |")
+                       f"{m['wall_s']:.0f} s | {cell(trends(m['history'], CURVE_KEYS))} |")
         h = m.get("heldout", {})
         scores.append(f"| `{name}` | " + " | ".join(_get(h, keys) for _, keys in SHOWN) + " |")
     size = sum(f.stat().st_size for f in folder.rglob("*.safetensors")) / 2**20
@@ -151,9 +156,13 @@ drawn uniformly among the plausible ones, so a masked verb's best text-only top-
 - weights: float32 safetensors, {size:.1f} MB together.
 
 ## Recipes (same stream draws, steps and batch for every model)
-| model | trainer | negatives | training stream | parent | the one factor | wall time | held-out curve, last third |
+| model | trainer | negatives | training stream | parent | the one factor | wall time | held-out curves over the last third of training |
 |---|---|---|---|---|---|---|---|
 {chr(10).join(recipes)}
+
+The last column fits a line to each held-out curve (the figure below) over the last third of training: its slope in
+points per {PER_STEPS:,} steps with a 95% CI; "flat" when every CI holds 0 (each call is at the 5% level: of
+{_curves(rec)} curves, about {_curves(rec) / 20:.1f} would be called moving by chance alone). {_still_moving(rec)}
 
 | setting | value |
 |---|---|

@@ -1,0 +1,35 @@
+"""The card's convergence column: the slope of each held-out curve over the last third of training."""
+
+import pytest
+
+from probekit.toymodels.convergence import cell, moving, trends
+
+
+def _history(values, every=1000):
+    return {"probe_step": [every * (i + 1) for i in range(len(values))], "probe": [{"acc": v} for v in values]}
+
+
+def test_the_slope_and_its_ci_are_those_of_a_line_through_the_last_third_by_hand():
+    # nine points, last third = steps 7000, 8000, 9000 at 50, 52, 57 %: slope 7 points over 2000 steps = 35 per
+    # 10k; residuals 0.5, -1, 0.5, so se = sqrt(1.5 / 1 / 2e6) per step and the 95% t with 1 df is 12.706
+    found = trends(_history([0.1, 0.9, 0.2, 0.8, 0.3, 0.7, 0.50, 0.52, 0.57]), ["acc", "absent"])
+    slope, lo, hi = found["acc"]
+    half = 12.7062 * (1.5 / 2e6) ** 0.5 * 1e4
+    assert set(found) == {"acc"}
+    assert slope == pytest.approx(35.0) and (lo, hi) == pytest.approx((35.0 - half, 35.0 + half), abs=1e-2)
+    assert cell(found) == "flat"                                   # three noisy points resolve nothing
+
+
+def test_a_curve_still_climbing_is_named_with_its_slope_and_one_that_plateaued_is_flat():
+    climbing = trends(_history([0.5 + 0.01 * i + (0.02 if i % 2 else 0) for i in range(30)]), ["acc"])
+    plateau = trends(_history([0.2, 0.4, 0.6, 0.8] + [0.9, 0.91] * 13), ["acc"])   # rose early, level since
+    assert climbing["acc"][1] > 0 and cell(climbing).startswith("acc rising +10.6 [")
+    assert moving(plateau) == {} and cell(plateau) == "flat"
+    assert trends(_history([0.9] * 12), ["acc"]) == {"acc": (0.0, 0.0, 0.0)}
+    falling = trends(_history([0.9 - 0.01 * i for i in range(12)]), ["acc"])
+    assert cell(falling) == "acc falling -10.0 [-10.0, -10.0]"
+
+
+def test_too_short_a_curve_says_so():
+    assert trends(_history([0.5, 0.6, 0.7]), ["acc"]) == {} and cell({}) == "n/a"
+    assert trends({}, ["acc"]) == {}
