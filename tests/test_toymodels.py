@@ -195,6 +195,8 @@ def test_a_retrained_zoo_is_used_when_named(tmp_path, monkeypatch):
     monkeypatch.setenv("PROBEKIT_TOY_CHECKPOINTS", str(tmp_path))
     assert resolve_source("toy:toy-bert") == str(tmp_path / "toy-bert")
     assert resolve_source("toy:toy-clip") == str(CHECKPOINTS / "toy-clip")     # not retrained: the shipped one
+    (tmp_path / "toy-vilt").mkdir()                                # still training there: no weights saved yet
+    assert resolve_source("toy:toy-vilt") == str(CHECKPOINTS / "toy-vilt")
     with pytest.raises(FileNotFoundError, match="train-toy"):
         resolve_source("toy:toy-nothing")
 

@@ -142,11 +142,12 @@ TOY_CHECKPOINTS = Path(__file__).resolve().parent.parent / "toymodels" / "checkp
 
 
 def resolve_source(source: str) -> str:
-    """``toy:<name>`` -> the shipped checkpoint directory, or ``$PROBEKIT_TOY_CHECKPOINTS/<name>`` when that exists (a
-    zoo, or some of its members, retrained with ``probekit train-toy --out``); anything else unchanged."""
+    """``toy:<name>`` -> the shipped checkpoint directory, or ``$PROBEKIT_TOY_CHECKPOINTS/<name>`` when that holds
+    saved weights (a zoo, or some of its members, retrained with ``probekit train-toy --out``; a member still
+    training there has no weights yet and comes from the shipped zoo); anything else unchanged."""
     if source.startswith("toy:"):
         retrained = Path(os.environ.get("PROBEKIT_TOY_CHECKPOINTS") or TOY_CHECKPOINTS) / source[4:]
-        path = retrained if retrained.is_dir() else TOY_CHECKPOINTS / source[4:]
+        path = retrained if (retrained / "model.safetensors").is_file() else TOY_CHECKPOINTS / source[4:]
         if not path.is_dir():
             raise FileNotFoundError(f"toy checkpoint {path} is missing; build it with `probekit train-toy` "
                                     f"(or reinstall probekit, which ships it)")
