@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from ..toyworld.vocab import AGENTS, OBJECTS, POSES, SCENES, TYPICAL_SCENE_P, VERBS, prior_topk
-from .convergence import PER_STEPS, cell, moving, trends
 from .build import FFN, HEADS, LAYERS, MAX_TEXT, WIDTH, tokenizer
+from .convergence import PER_STEPS, cell, moving, trends
 from .train import CHECKPOINTS
 from .zoo import ZOO
 
