@@ -3,8 +3,9 @@
 ``python -m probekit.studies.lab_seeds DIR [DIR ...]`` runs every study's lab (chapter defaults, toy world, CPU)
 once per zoo directory (a zoo retrained with ``probekit train-toy --seed S --out DIR``; ``shipped`` = the
 checkpoints in the package) and prints, per check and claim, the verdict under each zoo and whether they agree.
-``--only`` keeps the checks and claims whose models all come from the listed zoo models (those retrained: members
-missing from a zoo directory are taken from the shipped zoo).
+A zoo directory may hold only some members (a long retraining done a few members at a time): a line whose models
+are not all retrained there reads "not retrained: <members>" under that zoo and is left out of the comparison
+(the lab scores the missing members from the shipped zoo, so its verdict there would be seed 0's).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pandas as pd
 from probekit.studies.lab import verdict_lines
 
 STUDIES = ("verbs", "prednoun", "masking", "conceptual")
+NOT_RETRAINED = "not retrained"
 
 
 def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
@@ -39,6 +41,37 @@ def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
             os.environ.pop("PROBEKIT_TOY_CHECKPOINTS", None)
         else:
             os.environ["PROBEKIT_TOY_CHECKPOINTS"] = old
+
+
+def members(models: str) -> set[str]:
+    """The zoo members behind a line's models: "toy-clip, both, α = 1|toy-bert-blind" -> {toy-clip, toy-bert} (a
+    derived row names its model before the comma; a registry name maps to the checkpoint it loads)."""
+    from probekit.scorers.registry import list_models
+
+    reg = list_models()
+    source = dict(zip(reg["name"], reg["source"]))
+    names = {m.split(",")[0].strip() for m in models.split("|")}
+    return {source[n][4:] if source.get(n, "").startswith("toy:") else n for n in names}
+
+
+def saved(zoo: str) -> set[str] | None:
+    """The members with saved weights in a zoo directory (None for the shipped zoo: every member)."""
+    if zoo == "shipped":
+        return None
+    return {p.parent.name for p in Path(zoo).glob("*/model.safetensors")}
+
+
+def compare(tables: list[pd.DataFrame], names: list[str], retrained: list[set[str] | None]) -> pd.DataFrame:
+    """One table of verdicts, a column per zoo; a line whose members are not all in that zoo's ``retrained`` set
+    reads "not retrained: ..." there, and ``agree`` (the compared zoos give one verdict) is empty for it."""
+    table = tables[0][["study", "kind", "what", "models"]].copy()
+    missing = table["models"].map(members)
+    for t, name, have in zip(tables, names, retrained):
+        lacking = missing.map(lambda ms: sorted(ms - have) if have is not None else [])
+        table[name] = [f"{NOT_RETRAINED}: {', '.join(m)}" if m else v for m, v in zip(lacking, t["verdict"])]
+    compared = ~table[names].apply(lambda c: c.str.startswith(NOT_RETRAINED)).any(axis=1)
+    table["agree"] = (table[names].nunique(axis=1) == 1).where(compared, None)
+    return table
 
 
 def labels(zoos: list[str]) -> list[str]:
@@ -64,25 +97,18 @@ def labels(zoos: list[str]) -> list[str]:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m probekit.studies.lab_seeds", description=__doc__.split("\n\n")[0])
     p.add_argument("zoos", nargs="+", help="zoo directories ('shipped' for the package's checkpoints)")
-    p.add_argument("--only", nargs="*", default=None, help="keep lines whose models are all among these")
     p.add_argument("--out", default=None, help="write the table as CSV here (the model card shows it when it is "
                                                "the zoo's seed_verdicts.csv)")
     a = p.parse_args(argv)
     names = labels(a.zoos)
-    tables = [verdicts(None if z == "shipped" else z).rename(columns={"verdict": n}) for z, n in zip(a.zoos, names)]
-    table = tables[0]
-    for t in tables[1:]:
-        table[t.columns[-1]] = t.iloc[:, -1].to_numpy()
-    if a.only is not None:
-        keep = set(a.only)
-        # a derived row's model reads "toy-clip, both, α = 1": it belongs to the model before the comma
-        table = table[[{m.split(",")[0] for m in ms.split("|")} <= keep for ms in table["models"]]]
-    table["agree"] = table[names].nunique(axis=1) == 1
+    table = compare([verdicts(None if z == "shipped" else z) for z in a.zoos], names, [saved(z) for z in a.zoos])
     if a.out:
         table.to_csv(a.out, index=False)
     with pd.option_context("display.width", 200, "display.max_colwidth", 90, "display.max_rows", 200):
         print(table.to_string(index=False))
-    print(f"\n{int(table['agree'].sum())} of {len(table)} verdicts agree")
+    done = table["agree"].notna()
+    print(f"\n{int(table.loc[done, 'agree'].sum())} of {int(done.sum())} compared verdicts agree "
+          f"({int((~done).sum())} need members not retrained)")
     return 0
 
 

@@ -85,8 +85,28 @@ SEEDS_FILE = "seed_verdicts.csv"   # written by ``python -m probekit.studies.lab
 
 
 def _agreeing(t, kind: str) -> str:
-    mine = t[t["kind"] == kind]
-    return f"{int(mine['agree'].sum())} of {len(mine)}"
+    mine = t[(t["kind"] == kind) & t["agree"].notna()]
+    return f"{int(mine['agree'].astype(bool).sum())} of {len(mine)}"
+
+
+def _not_compared(t, zoos: list[str]) -> str:
+    """The sentence naming the lines not compared yet and the members they wait for ("" when every line was)."""
+    from probekit.studies.lab_seeds import NOT_RETRAINED
+
+    left = t[t["agree"].isna()]
+    if left.empty:
+        return ""
+    cells = [str(c) for z in zoos for c in left[z] if str(c).startswith(NOT_RETRAINED)]
+    wanted = sorted({m.strip() for c in cells for m in c.split(":", 1)[1].split(",")})
+    counts = left["kind"].value_counts()
+    lines = " and ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind in ("claim", "check")
+                         if (n := int(counts.get(kind, 0))))
+    return f" Not compared yet: {lines}, which need {', '.join(f'`{m}`' for m in wanted)} retrained under that seed."
+
+
+def _same(agree) -> str:
+    import pandas as pd
+    return "—" if pd.isna(agree) else "yes" if agree else "**no**"
 
 
 def seed_section(folder: Path) -> str:
@@ -98,14 +118,14 @@ def seed_section(folder: Path) -> str:
     t = pd.read_csv(path)
     zoos = [c for c in t.columns if c not in ("study", "kind", "what", "models", "agree")]
     rows = [f"| {r['study']} | {r['kind']} | {r['what']} | " + " | ".join(str(r[z]) for z in zoos)
-            + f" | {'yes' if r['agree'] else '**no**'} |" for _, r in t.iterrows()]
+            + f" | {_same(r['agree'])} |" for _, r in t.iterrows()]
     return f"""
 ## The lab's verdicts under another seed
-Each zoo retrained from its seed (members not retrained come from the shipped zoo) and every study's lab re-run
-with the chapters' defaults: `python -m probekit.studies.lab_seeds shipped DIR --out {SEEDS_FILE}` (add
-`--only MODELS` when DIR holds only some members). A seed reproduces a zoo only on the same device and thread
+Each zoo retrained from its seed and every study's lab re-run with the chapters' defaults:
+`python -m probekit.studies.lab_seeds shipped DIR --out {SEEDS_FILE}` (DIR may hold only some members: a line is
+compared once every member it needs is retrained there). A seed reproduces a zoo only on the same device and thread
 count (CPU float reductions depend on the thread count); the column names say where each zoo was trained.
-{_agreeing(t, "claim")} claims and {_agreeing(t, "check")} checks keep their verdict.
+{_agreeing(t, "claim")} claims and {_agreeing(t, "check")} checks compared keep their verdict.{_not_compared(t, zoos)}
 
 | study | kind | check or claim | {' | '.join(zoos)} | same |
 |---|---|---|{'---|' * len(zoos)}---|
