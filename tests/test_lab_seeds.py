@@ -81,3 +81,18 @@ def test_a_line_waiting_for_a_member_is_not_compared_and_the_card_names_the_memb
     assert "| conceptual | claim | fine-tuning | holds | not resolved | **no** |" in lines
     assert ("1 of 2 claims and 0 of 0 checks compared keep their verdict. Not compared yet: 1 claim and 1 check, "
             "which need `toy-bert`, `toy-vilt-noisy` retrained under that seed.") in lines
+
+
+def test_a_line_compared_by_an_earlier_run_keeps_its_cells_unless_the_runs_disagree(tmp_path):
+    from probekit.studies.lab_seeds import carry
+
+    now = _partial_zoo_table(tmp_path)
+    earlier = now.copy()
+    earlier.loc[0, ["seed 1", "agree"]] = ["holds", True]                       # toy-vilt-noisy was retrained then
+    earlier.loc[2, ["seed 0", "seed 1", "agree"]] = ["above chance", "above chance", True]  # seed 0 differs
+    earlier.loc[3, ["seed 1", "agree"]] = ["not resolved", False]               # compared now: this run wins
+    earlier.to_csv(tmp_path / "earlier.csv", index=False)                      # as main() reads it back
+    kept = carry(now, pd.read_csv(tmp_path / "earlier.csv"), ["seed 0", "seed 1"])
+    assert kept["seed 1"].tolist() == ["holds", "not resolved", "not retrained: toy-bert", "holds"]
+    assert kept["agree"].tolist() == [True, False, None, True]
+    assert carry(now, earlier.drop(columns="seed 0"), ["seed 0", "seed 1"]).equals(now)   # other zoos: nothing kept

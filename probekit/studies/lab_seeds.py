@@ -5,7 +5,8 @@ once per zoo directory (a zoo retrained with ``probekit train-toy --seed S --out
 checkpoints in the package) and prints, per check and claim, the verdict under each zoo and whether they agree.
 A zoo directory may hold only some members (a long retraining done a few members at a time): a line whose models
 are not all retrained there reads "not retrained: <members>" under that zoo and is left out of the comparison
-(the lab scores the missing members from the shipped zoo, so its verdict there would be seed 0's).
+(the lab scores the missing members from the shipped zoo, so its verdict there would be seed 0's), unless the
+``--out`` file of an earlier run, with its members retrained then, compared it.
 """
 
 from __future__ import annotations
@@ -74,6 +75,26 @@ def compare(tables: list[pd.DataFrame], names: list[str], retrained: list[set[st
     return table
 
 
+def carry(table: pd.DataFrame, earlier: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """Lines this run could not compare take the cells of an earlier run's table (same zoo columns) that compared
+    them, where both runs give the same verdict under every zoo this run has for the line: a zoo retrained a few
+    members per session is compared line by line as its members come (a member retrained with the same seed,
+    device and thread count on the same kind of CPU gets the same weights, so the runs share one zoo)."""
+    if list(earlier.columns) != list(table.columns):
+        return table
+    key = ["study", "kind", "what"]
+    old = earlier.drop_duplicates(key, keep=False).set_index(key)
+    out = table.copy()
+    for i, row in out[out["agree"].isna()].iterrows():
+        k = tuple(row[key])
+        if k not in old.index or pd.isna(old.at[k, "agree"]):
+            continue
+        here = [n for n in names if not str(row[n]).startswith(NOT_RETRAINED)]
+        if all(old.at[k, n] == row[n] for n in here):
+            out.loc[i, names + ["agree"]] = old.loc[k, names + ["agree"]].to_numpy()
+    return out
+
+
 def labels(zoos: list[str]) -> list[str]:
     """A column name per zoo: "seed S" from its training.json, with where it was trained when recorded ("cpu, 2
     threads": a seed reproduces a zoo only on the same device and thread count, since float reductions differ) and
@@ -98,10 +119,13 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m probekit.studies.lab_seeds", description=__doc__.split("\n\n")[0])
     p.add_argument("zoos", nargs="+", help="zoo directories ('shipped' for the package's checkpoints)")
     p.add_argument("--out", default=None, help="write the table as CSV here (the model card shows it when it is "
-                                               "the zoo's seed_verdicts.csv)")
+                                               "the zoo's seed_verdicts.csv); lines this run cannot compare keep "
+                                               "that file's cells where it compared them")
     a = p.parse_args(argv)
     names = labels(a.zoos)
     table = compare([verdicts(None if z == "shipped" else z) for z in a.zoos], names, [saved(z) for z in a.zoos])
+    if a.out and Path(a.out).exists():
+        table = carry(table, pd.read_csv(a.out), names)
     if a.out:
         table.to_csv(a.out, index=False)
     with pd.option_context("display.width", 200, "display.max_colwidth", 90, "display.max_rows", 200):

@@ -123,7 +123,7 @@ def seed_section(folder: Path) -> str:
 ## The lab's verdicts under another seed
 Each zoo retrained from its seed and every study's lab re-run with the chapters' defaults:
 `python -m probekit.studies.lab_seeds shipped DIR --out {SEEDS_FILE}` (DIR may hold only some members: a line is
-compared once every member it needs is retrained there). A seed reproduces a zoo only on the same device and thread
+compared once every member it needs is retrained there, in this run or an earlier one that wrote the file). A seed reproduces a zoo only on the same device and thread
 count (CPU float reductions depend on the thread count); the column names say where each zoo was trained.
 {_agreeing(t, "claim")} claims and {_agreeing(t, "check")} checks compared keep their verdict.{_not_compared(t, zoos)}
 
