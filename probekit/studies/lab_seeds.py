@@ -66,9 +66,9 @@ def compare(tables: list[pd.DataFrame], names: list[str], retrained: list[set[st
     """One table of verdicts, a column per zoo; a line whose members are not all in that zoo's ``retrained`` set
     reads "not retrained: ..." there, and ``agree`` (the compared zoos give one verdict) is empty for it."""
     table = tables[0][["study", "kind", "what", "models"]].copy()
-    missing = table["models"].map(members)
+    needed = table["models"].map(members)
     for t, name, have in zip(tables, names, retrained):
-        lacking = missing.map(lambda ms: sorted(ms - have) if have is not None else [])
+        lacking = needed.map(lambda ms: sorted(ms - have) if have is not None else [])
         table[name] = [f"{NOT_RETRAINED}: {', '.join(m)}" if m else v for m, v in zip(lacking, t["verdict"])]
     compared = ~table[names].apply(lambda c: c.str.startswith(NOT_RETRAINED)).any(axis=1)
     table["agree"] = (table[names].nunique(axis=1) == 1).where(compared, None)
