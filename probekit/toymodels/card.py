@@ -73,8 +73,8 @@ def _curves(rec: dict) -> int:
 
 
 def _still_moving(rec: dict) -> str:
-    names = [f"`{n}` ({', '.join(moving(trends(m['history'], CURVE_KEYS)))})" for n, m in rec["models"].items()
-             if moving(trends(m["history"], CURVE_KEYS))]
+    moved = {n: moving(trends(m["history"], CURVE_KEYS)) for n, m in rec["models"].items()}
+    names = [f"`{n}` ({', '.join(curves)})" for n, curves in moved.items() if curves]
     if not names:
         return "Every member's curves were flat when its schedule ended."
     return ("Still moving when the schedule ended (so their numbers are this budget's, not a converged model's): "
@@ -123,8 +123,9 @@ def seed_section(folder: Path) -> str:
 ## The lab's verdicts under another seed
 Each zoo retrained from its seed and every study's lab re-run with the chapters' defaults:
 `python -m probekit.studies.lab_seeds shipped DIR --out {SEEDS_FILE}` (DIR may hold only some members: a line is
-compared once every member it needs is retrained there, in this run or an earlier one that wrote the file). A seed reproduces a zoo only on the same device and thread
-count (CPU float reductions depend on the thread count); the column names say where each zoo was trained.
+compared once every member it needs is retrained there, in this run or an earlier one that wrote the file). A seed
+reproduces a zoo only on the same device and thread count (CPU float reductions depend on the thread count); the
+column names say where each zoo was trained.
 {_agreeing(t, "claim")} claims and {_agreeing(t, "check")} checks compared keep their verdict.{_not_compared(t, zoos)}
 
 | study | kind | check or claim | {' | '.join(zoos)} | same |
