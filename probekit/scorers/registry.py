@@ -138,6 +138,7 @@ _SPECS = [
 ]
 REGISTRY: dict[str, ModelSpec] = {s.name: s for s in _SPECS}
 
+WEIGHTS = "model.safetensors"   # a toy member is saved once this file is in its directory
 TOY_CHECKPOINTS = Path(__file__).resolve().parent.parent / "toymodels" / "checkpoints"
 
 
@@ -147,7 +148,7 @@ def resolve_source(source: str) -> str:
     training there has no weights yet and comes from the shipped zoo); anything else unchanged."""
     if source.startswith("toy:"):
         retrained = Path(os.environ.get("PROBEKIT_TOY_CHECKPOINTS") or TOY_CHECKPOINTS) / source[4:]
-        path = retrained if (retrained / "model.safetensors").is_file() else TOY_CHECKPOINTS / source[4:]
+        path = retrained if (retrained / WEIGHTS).is_file() else TOY_CHECKPOINTS / source[4:]
         if not path.is_dir():
             raise FileNotFoundError(f"toy checkpoint {path} is missing; build it with `probekit train-toy` "
                                     f"(or reinstall probekit, which ships it)")

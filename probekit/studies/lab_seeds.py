@@ -12,6 +12,7 @@ are not all retrained there reads "not retrained: <members>" under that zoo and 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 from importlib import import_module
@@ -44,13 +45,18 @@ def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
             os.environ["PROBEKIT_TOY_CHECKPOINTS"] = old
 
 
-def members(models: str) -> set[str]:
-    """The zoo members behind a line's models: "toy-clip, both, α = 1|toy-bert-blind" -> {toy-clip, toy-bert} (a
-    derived row names its model before the comma; a registry name maps to the checkpoint it loads)."""
+@functools.cache
+def _sources() -> dict[str, str]:
     from probekit.scorers.registry import list_models
 
     reg = list_models()
-    source = dict(zip(reg["name"], reg["source"]))
+    return dict(zip(reg["name"], reg["source"]))
+
+
+def members(models: str) -> set[str]:
+    """The zoo members behind a line's models: "toy-clip, both, α = 1|toy-bert-blind" -> {toy-clip, toy-bert} (a
+    derived row names its model before the comma; a registry name maps to the checkpoint it loads)."""
+    source = _sources()
     names = {m.split(",")[0].strip() for m in models.split("|")}
     return {source[n][4:] if source.get(n, "").startswith("toy:") else n for n in names}
 
@@ -59,7 +65,9 @@ def saved(zoo: str) -> set[str] | None:
     """The members with saved weights in a zoo directory (None for the shipped zoo: every member)."""
     if zoo == "shipped":
         return None
-    return {p.parent.name for p in Path(zoo).glob("*/model.safetensors")}
+    from probekit.scorers.registry import WEIGHTS
+
+    return {p.parent.name for p in Path(zoo).glob(f"*/{WEIGHTS}")}
 
 
 def compare(tables: list[pd.DataFrame], names: list[str], retrained: list[set[str] | None]) -> pd.DataFrame:
