@@ -28,6 +28,8 @@ def test_a_curve_still_climbing_is_named_with_its_slope_and_one_that_plateaued_i
     assert trends(_history([0.9] * 12), ["acc"]) == {"acc": (0.0, 0.0, 0.0)}
     falling = trends(_history([0.9 - 0.01 * i for i in range(12)]), ["acc"])
     assert cell(falling) == "acc falling -10.0 [-10.0, -10.0]"
+    # a bound just below 0 is shown as such, not as "-0.0" (toy-clip-noverb's verb choice, seed 0)
+    assert cell({"acc": (-7.8, -15.6, -0.03)}) == "acc falling -7.8 [-15.6, -0.030]"
 
 
 def test_too_short_a_curve_says_so():

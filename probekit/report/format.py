@@ -41,10 +41,16 @@ def number(value, metric: str = "", digits: int = 1, unit: bool = True) -> str:
         return "n/a"
     value = float(value)
     if is_plain(metric):
-        return f"{value:+.{_digits(value, 2)}f}" if metric.endswith("_diff") else f"{value:.{_digits(value, 2)}f}"
+        return signed(value, 2) if metric.endswith("_diff") else f"{value:.{_digits(value, 2)}f}"
     if metric.endswith("_diff"):
-        return f"{100 * value:+.{_digits(100 * value, digits)}f}" + (" pts" if unit else "")
+        return signed(100 * value, digits) + (" pts" if unit else "")
     return f"{100 * value:.{_digits(100 * value, digits)}f}" + ("%" if unit else "")
+
+
+def signed(x: float, digits: int = 1) -> str:
+    """-0.03 -> "-0.03" (not "-0.0"), 2.14 -> "+2.1": a signed number with ``digits`` decimals, or more when needed
+    to show that a small non-zero number is not 0."""
+    return f"{x:+.{_digits(x, digits)}f}"
 
 
 def _digits(x: float, digits: int) -> int:

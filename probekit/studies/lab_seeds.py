@@ -3,10 +3,11 @@
 ``python -m probekit.studies.lab_seeds DIR [DIR ...]`` runs every study's lab (chapter defaults, toy world, CPU)
 once per zoo directory (a zoo retrained with ``probekit train-toy --seed S --out DIR``; ``shipped`` = the
 checkpoints in the package) and prints, per check and claim, the verdict under each zoo and whether they agree.
-A zoo directory may hold only some members (a long retraining done a few members at a time): a line whose models
-are not all retrained there reads "not retrained: <members>" under that zoo and is left out of the comparison
-(the lab scores the missing members from the shipped zoo, so its verdict there would be seed 0's), unless the
-``--out`` file of an earlier run, with its members retrained then, compared it.
+Each verdict is kept with the rows it was decided from (``<zoo> rows``).  A zoo directory may hold only some members
+(a long retraining done a few members at a time): a line whose models are not all retrained there reads "not
+retrained" under that zoo (``waits_for`` names the members) and is left out of the comparison (the lab scores the
+missing members from the shipped zoo, so its verdict there would be seed 0's), unless the ``--out`` file of an
+earlier run, with its members retrained then, compared it.
 """
 
 from __future__ import annotations
@@ -26,8 +27,29 @@ STUDIES = ("verbs", "prednoun", "masking", "conceptual")
 NOT_RETRAINED = "not retrained"
 
 
+#: the result-row fields a line's numbers are kept with
+ROW_FIELDS = ("model", "metric", "value", "ci_low", "ci_high", "n")
+ROWS = " rows"   # suffix of a zoo's column of numbers: ``<zoo> rows``
+
+
+def _rows(*found) -> str:
+    """The rows a verdict was decided from, as JSON (a list of ``ROW_FIELDS`` mappings)."""
+    return json.dumps([{k: r.get(k) for k in ROW_FIELDS} for r in found], default=float)
+
+
+def deciding_rows(found_checks: pd.DataFrame, found_claims: pd.DataFrame) -> list[str]:
+    """Per line of :func:`~probekit.studies.lab.verdict_lines` (checks, then claims): the rows its verdict reads:
+    a check's row; a claim's paired-difference row, or its two rows when it has none ("[]" for a row not run)."""
+    out = [_rows(r) if isinstance(r, dict) else "[]" for r in found_checks["row"]]
+    for _, c in found_claims.iterrows():
+        pair = [c["diff"]] if isinstance(c["diff"], dict) else [c["a"], c["b"]]
+        out.append(_rows(*pair) if all(isinstance(r, dict) for r in pair) else "[]")
+    return out
+
+
 def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
-    """One line per check and claim of every study's lab under the zoo in ``zoo`` (None: the shipped one)."""
+    """One line per check and claim of every study's lab under the zoo in ``zoo`` (None: the shipped one), with
+    the rows each verdict was decided from (``rows``, JSON)."""
     old = os.environ.get("PROBEKIT_TOY_CHECKPOINTS")
     if zoo:
         os.environ["PROBEKIT_TOY_CHECKPOINTS"] = str(zoo)
@@ -35,8 +57,9 @@ def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
         out = []
         for study in studies:
             result = import_module(f"probekit.studies.{study}").run(dataset="toy", device="cpu", data_dir=data_dir)
-            lines = verdict_lines(study, result.data["lab_checks"], result.data["lab_claims"])
-            out.append(lines[["study", "kind", "what", "models", "verdict"]])
+            found = result.data["lab_checks"], result.data["lab_claims"]
+            lines = verdict_lines(study, *found)
+            out.append(lines[["study", "kind", "what", "models", "verdict"]].assign(rows=deciding_rows(*found)))
         return pd.concat(out, ignore_index=True)
     finally:
         if old is None:
@@ -71,35 +94,44 @@ def saved(zoo: str) -> set[str] | None:
 
 
 def compare(tables: list[pd.DataFrame], names: list[str], retrained: list[set[str] | None]) -> pd.DataFrame:
-    """One table of verdicts, a column per zoo; a line whose members are not all in that zoo's ``retrained`` set
-    reads "not retrained: ..." there, and ``agree`` (the compared zoos give one verdict) is empty for it."""
+    """One table of verdicts, a column per zoo (and ``<zoo> rows``, the numbers behind it, where the tables have
+    them); a line whose members are not all in that zoo's ``retrained`` set reads "not retrained" there,
+    ``waits_for`` names the members, and ``agree`` (the compared zoos give one verdict) is empty for it."""
     table = tables[0][["study", "kind", "what", "models"]].copy()
     needed = table["models"].map(members)
+    waits: list[set[str]] = [set() for _ in range(len(table))]
+    numbers = {}
     for t, name, have in zip(tables, names, retrained):
-        lacking = needed.map(lambda ms: sorted(ms - have) if have is not None else [])
-        table[name] = [f"{NOT_RETRAINED}: {', '.join(m)}" if m else v for m, v in zip(lacking, t["verdict"])]
-    compared = ~table[names].apply(lambda c: c.str.startswith(NOT_RETRAINED)).any(axis=1)
+        lacking = [ms - have if have is not None else set() for ms in needed]
+        table[name] = [NOT_RETRAINED if m else v for m, v in zip(lacking, t["verdict"])]
+        if "rows" in t:
+            numbers[name + ROWS] = ["" if m else r for m, r in zip(lacking, t["rows"])]
+        waits = [w | m for w, m in zip(waits, lacking)]
+    compared = ~table[names].eq(NOT_RETRAINED).any(axis=1)
     table["agree"] = (table[names].nunique(axis=1) == 1).where(compared, None)
-    return table
+    table["waits_for"] = [", ".join(sorted(w)) for w in waits]
+    return table.assign(**numbers)
 
 
 def carry(table: pd.DataFrame, earlier: pd.DataFrame, names: list[str]) -> pd.DataFrame:
-    """Lines this run could not compare take the cells of an earlier run's table (same zoo columns) that compared
+    """Lines this run could not compare take the cells of an earlier run's table (same columns) that compared
     them, where both runs give the same verdict under every zoo this run has for the line: a zoo retrained a few
     members per session is compared line by line as its members come (a member retrained with the same seed,
     device and thread count on the same kind of CPU gets the same weights, so the runs share one zoo)."""
     if list(earlier.columns) != list(table.columns):
         return table
     key = ["study", "kind", "what"]
-    old = earlier.drop_duplicates(key, keep=False).set_index(key)
+    cells = [c for c in table.columns if c not in key + ["models"]]
+    old = earlier.assign(waits_for=earlier["waits_for"].astype(object).fillna(""))   # all empty: read as NaN
+    old = old.drop_duplicates(key, keep=False).set_index(key)
     out = table.copy()
     for i, row in out[out["agree"].isna()].iterrows():
         k = tuple(row[key])
         if k not in old.index or pd.isna(old.at[k, "agree"]):
             continue
-        here = [n for n in names if not str(row[n]).startswith(NOT_RETRAINED)]
+        here = [n for n in names if row[n] != NOT_RETRAINED]
         if all(old.at[k, n] == row[n] for n in here):
-            out.loc[i, names + ["agree"]] = old.loc[k, names + ["agree"]].to_numpy()
+            out.loc[i, cells] = old.loc[k, cells].to_numpy()
     return out
 
 
@@ -137,7 +169,7 @@ def main(argv=None) -> int:
     if a.out:
         table.to_csv(a.out, index=False)
     with pd.option_context("display.width", 200, "display.max_colwidth", 90, "display.max_rows", 200):
-        print(table.to_string(index=False))
+        print(table[[c for c in table.columns if not c.endswith(ROWS)]].to_string(index=False))
     done = table["agree"].notna()
     print(f"\n{int(table.loc[done, 'agree'].sum())} of {int(done.sum())} compared verdicts agree "
           f"({int((~done).sum())} need members not retrained)")

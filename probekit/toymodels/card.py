@@ -89,15 +89,12 @@ def _agreeing(t, kind: str) -> str:
     return f"{int(mine['agree'].astype(bool).sum())} of {len(mine)}"
 
 
-def _not_compared(t, zoos: list[str]) -> str:
+def _not_compared(t) -> str:
     """The sentence naming the lines not compared yet and the members they wait for ("" when every line was)."""
-    from probekit.studies.lab_seeds import NOT_RETRAINED
-
     left = t[t["agree"].isna()]
     if left.empty:
         return ""
-    cells = [str(c) for z in zoos for c in left[z] if str(c).startswith(NOT_RETRAINED)]
-    wanted = sorted({m.strip() for c in cells for m in c.split(":", 1)[1].split(",")})
+    wanted = sorted({m.strip() for w in left["waits_for"] if isinstance(w, str) for m in w.split(",") if m.strip()})
     counts = left["kind"].value_counts()
     lines = " and ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind in ("claim", "check")
                          if (n := int(counts.get(kind, 0))))
@@ -109,24 +106,37 @@ def _same(agree) -> str:
     return "—" if pd.isna(agree) else "yes" if agree else "**no**"
 
 
+def _shown(verdict, rows) -> str:
+    """A zoo's cell: its verdict and the numbers it was decided from ("a vs b" for a claim read from two rows)."""
+    from ..report.format import cell
+    found = json.loads(rows) if isinstance(rows, str) and rows else []
+    return f"{verdict}: {' vs '.join(cell(r, with_n=True, unit=True) for r in found)}" if found else str(verdict)
+
+
 def seed_section(folder: Path) -> str:
     """The lab's verdicts under each retrained zoo, from ``folder/SEEDS_FILE`` (empty when there is none)."""
     path = folder / SEEDS_FILE
     if not path.exists():
         return ""
     import pandas as pd
+
+    from ..studies.lab_seeds import ROWS
     t = pd.read_csv(path)
-    zoos = [c for c in t.columns if c not in ("study", "kind", "what", "models", "agree")]
-    rows = [f"| {r['study']} | {r['kind']} | {r['what']} | " + " | ".join(str(r[z]) for z in zoos)
-            + f" | {_same(r['agree'])} |" for _, r in t.iterrows()]
+    zoos = [c for c in t.columns if c not in ("study", "kind", "what", "models", "agree", "waits_for")
+            and not c.endswith(ROWS)]
+    rows = [f"| {r['study']} | {r['kind']} | {r['what']} | "
+            + " | ".join(_shown(r[z], r.get(z + ROWS)) for z in zoos) + f" | {_same(r['agree'])} |"
+            for _, r in t.iterrows()]
     return f"""
 ## The lab's verdicts under another seed
 Each zoo retrained from its seed and every study's lab re-run with the chapters' defaults:
 `python -m probekit.studies.lab_seeds shipped DIR --out {SEEDS_FILE}` (DIR may hold only some members: a line is
 compared once every member it needs is retrained there, in this run or an earlier one that wrote the file). A seed
 reproduces a zoo only on the same device and thread count (CPU float reductions depend on the thread count); the
-column names say where each zoo was trained.
-{_agreeing(t, "claim")} claims and {_agreeing(t, "check")} checks compared keep their verdict.{_not_compared(t, zoos)}
+column names say where each zoo was trained. Each cell gives the verdict and the numbers it was decided from: a
+check's row, a claim's paired difference (points), or a claim's two rows (the claim's first model first), with 95%
+intervals.
+{_agreeing(t, "claim")} claims and {_agreeing(t, "check")} checks compared keep their verdict.{_not_compared(t)}
 
 | study | kind | check or claim | {' | '.join(zoos)} | same |
 |---|---|---|{'---|' * len(zoos)}---|

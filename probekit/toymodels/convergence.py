@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from ..report.format import signed
+
 PER_STEPS = 10_000     # slopes are in points of accuracy per this many steps
 
 
@@ -41,5 +43,5 @@ def cell(found: dict[str, tuple[float, float, float]]) -> str:
     moved = moving(found)
     if not moved:
         return "flat"
-    return "; ".join(f"{k} {'rising' if s > 0 else 'falling'} {s:+.1f} [{lo:+.1f}, {hi:+.1f}]"
+    return "; ".join(f"{k} {'rising' if s > 0 else 'falling'} {signed(s)} [{signed(lo)}, {signed(hi)}]"
                      for k, (s, lo, hi) in moved.items())
