@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from probekit import claims as C
+from probekit import numbers as N
 from probekit import papers, results as R
 from probekit.report import format as F
 
@@ -95,11 +96,11 @@ def test_claim_picks_template_by_verdict_and_renders_rows():
 
 
 def test_numbers_percent_points_and_plain():
-    assert F.number(0.6234, "acc") == "62.3%"
-    assert F.number(-0.051, "acc_diff") == "-5.1 pts"
-    assert F.number(0.3456, "r") == "0.35"
-    assert F.number(float("nan"), "acc") == "n/a"
-    assert F.cell(_r(0.5, 0.25, 0.75), with_n=True) == "50.0 [25.0, 75.0] (n = 100)"
+    assert N.number(0.6234, "acc") == "62.3%"
+    assert N.number(-0.051, "acc_diff") == "-5.1 pts"
+    assert N.number(0.3456, "r") == "0.35"
+    assert N.number(float("nan"), "acc") == "n/a"
+    assert N.cell(_r(0.5, 0.25, 0.75), with_n=True) == "50.0 [25.0, 75.0] (n = 100)"
 
 
 def test_table_is_wide_with_cells_in_given_order():
@@ -119,7 +120,7 @@ def test_reported_rejects_unknown_study_and_table():
         rows = papers.reported(study)
         assert len(rows) and (rows["source"] != R.OURS).all()
         assert (rows["study"] == study).all()
-        fractions = rows[~rows["metric"].map(F.is_plain)]["value"].dropna()
+        fractions = rows[~rows["metric"].map(N.is_plain)]["value"].dropna()
         assert fractions.between(-1, 1).all(), f"{study}: paper percentages must be stored as fractions"
         with pytest.raises(KeyError, match="no 'Table 99'"):
             papers.reported(study, "Table 99")
@@ -131,7 +132,8 @@ def test_bootstrap_free_rows_keep_nan_interval():
 
 
 def test_small_differences_never_print_as_zero():
-    assert F.number(-0.000012, "mu_c_diff") == "-0.0012 pts"
-    assert F.number(0.0, "mu_c_diff") == "+0.0 pts"
-    assert F.number(0.00049, "acc") == "0.049%"
-    assert F.number(0.004, "r") == "0.0040"   # two significant digits
+    assert N.number(-0.000012, "mu_c_diff") == "-0.0012 pts"
+    assert N.number(0.0, "mu_c_diff") == "+0.0 pts"
+    assert N.number(0.00049, "acc") == "0.049%"
+    assert N.number(0.004, "r") == "0.0040"   # two significant digits
+    assert N.signed(-0.03) == "-0.030" and N.signed(2.14) == "+2.1" and N.signed(0.0) == "+0.0"

@@ -1,7 +1,7 @@
 """Figures from result rows, all in one seaborn theme: bars with 95% intervals, heatmaps, ours beside the paper.
 
 Every function takes result rows (:mod:`probekit.results`), draws on a given axis or a new figure and returns
-the figure; values are shown in percent unless the metric is plain (see :mod:`probekit.report.format`).
+the figure; values are shown in percent unless the metric is plain (see :mod:`probekit.numbers`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from probekit.report.format import is_plain
+from probekit.numbers import is_plain
 from probekit.theme import CHANCE_STYLE
 
 

@@ -1,74 +1,15 @@
-"""Numbers as readers see them: percent formatting, "value [low, high]" cells, wide tables, claim sentences.
-
-This is the only place values (fractions in the result rows) become percent.  Metrics whose values are not
-fractions (:data:`PLAIN_METRICS`, e.g. Pearson's r or the relative robustness γ) are shown as plain numbers;
-a paired difference (metric ``<metric>_diff``) is shown in signed percentage points.
-"""
+"""Result rows as readers see them: wide tables of cells, counts, claim sentences (numbers and cells themselves are
+formatted by :mod:`probekit.numbers`)."""
 
 from __future__ import annotations
 
-import math
 import string
 from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
 from probekit.claims import Claim
-
-#: metrics whose values are not fractions of 1 (shown with two decimals, never as percent)
-PLAIN_METRICS = {"r", "p", "gamma", "perplexity", "pseudo_perplexity", "delta_c_pts", "count"}
-
-
-def _nan(x) -> bool:
-    try:
-        return x is None or math.isnan(float(x))
-    except (TypeError, ValueError):
-        return True
-
-
-def pct(value, digits: int = 1) -> str:
-    """0.623 -> "62.3%"; NaN -> "n/a"."""
-    return "n/a" if _nan(value) else f"{100 * float(value):.{digits}f}%"
-
-
-def is_plain(metric: str) -> bool:
-    return metric.removesuffix("_diff") in PLAIN_METRICS
-
-
-def number(value, metric: str = "", digits: int = 1, unit: bool = True) -> str:
-    """A value as shown for its metric: percent, signed points for ``*_diff``, or a plain number."""
-    if _nan(value):
-        return "n/a"
-    value = float(value)
-    if is_plain(metric):
-        return signed(value, 2) if metric.endswith("_diff") else f"{value:.{_digits(value, 2)}f}"
-    if metric.endswith("_diff"):
-        return signed(100 * value, digits) + (" pts" if unit else "")
-    return f"{100 * value:.{_digits(100 * value, digits)}f}" + ("%" if unit else "")
-
-
-def signed(x: float, digits: int = 1) -> str:
-    """-0.03 -> "-0.03" (not "-0.0"), 2.14 -> "+2.1": a signed number with ``digits`` decimals, or more when needed
-    to show that a small non-zero number is not 0."""
-    return f"{x:+.{_digits(x, digits)}f}"
-
-
-def _digits(x: float, digits: int) -> int:
-    """``digits``, or more for a small non-zero number, so that it never prints as 0 (at most 4 decimals)."""
-    if x == 0 or abs(x) >= 10 ** -digits:
-        return digits
-    return min(4, max(digits, 1 - math.floor(math.log10(abs(x)))))
-
-
-def cell(r: Mapping[str, Any] | pd.Series, digits: int = 1, with_n: bool = False, unit: bool = False) -> str:
-    """One table cell: "62.3 [55.0, 70.1]" (the interval when there is one), optionally "(n = 120)"."""
-    metric = str(r["metric"])
-    text = number(r["value"], metric, digits, unit)
-    if not (_nan(r["ci_low"]) or _nan(r["ci_high"])):
-        text += f" [{number(r['ci_low'], metric, digits, False)}, {number(r['ci_high'], metric, digits, False)}]"
-    if with_n and not _nan(r.get("n")) and float(r["n"]) >= 0:
-        text += f" (n = {int(r['n'])})"
-    return text
+from probekit.numbers import cell, missing, number
 
 
 def table(rows: pd.DataFrame, index: Sequence[str] | str, columns: Sequence[str] | str, digits: int = 1,
@@ -112,7 +53,7 @@ class _RowView:
 
     @property
     def n(self) -> str:
-        return "n/a" if _nan(self._r.get("n")) else str(int(self._r["n"]))
+        return "n/a" if missing(self._r.get("n")) else str(int(self._r["n"]))
 
     @property
     def ci(self) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from probekit.report.format import cell
+from probekit.numbers import cell
 from probekit.studies import lab
 
 _ROLE = {lab.TARGET: "target probe, its information removed (from the training data or the image)",

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from PIL import Image
 
-from probekit.report.format import pct
+from probekit.numbers import pct
 from probekit.results import StudyResult
 from probekit.toyworld import vocab
 

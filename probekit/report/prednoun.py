@@ -16,7 +16,7 @@ from PIL import Image
 from probekit.data.prednoun import box_to_pixels
 from probekit.papers import prednoun as paper
 from probekit.report.figures import CHANCE_STYLE, heatmap, paper_vs_ours
-from probekit.report.format import pct
+from probekit.numbers import pct
 from probekit.report.format import table as wide
 from probekit.report.show import show_table, show_text
 from probekit.results import StudyResult, concat, select

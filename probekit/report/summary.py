@@ -19,7 +19,8 @@ import pandas as pd
 
 from probekit.report.export import lab_from_notebook
 from probekit.report.figures import heatmap
-from probekit.report.format import is_plain, number, table
+from probekit.numbers import is_plain, number
+from probekit.report.format import table
 from probekit.report.show import show_figure, show_table, show_text
 from probekit.results import COLUMNS, KEYS, OURS, load, select
 from probekit.studies import STUDIES, lab

@@ -108,7 +108,7 @@ def _same(agree) -> str:
 
 def _shown(verdict, rows) -> str:
     """A zoo's cell: its verdict and the numbers it was decided from ("a vs b" for a claim read from two rows)."""
-    from ..report.format import cell
+    from ..numbers import cell
     found = json.loads(rows) if isinstance(rows, str) and rows else []
     return f"{verdict}: {' vs '.join(cell(r, with_n=True, unit=True) for r in found)}" if found else str(verdict)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from ..report.format import signed
+from ..numbers import signed
 
 PER_STEPS = 10_000     # slopes are in points of accuracy per this many steps
 
