@@ -8,6 +8,7 @@ On the terminal a book run shows one bar per chapter (its cells, drawn by paperm
 
 from __future__ import annotations
 
+import logging
 import os
 import warnings
 
@@ -58,6 +59,10 @@ def quiet_kernel(bars: bool = False) -> None:
     - Python warnings (deprecations and the like from libraries) are ignored: they are for developers, who
       see them when running ``probekit.studies.<study>.run`` outside the book.  Errors still raise and fail
       the chapter.
+    - The kernel's own plumbing log (tornado's) is kept off the terminal: ipykernel 7.4 races at shutdown (its
+      control handler flushes stdout after the shutdown request closed the output thread's pipe) and tornado then
+      logs a ZMQError traceback ("Socket operation on non-socket") after the chapter is done; ipykernel#1518 fixed
+      one path of that race, not this one.
     """
     global _terminal
     if bars and progress_enabled():
@@ -69,3 +74,4 @@ def quiet_kernel(bars: bool = False) -> None:
         warnings.simplefilter("ignore", TqdmWarning)
         import tqdm.autonotebook  # noqa: F401  (the import is the point)
     warnings.simplefilter("ignore")
+    logging.getLogger("tornado").setLevel(logging.CRITICAL)

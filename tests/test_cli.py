@@ -142,6 +142,17 @@ def test_failing_chapter_names_cell_and_error_and_keeps_other_outputs(project, c
 
 
 
+def test_a_chapter_kernel_keeps_the_kernels_own_shutdown_log_off_the_terminal():
+    """ipykernel's shutdown race ends in a tornado log line with a traceback: without quiet_kernel it reaches the
+    terminal, with it nothing does."""
+    code = ("import logging, probekit.progress as p; {}"
+            "logging.getLogger('tornado.general').error('Uncaught exception in ZMQStream callback')")
+    plain = subprocess.run([sys.executable, "-c", code.format("")], capture_output=True, text=True, timeout=120)
+    quiet = subprocess.run([sys.executable, "-c", code.format("p.quiet_kernel(); ")], capture_output=True, text=True,
+                           timeout=120)
+    assert "ZMQStream" in plain.stderr and quiet.returncode == 0 and quiet.stderr == ""
+
+
 def test_terminal_shows_scoring_bars_and_no_kernel_warning_and_the_page_none(project):
     source = FAILING_SOURCE.replace('print("fine")', 'import time\nfrom probekit.progress import bar\n'
                                     'for _ in bar(range(40), desc="scoring job", unit="pair"):\n'
