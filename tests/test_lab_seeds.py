@@ -6,8 +6,8 @@ import json
 
 import pandas as pd
 
-from probekit.studies.lab_seeds import labels
-from probekit.toymodels.card import SEEDS_FILE, seed_section
+from probekit.studies.lab_seeds import SEEDS_FILE, labels
+from probekit.toymodels.card import seed_section
 
 
 def _zoo(path, seed, **where):
@@ -122,7 +122,6 @@ def test_a_line_compared_by_an_earlier_run_keeps_its_cells_unless_the_runs_disag
 def test_each_line_keeps_the_rows_its_verdict_was_decided_from():
     from probekit.results import frame, row
     from probekit.studies import lab
-    from probekit.studies.lab_seeds import deciding_rows
 
     def r(model, value, metric="acc"):
         return row(study="s", probe="p", model=model, condition="", subset="all", metric=metric, value=value,
@@ -133,7 +132,23 @@ def test_each_line_keeps_the_rows_its_verdict_was_decided_from():
                                lab.PaperClaim("a beats b, paired", "p", ("a", {"metric": "acc"}), ("b", {}),
                                               diff=("a", {"metric": "acc_diff"})),
                                lab.PaperClaim("gone", "p", ("gone", {}), ("b", {}))])
-    found = [json.loads(x) for x in deciding_rows(checks, claims)]
+    found = [json.loads(x) for x in lab.verdict_lines("s", checks, claims)["rows"]]
     assert [[(x["model"], x["metric"], x["value"]) for x in f] for f in found] == [
         [("ko", "acc", 0.5)], [], [("a", "acc", 0.9), ("b", "acc", 0.6)], [("a", "acc_diff", 0.3)], []]
     assert found[0][0]["ci_low"] == 0.4 and found[0][0]["n"] == 100
+
+
+def test_a_page_sets_each_line_beside_its_verdict_under_the_other_seed(tmp_path):
+    from probekit.studies.lab_seeds import LINE, OTHER_RUN, beside, read
+
+    assert read(tmp_path) is None
+    _partial_zoo_table(tmp_path).to_csv(tmp_path / SEEDS_FILE, index=False)
+    table = read(tmp_path)
+    page = table[LINE].assign(verdict=["holds", "holds", "not above chance", "holds"],
+                              rows=[_one(0), _one(1), _one(2), _one(9)])
+    page.loc[4] = ["verbs", "claim", "a claim the comparison lacks", "a|b", "holds", _one(0)]
+    page.loc[5] = [*table.loc[1, LINE], "not resolved", _one(1)]
+    got = beside(page, table)
+    assert list(got.columns) == ["seed 1"]
+    # line 3: same verdict, other numbers (run with other parameters); line 5: same numbers, another verdict
+    assert got["seed 1"].tolist() == ["not retrained", "not resolved", "not retrained", OTHER_RUN, OTHER_RUN, OTHER_RUN]

@@ -150,3 +150,29 @@ def test_lab_verdicts_travel_with_the_rows_and_the_summary_counts_them(monkeypat
     assert list(summary.lab_claims(lab)["the paper's claim"]) == ["a beats b", "b beats c"]
     # a chapter executed without a lab (or before verdicts were exported) adds nothing
     assert len(summary.load_lab(tmp_path / "nowhere")) == 0
+
+
+def test_each_claim_is_set_beside_its_verdict_under_the_other_seed():
+    from probekit.studies.lab_seeds import NOT_RETRAINED, OTHER_RUN
+
+    def line(study, what, verdict):
+        return dict(study=study, kind="claim", what=what, models="a|b", verdict=verdict, as_expected=None,
+                    rows=f'[{{"model": "a", "value": {len(what) / 100}}}]')
+    page = pd.DataFrame([line("verbs", "kept", "holds"), line("verbs", "changed", "not resolved"),
+                         line("masking", "waiting", "holds"), line("prednoun", "run otherwise", "does not hold"),
+                         {**line("verbs", "a check", "passes"), "kind": "check"}])
+    seeds = pd.DataFrame([{**line("verbs", w, v0), "seed 0 (shipped)": v0, "seed 1 (cpu, 1 thread)": v1,
+                           "agree": None if v1 == NOT_RETRAINED else v0 == v1, "waits_for": ""}
+                          for w, v0, v1 in (("kept", "holds", "holds"), ("changed", "not resolved", "holds"),
+                                            ("waiting", "holds", NOT_RETRAINED), ("run otherwise", "holds", "holds"))]
+                         ).drop(columns=["verdict", "as_expected"]).rename(columns={"rows": "seed 0 (shipped) rows"})
+    seeds["study"] = ["verbs", "verbs", "masking", "prednoun"]
+    claims = summary.lab_claims(page, seeds)
+    assert list(claims.columns) == ["study", "the paper's claim", "verdict", "under seed 1 (cpu, 1 thread)"]
+    assert claims["under seed 1 (cpu, 1 thread)"].tolist() == ["holds", "holds", NOT_RETRAINED, OTHER_RUN]
+    assert list(claims.index) == [1, 2, 3, 4]
+    assert summary.seed_sentences(claims) == (
+        "Retrained under seed 1 (cpu, 1 thread), with every chapter at its defaults, the zoo gives the verdict shown "
+        "for 1 of 2 claims compared (not compared: 1 waiting for zoo members not retrained yet, 1 whose chapter was "
+        "run here otherwise than in the comparison).")
+    assert summary.seed_sentences(summary.lab_claims(page)) == ""   # no comparison shipped: nothing said

@@ -23,9 +23,10 @@ from probekit.numbers import is_plain, number
 from probekit.report.format import table
 from probekit.report.show import show_figure, show_table, show_text
 from probekit.results import COLUMNS, KEYS, OURS, load, select
-from probekit.studies import STUDIES, lab
+from probekit.studies import STUDIES, lab, lab_seeds
 
 LABEL, LINK = "headline probe", "_link"
+UNDER = "under "   # a claim's verdict under a retrained zoo: column "under seed 1 (cpu, 1 thread)"
 #: a claim's verdicts, in the order the lab overview counts them
 VERDICTS = (lab.HOLDS, lab.DOES_NOT_HOLD, lab.NOT_RESOLVED, lab.BY_CONSTRUCTION)
 
@@ -63,12 +64,32 @@ def lab_overview(lab: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["study", *VERDICTS, "checks as they should be"]).set_index("study")
 
 
-def lab_claims(lab: pd.DataFrame) -> pd.DataFrame:
-    """Every paper's claim the lab tested, with its study (linked) and its verdict on the toy zoo."""
-    claims = lab[lab["kind"] == "claim"]
-    return pd.DataFrame({"study": [f'<a href="{s}.html">{s}</a>' for s in claims["study"]],
-                         "the paper's claim": list(claims["what"]), "verdict": list(claims["verdict"])},
-                        index=pd.RangeIndex(1, len(claims) + 1, name="#"))
+def lab_claims(lab: pd.DataFrame, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every paper's claim the lab tested, with its study (linked) and its verdict on the toy zoo; with a seed
+    comparison (``lab_seeds.read()``), a column per retrained zoo: the claim's verdict there (``lab_seeds.beside``)."""
+    claims = lab[lab["kind"] == "claim"].reset_index(drop=True)
+    out = pd.DataFrame({"study": [f'<a href="{s}.html">{s}</a>' for s in claims["study"]],
+                        "the paper's claim": claims["what"], "verdict": claims["verdict"]})
+    if seeds is not None and len(claims):
+        out = out.join(lab_seeds.beside(claims, seeds).rename(columns=lambda z: f"{UNDER}{z}"))
+    return out.set_axis(pd.RangeIndex(1, len(out) + 1, name="#"))
+
+
+def seed_sentences(claims: pd.DataFrame) -> str:
+    """Per retrained zoo column of :func:`lab_claims`: how many claims compared keep the verdict shown, and how
+    many were not compared (members not retrained; a chapter run otherwise than the comparison)."""
+    out = []
+    for col in [c for c in claims.columns if c.startswith(UNDER)]:
+        cells = claims[col]
+        waiting, other = int((cells == lab_seeds.NOT_RETRAINED).sum()), int((cells == lab_seeds.OTHER_RUN).sum())
+        compared = cells[~cells.isin([lab_seeds.NOT_RETRAINED, lab_seeds.OTHER_RUN])]
+        kept = int((compared == claims.loc[compared.index, "verdict"]).sum())
+        left = [f"{waiting} waiting for zoo members not retrained yet"] if waiting else []
+        left += [f"{other} whose chapter was run here otherwise than in the comparison"] if other else []
+        out.append(f"Retrained under {col[len(UNDER):]}, with every chapter at its defaults, the zoo gives the "
+                   f"verdict shown for {kept} of {len(compared)} claims compared"
+                   + (f" (not compared: {', '.join(left)})" if left else "") + ".")
+    return " ".join(out)
 
 
 def headlines(studies: Sequence[str]) -> dict[str, list[dict]]:
@@ -121,8 +142,12 @@ def show(chapters_dir: str | Path = "book/chapters", studies: Sequence[str] = ST
     if len(lab):
         show_table(lab_overview(lab), caption="The toy lab (each chapter's last two sections): the papers' claims "
                    "tested on the toy zoo by verdict, and the knock-out and blind checks that came out as they should")
-        show_table(lab_claims(lab), caption="Every claim the toy lab tested, with its verdict (the chapter shows "
-                   "the two rows compared, their 95% intervals and n)")
+        claims = lab_claims(lab, lab_seeds.read())
+        show_table(claims, caption="Every claim the toy lab tested, with its verdict (the chapter shows the two "
+                   "rows compared, their 95% intervals and n) and, where the zoo was retrained under another seed, "
+                   "its verdict there (the model card gives the numbers behind both)")
+        if said := seed_sentences(claims):
+            show_text(said)
     listing = [f"- [{s}]({s}.html): " + (f"executed, {len(results[s])} result rows" if s in results
                                           else f"**not executed** (run `probekit run {s}`)") for s in studies]
     show_text("Chapters:\n\n" + "\n".join(listing))

@@ -23,6 +23,7 @@ condition).  A row the run did not produce (a model left out of ``lab_models``) 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -123,25 +124,38 @@ def claims(rows: pd.DataFrame, defined: list[PaperClaim]) -> pd.DataFrame:
 
 
 #: :func:`verdict_lines`' columns
-VERDICT_COLUMNS = ["study", "kind", "what", "models", "verdict", "as_expected"]
+VERDICT_COLUMNS = ["study", "kind", "what", "models", "verdict", "as_expected", "rows"]
+#: the result-row fields a verdict line keeps of the rows it was decided from
+ROW_FIELDS = ("model", "metric", "value", "ci_low", "ci_high", "n")
+
+
+def deciding(*found) -> str:
+    """The rows a verdict was decided from, as JSON (a list of :data:`ROW_FIELDS` mappings; "[]" when a row was
+    not run). The same numbers give the same text, so two runs' lines can be matched on it."""
+    if not all(isinstance(r, dict) for r in found):
+        return "[]"
+    return json.dumps([{k: r.get(k) for k in ROW_FIELDS} for r in found], default=float)
 
 
 def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: pd.DataFrame | None) -> pd.DataFrame:
     """A study's judged checks (:func:`checks`) and claims (:func:`claims`) as one line each: the check's model,
-    probe and role or the claim's text (``what``), the models it reads, its verdict, and ``as_expected`` (True/False
-    for a judged check; None for a claim, a check shown but not judged, or one not run)."""
+    probe and role or the claim's text (``what``), the models it reads, its verdict, ``as_expected`` (True/False
+    for a judged check; None for a claim, a check shown but not judged, or one not run) and ``rows``: what the
+    verdict was decided from (:func:`deciding`: a check's row; a claim's paired-difference row, or its two rows)."""
     out = []
     for _, c in (found_checks if found_checks is not None else pd.DataFrame()).iterrows():
         judged = EXPECTED[c["role"]] is not None and c["verdict"] != NOT_RUN
         out.append(dict(study=study, kind="check", what=f"{c['model']}: {c['what']} ({c['role']})",
-                        models=c["model"], verdict=c["verdict"], as_expected=bool(c["ok"]) if judged else None))
+                        models=c["model"], verdict=c["verdict"], as_expected=bool(c["ok"]) if judged else None,
+                        rows=deciding(c["row"])))
     for _, c in (found_claims if found_claims is not None else pd.DataFrame()).iterrows():
+        pair = [c["diff"]] if isinstance(c["diff"], dict) else [c["a"], c["b"]]
         out.append(dict(study=study, kind="claim", what=c["claim"], models=f"{c['a_model']}|{c['b_model']}",
-                        verdict=c["verdict"], as_expected=None))
+                        verdict=c["verdict"], as_expected=None, rows=deciding(*pair)))
     return pd.DataFrame(out, columns=VERDICT_COLUMNS)
 
 
-__all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "claim_verdict", "verdict_lines",
-           "VERDICT_COLUMNS", "FLOORS",
+__all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "claim_verdict", "verdict_lines", "deciding",
+           "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
            "TARGET", "CONTROL", "TRAINED", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "NOT_ABOVE",
            "HOLDS", "DOES_NOT_HOLD", "NOT_RESOLVED", "BY_CONSTRUCTION", "NOT_RUN", "HIGHER", "LOWER", "BELOW"]

@@ -3,7 +3,7 @@
 ``python -m probekit.studies.lab_seeds DIR [DIR ...]`` runs every study's lab (chapter defaults, toy world, CPU)
 once per zoo directory (a zoo retrained with ``probekit train-toy --seed S --out DIR``; ``shipped`` = the
 checkpoints in the package) and prints, per check and claim, the verdict under each zoo and whether they agree.
-Each verdict is kept with the rows it was decided from (``<zoo> rows``).  A zoo directory may hold only some members
+Each verdict is kept with the rows it was decided from (``<zoo> rows``, the line's ``rows``).  A zoo directory may hold only some members
 (a long retraining done a few members at a time): a line whose models are not all retrained there reads "not
 retrained" under that zoo (``waits_for`` names the members) and is left out of the comparison (the lab scores the
 missing members from the shipped zoo, so its verdict there would be seed 0's), unless the ``--out`` file of an
@@ -25,26 +25,14 @@ from probekit.studies.lab import verdict_lines
 
 STUDIES = ("verbs", "prednoun", "masking", "conceptual")
 NOT_RETRAINED = "not retrained"
+#: where a line's verdict on a page cannot be set beside the comparison's (see :func:`beside`)
+OTHER_RUN = "not compared: this page's run differs"
+SEEDS_FILE = "seed_verdicts.csv"   # the comparison kept beside a zoo's checkpoints (the model card shows it)
+LINE = ["study", "kind", "what", "models"]
+LINE_COLUMNS = [*LINE, "agree", "waits_for"]   # a table's columns that are not a zoo's
 
 
-#: the result-row fields a line's numbers are kept with
-ROW_FIELDS = ("model", "metric", "value", "ci_low", "ci_high", "n")
-ROWS = " rows"   # suffix of a zoo's column of numbers: ``<zoo> rows``
-
-
-def _rows(*found) -> str:
-    """The rows a verdict was decided from, as JSON (a list of ``ROW_FIELDS`` mappings)."""
-    return json.dumps([{k: r.get(k) for k in ROW_FIELDS} for r in found], default=float)
-
-
-def deciding_rows(found_checks: pd.DataFrame, found_claims: pd.DataFrame) -> list[str]:
-    """Per line of :func:`~probekit.studies.lab.verdict_lines` (checks, then claims): the rows its verdict reads:
-    a check's row; a claim's paired-difference row, or its two rows when it has none ("[]" for a row not run)."""
-    out = [_rows(r) if isinstance(r, dict) else "[]" for r in found_checks["row"]]
-    for _, c in found_claims.iterrows():
-        pair = [c["diff"]] if isinstance(c["diff"], dict) else [c["a"], c["b"]]
-        out.append(_rows(*pair) if all(isinstance(r, dict) for r in pair) else "[]")
-    return out
+ROWS = " rows"   # suffix of a zoo's column of numbers: ``<zoo> rows`` (a line's ``rows``, lab.verdict_lines)
 
 
 def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
@@ -57,9 +45,8 @@ def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
         out = []
         for study in studies:
             result = import_module(f"probekit.studies.{study}").run(dataset="toy", device="cpu", data_dir=data_dir)
-            found = result.data["lab_checks"], result.data["lab_claims"]
-            lines = verdict_lines(study, *found)
-            out.append(lines[["study", "kind", "what", "models", "verdict"]].assign(rows=deciding_rows(*found)))
+            lines = verdict_lines(study, result.data["lab_checks"], result.data["lab_claims"])
+            out.append(lines[[*LINE, "verdict", "rows"]])
         return pd.concat(out, ignore_index=True)
     finally:
         if old is None:
@@ -153,6 +140,41 @@ def labels(zoos: list[str]) -> list[str]:
         where += [f"{rec['threads']} thread" + ("s" if rec["threads"] != 1 else "")] if rec.get("threads") else []
         out.append(f"seed {rec['seed']}" + (f" ({', '.join(where)})" if where else ""))
     return out if len(set(out)) == len(out) else list(zoos)
+
+
+def read(folder: str | Path | None = None) -> pd.DataFrame | None:
+    """The comparison kept beside a zoo's checkpoints (default: the shipped ones); None when there is none."""
+    from probekit.scorers.registry import TOY_CHECKPOINTS
+
+    path = Path(folder if folder is not None else TOY_CHECKPOINTS) / SEEDS_FILE
+    return pd.read_csv(path) if path.is_file() else None
+
+
+def zoo_columns(table: pd.DataFrame) -> list[str]:
+    """A comparison's verdict columns, one per zoo, in the order they were compared (the reference zoo first)."""
+    return [c for c in table.columns if c not in LINE_COLUMNS and not c.endswith(ROWS)]
+
+
+def agreeing(table: pd.DataFrame, kind: str) -> tuple[int, int]:
+    """(lines of this kind that keep their verdict under every zoo, lines of this kind compared)."""
+    mine = table[(table["kind"] == kind) & table["agree"].notna()]
+    return int(mine["agree"].astype(bool).sum()), len(mine)
+
+
+def beside(lines: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """For a page's verdict lines (:func:`~probekit.studies.lab.verdict_lines`, scored with the comparison's first
+    zoo): one column per other zoo of ``table``, that zoo's verdict for the line ("not retrained" where it waits
+    for members). Only a line whose verdict and numbers (``rows``) on the page are the first zoo's in the comparison
+    is set beside it; any other line (run with other parameters, another zoo, or not in the comparison) reads
+    :data:`OTHER_RUN`."""
+    first, *others = zoo_columns(table)
+    known = table.drop_duplicates(LINE, keep=False).set_index(LINE)
+    out = pd.DataFrame(index=lines.index, columns=others, dtype=object)
+    for i, line in lines.iterrows():
+        k = tuple(line[LINE])
+        same = k in known.index and (known.at[k, first], known.at[k, first + ROWS]) == (line["verdict"], line["rows"])
+        out.loc[i] = [known.at[k, z] if same else OTHER_RUN for z in others]
+    return out
 
 
 def main(argv=None) -> int:

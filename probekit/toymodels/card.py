@@ -81,12 +81,9 @@ def _still_moving(rec: dict) -> str:
             + ", ".join(names) + ".")
 
 
-SEEDS_FILE = "seed_verdicts.csv"   # written by ``python -m probekit.studies.lab_seeds ... --out``
-
-
 def _agreeing(t, kind: str) -> str:
-    mine = t[(t["kind"] == kind) & t["agree"].notna()]
-    return f"{int(mine['agree'].astype(bool).sum())} of {len(mine)}"
+    from ..studies.lab_seeds import agreeing
+    return "{} of {}".format(*agreeing(t, kind))
 
 
 def _not_compared(t) -> str:
@@ -114,16 +111,12 @@ def _shown(verdict, rows) -> str:
 
 
 def seed_section(folder: Path) -> str:
-    """The lab's verdicts under each retrained zoo, from ``folder/SEEDS_FILE`` (empty when there is none)."""
-    path = folder / SEEDS_FILE
-    if not path.exists():
+    """The lab's verdicts under each retrained zoo, from ``folder/lab_seeds.SEEDS_FILE`` (empty when there is none)."""
+    from ..studies.lab_seeds import ROWS, SEEDS_FILE, read, zoo_columns
+    t = read(folder)
+    if t is None:
         return ""
-    import pandas as pd
-
-    from ..studies.lab_seeds import ROWS
-    t = pd.read_csv(path)
-    zoos = [c for c in t.columns if c not in ("study", "kind", "what", "models", "agree", "waits_for")
-            and not c.endswith(ROWS)]
+    zoos = zoo_columns(t)
     rows = [f"| {r['study']} | {r['kind']} | {r['what']} | "
             + " | ".join(_shown(r[z], r.get(z + ROWS)) for z in zoos) + f" | {_same(r['agree'])} |"
             for _, r in t.iterrows()]
