@@ -149,6 +149,6 @@ def test_a_page_sets_each_line_beside_its_verdict_under_the_other_seed(tmp_path)
     page.loc[4] = ["verbs", "claim", "a claim the comparison lacks", "a|b", "holds", _one(0)]
     page.loc[5] = [*table.loc[1, LINE], "not resolved", _one(1)]
     got = beside(page, table)
-    assert list(got.columns) == ["seed 1"]
+    assert list(got.columns) == ["under seed 1"]
     # line 3: same verdict, other numbers (run with other parameters); line 5: same numbers, another verdict
-    assert got["seed 1"].tolist() == ["not retrained", "not resolved", "not retrained", OTHER_RUN, OTHER_RUN, OTHER_RUN]
+    assert got["under seed 1"].tolist() == ["not retrained", "not resolved", "not retrained", OTHER_RUN, OTHER_RUN, OTHER_RUN]

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from probekit.numbers import cell
-from probekit.studies import lab
+from probekit.studies import lab, lab_seeds
 
 _ROLE = {lab.TARGET: "target probe, its information removed (from the training data or the image)",
          lab.PARENT: "target probe, its information there",
@@ -42,24 +42,35 @@ def judged_by(found: pd.DataFrame) -> str:
     return "verdict from the 95% interval" + (f"; a control passes at {' or '.join(floors)}" if floors else "")
 
 
-def checks_table(found: pd.DataFrame) -> pd.DataFrame:
-    """Model | role | probe | result [95% CI] (n); chance | verdict | as it should be?"""
-    return pd.DataFrame({
+def _beside(table: pd.DataFrame, lines: pd.DataFrame, study: str | None, seeds: pd.DataFrame | None):
+    """``table`` with a column per zoo retrained from another seed (``lab_seeds.beside``; the shipped comparison
+    unless ``seeds`` is given), when the study is named and a comparison exists."""
+    seeds = lab_seeds.read() if seeds is None and study else seeds
+    if not study or seeds is None or not len(table):
+        return table
+    return table.join(lab_seeds.beside(lines, seeds).set_axis(table.index))
+
+
+def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Model | role | probe | result [95% CI] (n); chance | verdict | as it should be? (| the verdict under each
+    zoo retrained from another seed, for a named study)"""
+    return _beside(pd.DataFrame({
         "model": found["model"], "role": [_ROLE[r] for r in found["role"]], "probe": found["what"],
         "result": [_cell(r) for r in found["row"]], "verdict": found["verdict"],
         "as it should be": [_judged(ok, e, v) for ok, e, v in zip(found["ok"], found["expected"], found["verdict"])],
-    }).set_index("model")
+    }).set_index("model"), lab.verdict_lines(study or "", found, None), study, seeds)
 
 
-def claims_table(found: pd.DataFrame) -> pd.DataFrame:
-    """Claim (source) | toy comparison | verdict."""
+def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Claim (source) | toy comparison | verdict (| the verdict under each zoo retrained from another seed, for a
+    named study)."""
     def compared(r) -> str:
         text = f"{r['a_model']}: {_cell(r['a'])} vs {r['b_model']}: {_cell(r['b'])}"
         if isinstance(r["diff"], Mapping):
             text += f"; paired difference {cell(r['diff'], unit=True)}"
         return text
-    return pd.DataFrame({
+    return _beside(pd.DataFrame({
         "the paper's claim": [f"{c} ({s})" for c, s in zip(found["claim"], found["source"])],
         "on the toy world": [compared(r) for _, r in found.iterrows()],
         "verdict": list(found["verdict"]),
-    }, index=pd.RangeIndex(1, len(found) + 1, name="#"))
+    }, index=pd.RangeIndex(1, len(found) + 1, name="#")), lab.verdict_lines(study or "", None, found), study, seeds)

@@ -26,7 +26,6 @@ from probekit.results import COLUMNS, KEYS, OURS, load, select
 from probekit.studies import STUDIES, lab, lab_seeds
 
 LABEL, LINK = "headline probe", "_link"
-UNDER = "under "   # a claim's verdict under a retrained zoo: column "under seed 1 (cpu, 1 thread)"
 #: a claim's verdicts, in the order the lab overview counts them
 VERDICTS = (lab.HOLDS, lab.DOES_NOT_HOLD, lab.NOT_RESOLVED, lab.BY_CONSTRUCTION)
 
@@ -71,7 +70,7 @@ def lab_claims(lab: pd.DataFrame, seeds: pd.DataFrame | None = None) -> pd.DataF
     out = pd.DataFrame({"study": [f'<a href="{s}.html">{s}</a>' for s in claims["study"]],
                         "the paper's claim": claims["what"], "verdict": claims["verdict"]})
     if seeds is not None and len(claims):
-        out = out.join(lab_seeds.beside(claims, seeds).rename(columns=lambda z: f"{UNDER}{z}"))
+        out = out.join(lab_seeds.beside(claims, seeds))
     return out.set_axis(pd.RangeIndex(1, len(out) + 1, name="#"))
 
 
@@ -79,15 +78,15 @@ def seed_sentences(claims: pd.DataFrame) -> str:
     """Per retrained zoo column of :func:`lab_claims`: how many claims compared keep the verdict shown, and how
     many were not compared (members not retrained; a chapter run otherwise than the comparison)."""
     out = []
-    for col in [c for c in claims.columns if c.startswith(UNDER)]:
+    for col in [c for c in claims.columns if c.startswith(lab_seeds.UNDER)]:
         cells = claims[col]
         waiting, other = int((cells == lab_seeds.NOT_RETRAINED).sum()), int((cells == lab_seeds.OTHER_RUN).sum())
         compared = cells[~cells.isin([lab_seeds.NOT_RETRAINED, lab_seeds.OTHER_RUN])]
         kept = int((compared == claims.loc[compared.index, "verdict"]).sum())
         left = [f"{waiting} waiting for zoo members not retrained yet"] if waiting else []
         left += [f"{other} whose chapter was run here otherwise than in the comparison"] if other else []
-        out.append(f"Retrained under {col[len(UNDER):]}, with every chapter at its defaults, the zoo gives the "
-                   f"verdict shown for {kept} of {len(compared)} claims compared"
+        out.append(f"Retrained under {col[len(lab_seeds.UNDER):]}, with every chapter at its defaults, the zoo gives "
+                   f"the verdict shown for {kept} of {len(compared)} claims compared"
                    + (f" (not compared: {', '.join(left)})" if left else "") + ".")
     return " ".join(out)
 

@@ -30,6 +30,7 @@ OTHER_RUN = "not compared: this page's run differs"
 SEEDS_FILE = "seed_verdicts.csv"   # the comparison kept beside a zoo's checkpoints (the model card shows it)
 LINE = ["study", "kind", "what", "models"]
 LINE_COLUMNS = [*LINE, "agree", "waits_for"]   # a table's columns that are not a zoo's
+UNDER = "under "   # a page's column of verdicts under a retrained zoo: "under seed 1 (cpu, 1 thread)"
 
 
 ROWS = " rows"   # suffix of a zoo's column of numbers: ``<zoo> rows`` (a line's ``rows``, lab.verdict_lines)
@@ -169,7 +170,7 @@ def beside(lines: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     :data:`OTHER_RUN`."""
     first, *others = zoo_columns(table)
     known = table.drop_duplicates(LINE, keep=False).set_index(LINE)
-    out = pd.DataFrame(index=lines.index, columns=others, dtype=object)
+    out = pd.DataFrame(index=lines.index, columns=[UNDER + z for z in others], dtype=object)
     for i, line in lines.iterrows():
         k = tuple(line[LINE])
         same = k in known.index and (known.at[k, first], known.at[k, first + ROWS]) == (line["verdict"], line["rows"])
