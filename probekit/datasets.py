@@ -54,7 +54,9 @@ _SPECS = [
     DatasetSpec("probe-b", "probe-b", "probekit.data.background", "load_probe_b",
                 "Schiappa et al. 2023 Probe-B on COCO with segmentation masks"),
     DatasetSpec("classify", "toy", "probekit.toyworld.classify", "make_items",
-                "toy world: single-object classification (the held-out general task)"),
+                "toy world: single-object classification (the zoo's object control)"),
+    DatasetSpec("classify-pairs", "toy", "probekit.toyworld.classify", "make_pair_items",
+                "toy world: which two objects are shown, 66 classes (the fine-tuning's held-out general task)"),
 ]
 DATASETS = {(s.probe, s.source): s for s in _SPECS}
 
@@ -69,6 +71,7 @@ SCHEMAS = {
     "probe-c": ["group_id", "split", "category", "image_0", "image_1", "caption_0", "caption_1"],
     "probe-b": ["item_id", "image", "mask", "labels", "single_object", "target"],
     "classify": ["item_id", "image", "label"],
+    "classify-pairs": ["item_id", "image", "label"],
 }
 
 

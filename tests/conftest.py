@@ -2,7 +2,8 @@
 
 Environment knobs (for developers; CI sets none of them):
 - ``PROBEKIT_TEST_CHAPTERS=verbs,masking``: execute only these chapters (the others get placeholder pages).
-- ``PROBEKIT_TEST_LIMIT=40``: the ``limit`` given to every chapter (default 60; ``none`` = chapter defaults).
+- ``PROBEKIT_TEST_LIMIT=40``: the ``limit`` given to every chapter (default 60; ``none`` = chapter defaults). With a
+  limit, the conceptual chapter also fine-tunes on fewer triplets for fewer steps (``SMALL_FINETUNE``).
 - ``PROBEKIT_TEST_CACHE=/some/dir``: keep toy data and the score cache there between sessions (default:
   fresh, under the session's tmp dir).
 """
@@ -27,6 +28,9 @@ from probekit.environ import environment
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_LIMIT = os.environ.get("PROBEKIT_TEST_LIMIT", "60")
+#: the conceptual chapter's fine-tuning in a limited run: the sweep's every α and encoder setting, on a sixth of the
+#: chapter's default training (600 steps on 1,000 triplets of each kind take about 2 min per test worker)
+SMALL_FINETUNE = {"finetune_steps": 100, "finetune_triplets": 200}
 
 
 def _selected_chapters() -> list[str]:
@@ -80,9 +84,11 @@ def toy_params(project: Path, data_root: Path) -> tuple[dict[str, dict], ch.Prof
     ``data_root`` and the session's small ``limit``."""
     profile = ch.load_profile(project, "toy")
     extra = {"data_dir": str(data_root / "data"), "cache_dir": str(data_root / "scores")}
+    small = {}
     if TEST_LIMIT.lower() != "none":
         extra["limit"] = int(TEST_LIMIT)
-    return {c: ch.resolve(project, c, {**profile.params[c], **extra}) for c in ch.CHAPTERS}, profile
+        small = {"conceptual": SMALL_FINETUNE}
+    return {c: ch.resolve(project, c, {**profile.params[c], **extra, **small.get(c, {})}) for c in ch.CHAPTERS}, profile
 
 
 @pytest.fixture(scope="session")

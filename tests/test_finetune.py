@@ -108,3 +108,31 @@ def test_paper_mode_without_a_training_file_skips_the_fine_tuning_and_says_why()
     assert sweep_plan("paper", "relcomp.csv", "imagenet", "/data/imagenet")["skip"] == ""
     fallback = sweep_plan("paper", "relcomp.csv", "imagenet", None)
     assert fallback["general_task"] == "toy" and "imagenet_dir" in fallback["fallback"]
+
+
+def test_per_kind_keeps_as_many_predicate_swaps_as_attribute_swaps_in_table_order():
+    r = pd.DataFrame({"image": ["a.png", "b.png", "c.png", "d.png"], "correct_prompt": ["p1", "p2", "p3", "a man"],
+                      "wrong_prompt": ["w1", "w2", "w3", "p1"],
+                      "kind": ["predicate_swap", "predicate_swap", "predicate_swap", "subject_only"]})
+    c = pd.DataFrame({"image_0": ["g0.png", "o.png", "h0.png"], "image_1": ["g1.png", "o1.png", "h1.png"],
+                      "split": ["composition", "object", "composition"],
+                      "caption_0": ["a red cup", "a red cup", "a big hat"],
+                      "caption_1": ["a green cup", "a red ball", "a small hat"]})
+    t = swap_triplets(r, c, per_kind=2)
+    # the first two predicate swaps, and the first composition group's two triplets (one per image)
+    assert t["negative_caption"].tolist() == ["w1", "w2", "a green cup", "a red cup"]
+    assert t["image"].tolist() == ["a.png", "b.png", "g0.png", "g1.png"]
+    assert swap_triplets(r, c, per_kind=3)["image"].tolist()[3:] == ["g0.png", "g1.png", "h0.png"]
+    assert len(swap_triplets(r, c)) == 3 + 4
+
+
+@pytest.mark.parametrize("n", [10, 25])
+def test_the_toy_train_split_loaded_per_triplet_holds_n_triplets_of_each_kind(tmp_path, n):
+    from probekit.datasets import load_dataset
+    from probekit.studies.conceptual import TRAIN_ITEMS
+
+    load = lambda probe: load_dataset(probe, "toy", data_dir=tmp_path, limit=TRAIN_ITEMS[probe] * n, split="train")
+    t = swap_triplets(load("probe-r"), load("probe-c"), per_kind=n)
+    assert t["negative_image"].isna().sum() == n and t["negative_image"].notna().sum() == n
+    evaluation = set(load_dataset("probe-r", "toy", data_dir=tmp_path, split="eval")["image"])
+    assert not set(t["image"]) & evaluation

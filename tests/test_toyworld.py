@@ -14,7 +14,7 @@ from probekit.toyworld.vocab import ANTONYMS, OBJECTS
 PROBES = list(SCHEMAS)
 IMAGE_COLS = {"verbs": ["pos_image", "neg_image"], "prednoun": ["image"], "masking": ["image"],
               "probe-r": ["image"], "probe-c": ["image_0", "image_1"], "probe-b": ["image", "mask"],
-              "classify": ["image"]}
+              "classify": ["image"], "classify-pairs": ["image"]}
 
 
 def _files(df, probe):

@@ -180,7 +180,7 @@ def check_value(chapter: str, param: Parameter, value: Any) -> None:
                                  f"valid: {', '.join(valid)}")
     elif param.name == "device" and not DEVICE_RE.match(str(value)):
         raise ParameterError(f"unknown device {value!r} in {where}; valid: auto, cpu, cuda, cuda:N, mps")
-    elif param.name in ("limit", "batch_size") and value < 1:
+    elif param.name in ("limit", "batch_size", "finetune_steps", "finetune_triplets") and value < 1:
         raise ParameterError(f"{where} must be at least 1, got {value!r}")
 
 

@@ -7,6 +7,13 @@ import pandas as pd
 import seaborn as sns
 
 from probekit.metrics.background import LABEL, VIEWS
+from probekit.report.format import table
+from probekit.results import select
+
+#: the sweep table's columns: Probe-R predicate swaps, Probe-C composition swaps and the held-out task, their
+#: scores and paired changes from the original model
+SWEEP_SUBSETS = ["probe-r predicate_swap", "probe-c composition", "general"]
+SWEEP_METRICS = ["mu_c", "acc", "group", "top1", "mu_c_diff", "group_diff", "top1_diff"]
 
 
 def views_panel(example: pd.DataFrame):
@@ -97,3 +104,10 @@ def sweep_text(facts: dict, params: dict) -> str:
             f"steps ({params['finetune_optimizer']}, lr {params['finetune_lr']}) per encoder setting; held-out task: "
             f"{facts['general_task']} ({facts['general_items']} images); the sweep is evaluated on "
             f"{facts['sweep_probe_r']} Probe-R comparisons and {facts['sweep_probe_c']} Probe-C groups.")
+
+
+def sweep_table(ours: pd.DataFrame) -> pd.DataFrame:
+    """The patching sweep as one table: a row per encoder setting and α (and paired change), a column per probe
+    and metric."""
+    sweep = select(ours, probe="patching", subset=SWEEP_SUBSETS, metric=SWEEP_METRICS)
+    return table(sweep, "condition", ["subset", "metric"])

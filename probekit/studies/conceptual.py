@@ -39,6 +39,10 @@ ROLES = {"models": ("compatibility",), "lab_models": ("compatibility",)}
 SUITES = {"toy": {"probe-r": "toy", "probe-c": "toy", "probe-b": "toy"},
           "paper": {"probe-r": "probe-r", "probe-c": "probe-c", "probe-b": "probe-b"}}
 FILLERS = ("black", "gray", "noise", "scene")
+#: toy train-split items loaded per fine-tuning triplet of each kind: a Probe-R group holds one predicate swap among
+#: about 3.4 items (subject swaps and subject-only images), and every other Probe-C group is a composition group
+#: giving two triplets
+TRAIN_ITEMS = {"probe-r": 4, "probe-c": 1}
 #: the probes of our rows recomputed as the authors' released code reads them (FLAVA's Probe-C text and image
 #: scores exchanged; ViLT's and BridgeTower's Probe-B x̃0 and x̃1 exchanged), for the models concerned
 AUTHORS_READING = {"probe-c": "probe-c (authors' code)", "probe-b": "probe-b (authors' code)"}
@@ -94,18 +98,20 @@ def sweep_plan(dataset: str, train_data, general_task: str, imagenet_dir) -> dic
     if general_task == "imagenet" and not imagenet_dir:
         plan["general_task"] = "toy"
         plan["fallback"] = ("ImageNet was asked for as the held-out task but `imagenet_dir` is not set: the toy "
-                            "world's classification task stands in for it, so the forgetting measured here is "
+                            "world's two-object classification stands in for it, so the forgetting measured here is "
                             "not the paper's ImageNet accuracy")
     return plan
 
 
 def _sweep(load, root, items_r, items_c, *, finetune_model, finetune_encoders, finetune_steps, finetune_lr,
-           finetune_optimizer, alphas, finetune_eval_limit, general_task, imagenet_dir, train_data, dataset, limit,
-           seed, device, batch_size, cache_dir):
+           finetune_optimizer, finetune_triplets, alphas, finetune_eval_limit, general_task, imagenet_dir, train_data,
+           dataset, limit, seed, device, batch_size, cache_dir):
     if train_data:
         triplets = finetune.load_triplets(train_data)
-    else:  # the toy world's train split (disjoint from the evaluation items)
-        triplets = finetune.swap_triplets(load("probe-r", "train", "toy"), load("probe-c", "train", "toy"))
+    else:  # the toy world's train split (disjoint from the evaluation items): finetune_triplets of each kind
+        n = finetune_triplets
+        triplets = finetune.swap_triplets(load("probe-r", "train", "toy", TRAIN_ITEMS["probe-r"] * n),
+                                          load("probe-c", "train", "toy", TRAIN_ITEMS["probe-c"] * n), per_kind=n)
     n_eval = finetune_eval_limit
     general = patching.general_task_items(general_task, root, imagenet_dir, seed=seed, limit=n_eval or limit)
     probes = {"probe-r": items_r.head(n_eval) if n_eval else items_r,
@@ -118,7 +124,8 @@ def _sweep(load, root, items_r, items_c, *, finetune_model, finetune_encoders, f
                          for enc, path in checkpoints.items()], ignore_index=True)
     facts = {"triplets": len(triplets), "general_items": len(general), "sweep_probe_r": len(probes["probe-r"]),
              "sweep_probe_c": len(probes["probe-c"]), "general_task": "ImageNet" if general_task == "imagenet"
-             else "toy classification", "toy_train_data": not train_data, "real_eval_data": dataset != "toy"}
+             else "toy two-object classification (66 classes)", "toy_train_data": not train_data,
+             "real_eval_data": dataset != "toy"}
     return rows, history, facts
 
 
@@ -131,8 +138,9 @@ def with_alpha(rows: pd.DataFrame) -> pd.DataFrame:
 
 def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=None, seed=0, device="auto",
         batch_size=32, cache_dir=None, fillers=FILLERS, finetune_model="toy-clip",
-        finetune_encoders=("text", "vision", "both"), finetune_steps=100, finetune_lr=1e-4,
-        finetune_optimizer="adamw", alphas=(0.0, 0.25, 0.5, 1.0), finetune_eval_limit=240, general_task="toy",
+        finetune_encoders=("text", "vision", "both"), finetune_steps=600, finetune_lr=1e-4,
+        finetune_optimizer="adamw", finetune_triplets=1000, alphas=(0.0, 0.25, 0.5, 1.0), finetune_eval_limit=240,
+        general_task="toy",
         imagenet_dir=None, train_data=None, lab_models=conceptual_lab.LAB_MODELS) -> StudyResult:
     """Every number of the chapter (parameters as in its parameters cell)."""
     from probekit.datasets import default_data_dir, load_dataset
@@ -145,8 +153,8 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
     root = Path(data_dir) if data_dir else default_data_dir()
     sources = suite_sources(dataset)
 
-    def load(probe, split="eval", source=None):
-        return load_dataset(probe, source or sources[probe], data_dir=root, limit=limit, seed=seed, split=split)
+    def load(probe, split="eval", source=None, n=None):
+        return load_dataset(probe, source or sources[probe], data_dir=root, limit=n or limit, seed=seed, split=split)
 
     items_r, items_c, items_b = load("probe-r"), load("probe-c"), load("probe-b")
     scorers = {m: load_scorer(m, device=device, batch_size=batch_size, cache_dir=cache_dir) for m in models}
@@ -175,7 +183,8 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
         sweep, data["history"], sweep_facts = _sweep(
             load, root, items_r, items_c, finetune_model=finetune_model, finetune_encoders=list(finetune_encoders),
             finetune_steps=finetune_steps, finetune_lr=finetune_lr, finetune_optimizer=finetune_optimizer,
-            alphas=list(alphas), finetune_eval_limit=finetune_eval_limit, general_task=general_task,
+            finetune_triplets=finetune_triplets, alphas=list(alphas), finetune_eval_limit=finetune_eval_limit,
+            general_task=general_task,
             imagenet_dir=imagenet_dir, train_data=train_data, dataset=dataset, limit=limit, seed=seed,
             device=device, batch_size=batch_size, cache_dir=cache_dir)
         parts.append(sweep)

@@ -83,7 +83,7 @@ CLAIMS = [
     _sweep_claim("Fine-tuning CLIP on swap negatives improves its compositional understanding (Probe-C μ(c))",
                  "probe-c composition", "mu_c", HIGHER),
     _sweep_claim("The fine-tuned CLIP pays with a drop in general classification accuracy (the held-out task: toy "
-                 "single-object classification, top-1)", "general", "top1", LOWER),
+                 "two-object classification, 66 classes, top-1)", "general", "top1", LOWER),
     _hardneg_claim("Training with selective (swap) negatives enforces relational learning in a dual encoder "
                    "without co-attention (Probe-R μ(c))", "probe-r predicate_swap"),
     _hardneg_claim("Training with selective (swap) negatives enforces compositional learning in a dual encoder "

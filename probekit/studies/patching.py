@@ -53,8 +53,9 @@ def imagenet_items(root, limit: int | None = None, seed: int = 0) -> pd.DataFram
 
 def general_task_items(task: str, data_dir, imagenet_dir=None, limit: int | None = None, seed: int = 0
                        ) -> pd.DataFrame:
-    """The held-out task of the patching sweep: ``"toy"`` (the toy world's single-object classification)
-    or ``"imagenet"`` (the validation set under ``imagenet_dir``)."""
+    """The held-out task of the patching sweep: ``"toy"`` (the toy world's two-object classification, 66 classes:
+    which pair of objects is shown; no attribute or predicate, so nothing the swap negatives train) or
+    ``"imagenet"`` (the validation set under ``imagenet_dir``)."""
     if task == "imagenet":
         if not imagenet_dir:
             raise ValueError("general_task='imagenet' needs imagenet_dir: a folder with ILSVRC2012_devkit_t12.tar.gz "
@@ -63,7 +64,7 @@ def general_task_items(task: str, data_dir, imagenet_dir=None, limit: int | None
     if task == "toy":
         from probekit.datasets import load_dataset
 
-        return load_dataset("classify", "toy", data_dir=data_dir, limit=limit, seed=seed)
+        return load_dataset("classify-pairs", "toy", data_dir=data_dir, limit=limit, seed=seed)
     raise ValueError(f"general_task={task!r}; valid: toy, imagenet")
 
 
