@@ -40,6 +40,8 @@ def test_lab_models_and_what_the_checks_and_claims_name():
         ("toy-clip, both, α = 1", "toy-clip, both, α = 0", lab.HIGHER, True, False),
         ("toy-clip, both, α = 1", "toy-clip, both, α = 0", lab.HIGHER, True, False),
         ("toy-clip, both, α = 1", "toy-clip, both, α = 0", lab.LOWER, True, False),
+        ("toy-clip, text, α = 1", "toy-clip, vision, α = 1", lab.HIGHER, True, False),
+        ("toy-clip, text, α = 1", "toy-clip, vision, α = 1", lab.LOWER, True, False),
         ("toy-clip-hardneg", "toy-clip", lab.HIGHER, True, False),
         ("toy-clip-hardneg", "toy-clip", lab.HIGHER, True, False),
         ("toy-clip, x0", "toy-clip, x̃1", lab.HIGHER, True, False)]
@@ -63,8 +65,17 @@ def test_blind_checks_judge_the_counterbalanced_probe_c_and_show_probe_r_as_a_te
 
 
 def _claim_rows(r_diff=(0.1, 0.05, 0.15), top1_diff=(-0.2, -0.3, -0.1), hard_diff=(0.0, -0.02, 0.02),
-                dc=(-3.0, -5.0, -1.0)) -> pd.DataFrame:
+                dc=(-3.0, -5.0, -1.0), tv_r=(0.0, -0.01, 0.01), tv_top1=(-0.03, -0.05, -0.01)) -> pd.DataFrame:
     out = []
+    for enc in ("text", "vision"):   # the two encoders' fine-tunes at α = 1, and their paired difference
+        for subset, metric in (("probe-r predicate_swap", "mu_c"), ("general", "top1")):
+            out.append(_r(f"toy-clip, {enc}, α = 1", 0.8, 0.7, 0.9, probe="patching", subset=subset, metric=metric,
+                          condition=f"{enc}, α = 1"))
+    for subset, metric, d in (("probe-r predicate_swap", "mu_c_diff", tv_r), ("general", "top1_diff", tv_top1)):
+        out.append(_r("toy-clip, text, α = 1 − vision, α = 1", *d, probe="patching", subset=subset, metric=metric,
+                      condition="text, α = 1 − vision, α = 1", chance=0.0))
+        out.append(_r("toy-clip, text, α = 1 − original", 0.5, 0.4, 0.6, probe="patching", subset=subset,
+                      metric=metric, condition="text, α = 1 − original", chance=0.0))   # a decoy
     for alpha, v in ((0, 0.6), (1, 0.7)):
         for subset, metric in (("probe-r predicate_swap", "mu_c"), ("probe-c composition", "mu_c"),
                                ("general", "top1")):
@@ -95,17 +106,19 @@ def _claim_rows(r_diff=(0.1, 0.05, 0.15), top1_diff=(-0.2, -0.3, -0.1), hard_dif
 
 def test_claims_read_the_paired_differences():
     found = lab.claims(_claim_rows(), CLAIMS)
-    assert list(found["verdict"]) == [lab.HOLDS, lab.HOLDS, lab.HOLDS, lab.NOT_RESOLVED, lab.NOT_RESOLVED,
-                                      lab.DOES_NOT_HOLD]
-    assert found["diff"][5]["condition"] == "scene" and found["diff"][5]["value"] == -3.0
+    assert list(found["verdict"]) == [lab.HOLDS, lab.HOLDS, lab.HOLDS, lab.NOT_RESOLVED, lab.HOLDS,
+                                      lab.NOT_RESOLVED, lab.NOT_RESOLVED, lab.DOES_NOT_HOLD]
+    assert found["diff"][7]["condition"] == "scene" and found["diff"][7]["value"] == -3.0
     assert found["diff"][2]["metric"] == "top1_diff" and found["a"][2]["condition"] == "both, α = 1"
+    assert found["diff"][4]["condition"] == "text, α = 1 − vision, α = 1" and found["diff"][4]["value"] == -0.03
     flipped = lab.claims(_claim_rows(r_diff=(-0.1, -0.15, -0.05), top1_diff=(0.0, -0.1, 0.1),
-                                     hard_diff=(0.05, 0.01, 0.09), dc=(3.0, 1.0, 5.0)), CLAIMS)
+                                     hard_diff=(0.05, 0.01, 0.09), dc=(3.0, 1.0, 5.0), tv_r=(0.02, 0.01, 0.03),
+                                     tv_top1=(0.02, 0.01, 0.03)), CLAIMS)
     assert list(flipped["verdict"]) == [lab.DOES_NOT_HOLD, lab.DOES_NOT_HOLD, lab.NOT_RESOLVED, lab.HOLDS,
-                                        lab.HOLDS, lab.HOLDS]
+                                        lab.DOES_NOT_HOLD, lab.HOLDS, lab.HOLDS, lab.HOLDS]
     no_sweep = _claim_rows()
     no_sweep = no_sweep[no_sweep["probe"] != "patching"]
-    assert list(lab.claims(no_sweep, CLAIMS)["verdict"][:3]) == [lab.NOT_RUN] * 3
+    assert list(lab.claims(no_sweep, CLAIMS)["verdict"][:5]) == [lab.NOT_RUN] * 5
 
 
 def _scored(model, shift):
@@ -140,9 +153,10 @@ def test_lab_rows_name_their_rows_as_the_claims_read_them_and_reuse_the_scores_g
     assert paired["n"] == 6 and paired["ci_low"] > 0   # the hard-negative model's logits were shifted up
     found = lab.claims(rows, CLAIMS)
     assert lab.NOT_RUN not in set(found["verdict"])
-    assert found["verdict"][3] == lab.HOLDS and found["a"][3]["value"] > found["b"][3]["value"]
+    assert found["verdict"][5] == lab.HOLDS and found["a"][5]["value"] > found["b"][5]["value"]
     assert found["a"][0]["model"] == "toy-clip, both, α = 1" and found["a"][0]["condition"] == "both, α = 1"
-    assert found["diff"][5]["model"] == "toy-clip, (x0, x̃1)"
+    assert found["diff"][4]["model"] == "toy-clip, text, α = 1 − vision, α = 1"
+    assert found["diff"][7]["model"] == "toy-clip, (x0, x̃1)"
     assert lab.checks(rows, CHECKS)["verdict"].eq(lab.NOT_RUN).all()   # no blind model asked for
 
 
@@ -183,8 +197,10 @@ def test_a_small_real_run_puts_the_lab_in_data(small_run):
     assert [c for c in calls if c[1] == n_items] == [("toy-clip", n_items), ("toy-bert-blind", n_items)]
     assert len(result.data["lab_checks"]) == len(CHECKS) and len(result.data["lab_claims"]) == len(CLAIMS)
     claims = result.data["lab_claims"]
-    assert set(claims.loc[claims["a_model"] == "toy-clip-hardneg", "verdict"]) == {lab.NOT_RUN}
-    assert lab.NOT_RUN not in set(claims.loc[claims["a_model"] != "toy-clip-hardneg", "verdict"])
+    # not in this run: toy-clip-hardneg, and the text and vision encoders' fine-tunes (only "both" is trained)
+    missing = claims["a_model"].isin(["toy-clip-hardneg", "toy-clip, text, α = 1"])
+    assert missing.sum() == 4 and set(claims.loc[missing, "verdict"]) == {lab.NOT_RUN}
+    assert lab.NOT_RUN not in set(claims.loc[~missing, "verdict"])
     assert "toy-clip, toy-bert-blind" in result.facts["lab"]
 
 

@@ -86,7 +86,8 @@ def test_the_papers_rows_are_fractions_and_its_facts_are_counted():
 def result(tmp_path_factory):
     d = tmp_path_factory.mktemp("conceptual")
     return conceptual.run(limit=16, device="cpu", data_dir=d / "data", cache_dir=d / "scores",
-                          fillers=["black", "scene"], finetune_encoders=["text"], finetune_steps=2, finetune_triplets=6,
+                          fillers=["black", "scene"], finetune_encoders=["text", "vision"], finetune_steps=2,
+                          finetune_triplets=6,
                           alphas=[0.0, 1.0], finetune_eval_limit=12, lab_models=[])
 
 
@@ -103,10 +104,16 @@ def test_run_on_the_toy_world(result):
     assert result.facts["heads"] == {"toy-vilt": "match", "toy-clip": "similarity"}
     assert result.facts["probe_r_items"] == 16 and result.facts["unreadable"]["Probe-B"] == 0
     sweep = select(ours, probe="patching", model="toy-clip")
-    assert set(sweep["condition"]) == {"text, α = 0", "text, α = 1", "text, α = 1 − original"}
+    assert set(sweep["condition"]) == {"text, α = 0", "text, α = 1", "text, α = 1 − original", "vision, α = 0",
+                                       "vision, α = 1", "vision, α = 1 − original", "text, α = 1 − vision, α = 1"}
     top1 = one(sweep, condition="text, α = 1 − original", subset="general", metric="top1_diff")
     assert top1["n"] == 12 and top1["chance"] == 0.0
-    assert list(result.data["history"]["step"]) == [0, 1]
+    # the two encoders' fine-tunes compared over the same items: the mean paired difference is the difference
+    for subset, metric in (("general", "top1"), ("probe-r predicate_swap", "mu_c"), ("probe-c composition", "mu_c")):
+        t, v = (one(sweep, condition=f"{e}, α = 1", subset=subset, metric=metric)["value"] for e in ("text", "vision"))
+        tv = one(sweep, condition="text, α = 1 − vision, α = 1", subset=subset, metric=f"{metric}_diff")
+        assert tv["value"] == pytest.approx(t - v) and tv["ci_low"] <= tv["value"] <= tv["ci_high"], subset
+    assert list(result.data["history"]["step"]) == [0, 1, 0, 1]
     assert set(result.data["sweep"]["alpha"]) == {0.0, 1.0}
     fractions = result.reported()[~result.reported()["metric"].isin(["gamma", "delta_c_pts"])]
     assert len(fractions) and (fractions["value"].between(0, 1)).all()   # the paper's percentages as fractions

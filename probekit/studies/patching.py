@@ -5,7 +5,8 @@ Rows (probe ``patching``, model = the fine-tuned model, condition ``<encoders>, 
 accuracy per kind (subset ``probe-r <kind>``), Probe-C scores per split (``probe-c <split>``) and the held-out
 task's top-k accuracy (``general``).  For every α > 0, paired differences from the original model over the same
 items (metric ``<metric>_diff``, condition ``<encoders>, α = <a> − original``), the interval from a bootstrap of
-the per-item differences.
+the per-item differences; and at the largest α, the text encoder's fine-tune against the vision encoder's
+(condition ``text, α = 1 − vision, α = 1``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from probekit.studies import finetune as ft
 from probekit.studies import finetune_cache
 
 ORIGINAL = "original"
+#: encoder settings compared with each other over the same items (the paper: training the text encoder alone gives
+#: the largest gain and the largest forgetting, the vision encoder alone the least drift)
+ENCODER_PAIRS = (("text", "vision"),)
 #: per-item columns compared between a patched model and the original, per task
 _PAIRED = {"probe-r": (["item_id"], {"mu_c": "confidence", "acc": "correct"}),
            "probe-c": (["group_id"], {"mu_c": "confidence", "image": "image", "text": "text", "group": "group"}),
@@ -125,7 +129,8 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
                 seed: int = 0, progress: bool = True) -> tuple[pd.DataFrame, dict[str, Path]]:
     """Fine-tune ``model`` once per encoder setting (cached), patch it at every α and evaluate each patched
     model: (rows, the fine-tuned checkpoint of each encoder setting, whose ``finetune.json`` holds the losses).
-    α = 0 is the original model, evaluated once."""
+    α = 0 is the original model, evaluated once.  The encoder settings of :data:`ENCODER_PAIRS` are also compared
+    with each other at the sweep's largest α > 0, item by item (condition ``text, α = 1 − vision, α = 1``)."""
     from probekit.device import resolve_device
     from probekit.scorers import load_scorer
 
@@ -133,7 +138,7 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
     train_device = str(resolve_device(device))
     original = evaluate_clip(load_scorer(model, family=family, device=device, batch_size=batch_size,
                                          cache_dir=cache_dir), probes, general, seed)
-    parts, checkpoints = [], {}
+    parts, checkpoints, fully = [], {}, {}
     for enc in encoders:
         cfg = ft.FinetuneConfig(**{**(config or {}), "encoders": enc, "seed": seed})
         tuned = finetune_cache.finetuned_cached(model, triplets, cfg, Path(cache_root) / _safe(model),
@@ -148,6 +153,13 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
             scored = evaluate_clip(load_scorer(str(path), family="clip", device=device, batch_size=batch_size,
                                                cache_dir=cache_dir), probes, general, seed)
             parts += [sweep_rows(scored, model, condition, seed), paired_rows(scored, original, model, condition, seed)]
+            if alpha == max(alphas):
+                fully[enc] = scored
+    for a, b in ENCODER_PAIRS:
+        if a in fully and b in fully:
+            top = max(alphas)
+            parts.append(paired_rows(fully[a], fully[b], model, patch_condition(a, top), seed,
+                                     against=patch_condition(b, top)))
     return concat(parts), checkpoints
 
 
