@@ -100,8 +100,10 @@ def finetune_notice(facts: dict) -> str:
 
 def sweep_text(facts: dict, params: dict) -> str:
     """The patching section's data paragraph."""
+    epochs = params["finetune_steps"] * facts["finetune_batch"] / max(facts["triplets"], 1)
     return (f"Fine-tuned `{params['finetune_model']}` on {facts['triplets']} triplets for {params['finetune_steps']} "
-            f"steps ({params['finetune_optimizer']}, lr {params['finetune_lr']}) per encoder setting; held-out task: "
+            f"steps of {facts['finetune_batch']} ({epochs:.1f} epochs; the authors: 40 epochs of RelComp) "
+            f"({params['finetune_optimizer']}, lr {params['finetune_lr']}) per encoder setting; held-out task: "
             f"{facts['general_task']} ({facts['general_items']} images); the sweep is evaluated on "
             f"{facts['sweep_probe_r']} Probe-R comparisons and {facts['sweep_probe_c']} Probe-C groups.")
 
