@@ -136,3 +136,14 @@ def test_the_toy_train_split_loaded_per_triplet_holds_n_triplets_of_each_kind(tm
     assert t["negative_image"].isna().sum() == n and t["negative_image"].notna().sum() == n
     evaluation = set(load_dataset("probe-r", "toy", data_dir=tmp_path, split="eval")["image"])
     assert not set(t["image"]) & evaluation
+
+
+def test_a_fine_tune_draws_its_bar_with_the_loss_unless_bars_are_off(world, tmp_path, capsys, monkeypatch):
+    base, triplets, _ = world
+    cfg = FinetuneConfig(encoders="text", steps=3, batch_size=4)
+    finetuned_cached(base, triplets, cfg, tmp_path / "shown")
+    err = capsys.readouterr().err
+    assert "fine-tune CLIP (text)" in err and "3/3" in err and "loss=" in err
+    monkeypatch.setenv("PROBEKIT_PROGRESS", "0")   # what `probekit --quiet` sets
+    finetuned_cached(base, triplets, cfg, tmp_path / "quiet")
+    assert "fine-tune CLIP" not in capsys.readouterr().err

@@ -119,7 +119,7 @@ def _sweep(load, root, items_r, items_c, *, finetune_model, finetune_encoders, f
     rows, checkpoints = patching.patch_sweep(
         finetune_model, triplets, finetune_encoders, alphas, probes, general, root / "finetune",
         config={"steps": finetune_steps, "lr": finetune_lr, "optimizer": finetune_optimizer}, device=device,
-        batch_size=batch_size, cache_dir=cache_dir, seed=seed, progress=False)
+        batch_size=batch_size, cache_dir=cache_dir, seed=seed)   # a bar per fine-tune, on the terminal
     history = pd.concat([finetune_cache.training_history(path).rename_axis("step").reset_index().assign(encoders=enc)
                          for enc, path in checkpoints.items()], ignore_index=True)
     facts = {"triplets": len(triplets), "finetune_batch": finetune.FinetuneConfig().batch_size,
