@@ -140,7 +140,7 @@ def with_alpha(rows: pd.DataFrame) -> pd.DataFrame:
 def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=None, seed=0, device="auto",
         batch_size=32, cache_dir=None, fillers=FILLERS, finetune_model="toy-clip",
         finetune_encoders=("text", "vision", "both"), finetune_steps=600, finetune_lr=1e-4,
-        finetune_optimizer="adamw", finetune_triplets=1000, alphas=(0.0, 0.25, 0.5, 1.0), finetune_eval_limit=240,
+        finetune_optimizer="adamw", finetune_triplets=1000, alphas=(0.0, 0.25, 0.5, 1.0), finetune_eval_limit=660,
         general_task="toy",
         imagenet_dir=None, train_data=None, lab_models=conceptual_lab.LAB_MODELS) -> StudyResult:
     """Every number of the chapter (parameters as in its parameters cell)."""
