@@ -88,7 +88,8 @@ def toy_params(project: Path, data_root: Path) -> tuple[dict[str, dict], ch.Prof
     if TEST_LIMIT.lower() != "none":
         extra["limit"] = int(TEST_LIMIT)
         small = {"conceptual": SMALL_FINETUNE}
-    return {c: ch.resolve(project, c, {**profile.params[c], **extra, **small.get(c, {})}) for c in ch.CHAPTERS}, profile
+    params = {c: ch.resolve(project, c, {**profile.params[c], **extra, **small.get(c, {})}) for c in ch.CHAPTERS}
+    return params, profile
 
 
 @pytest.fixture(scope="session")

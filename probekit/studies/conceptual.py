@@ -141,8 +141,7 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
         batch_size=32, cache_dir=None, fillers=FILLERS, finetune_model="toy-clip",
         finetune_encoders=("text", "vision", "both"), finetune_steps=600, finetune_lr=1e-4,
         finetune_optimizer="adamw", finetune_triplets=1000, alphas=(0.0, 0.25, 0.5, 1.0), finetune_eval_limit=660,
-        general_task="toy",
-        imagenet_dir=None, train_data=None, lab_models=conceptual_lab.LAB_MODELS) -> StudyResult:
+        general_task="toy", imagenet_dir=None, train_data=None, lab_models=conceptual_lab.LAB_MODELS) -> StudyResult:
     """Every number of the chapter (parameters as in its parameters cell)."""
     from probekit.datasets import default_data_dir, load_dataset
     from probekit.scorers import head_for, load_scorer
@@ -185,9 +184,8 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
             load, root, items_r, items_c, finetune_model=finetune_model, finetune_encoders=list(finetune_encoders),
             finetune_steps=finetune_steps, finetune_lr=finetune_lr, finetune_optimizer=finetune_optimizer,
             finetune_triplets=finetune_triplets, alphas=list(alphas), finetune_eval_limit=finetune_eval_limit,
-            general_task=general_task,
-            imagenet_dir=imagenet_dir, train_data=train_data, dataset=dataset, limit=limit, seed=seed,
-            device=device, batch_size=batch_size, cache_dir=cache_dir)
+            general_task=general_task, imagenet_dir=imagenet_dir, train_data=train_data, dataset=dataset, limit=limit,
+            seed=seed, device=device, batch_size=batch_size, cache_dir=cache_dir)
         parts.append(sweep)
         facts.update(sweep_facts)
         data["sweep"] = with_alpha(sweep)

@@ -26,6 +26,7 @@ from typing import Callable
 import pandas as pd
 
 from probekit.metrics import conceptual as mc
+from probekit.papers.conceptual import patch_condition
 from probekit.results import concat, empty, select
 from probekit.studies import patching
 from probekit.studies.lab import BLIND, FLOOR, HIGHER, LOWER, Check, PaperClaim
@@ -55,7 +56,7 @@ CHECKS = [
 
 
 def _swept(alpha: float, diff: bool = False, encoders: str = ENCODERS, against: str = patching.ORIGINAL) -> str:
-    return f"{SWEEP_MODEL}, {encoders}, α = {alpha:g}" + (f" − {against}" if diff else "")
+    return f"{SWEEP_MODEL}, {patch_condition(encoders, alpha)}" + (f" − {against}" if diff else "")
 
 
 def _sweep_claim(claim: str, subset: str, metric: str, expect: str) -> PaperClaim:
@@ -70,7 +71,7 @@ def _encoders_claim(claim: str, subset: str, metric: str, expect: str) -> PaperC
     (t, v), where = patching.ENCODER_PAIRS[0], dict(probe="patching", subset=subset)
     return PaperClaim(claim, f"{SOURCE}, section 5, Table 2 and appendix B", a=(_swept(1, encoders=t),
                       {**where, "metric": metric}), b=(_swept(1, encoders=v), {**where, "metric": metric}),
-                      expect=expect, diff=(_swept(1, True, t, against=f"{v}, α = 1"),
+                      expect=expect, diff=(_swept(1, True, t, against=patch_condition(v, 1)),
                                            {**where, "metric": f"{metric}_diff"}))
 
 
@@ -98,7 +99,8 @@ CLAIMS = [
                     "the vision encoder alone (Probe-R μ(c) 71.14 vs 61.40, patched)", "probe-r predicate_swap",
                     "mu_c", HIGHER),
     _encoders_claim("Fine-tuning the text encoder alone forgets more than fine-tuning the vision encoder alone "
-                    "(ImageNet top-1 57.85 vs 61.45, patched; here the held-out task, top-1)", "general", "top1", LOWER),
+                    "(ImageNet top-1 57.85 vs 61.45, patched; here the held-out task, top-1)", "general", "top1",
+                    LOWER),
     _hardneg_claim("Training with selective (swap) negatives enforces relational learning in a dual encoder "
                    "without co-attention (Probe-R μ(c))", "probe-r predicate_swap"),
     _hardneg_claim("Training with selective (swap) negatives enforces compositional learning in a dual encoder "

@@ -138,7 +138,7 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
     train_device = str(resolve_device(device))
     original = evaluate_clip(load_scorer(model, family=family, device=device, batch_size=batch_size,
                                          cache_dir=cache_dir), probes, general, seed)
-    parts, checkpoints, fully = [], {}, {}
+    parts, checkpoints, fully, top = [], {}, {}, max(alphas)
     for enc in encoders:
         cfg = ft.FinetuneConfig(**{**(config or {}), "encoders": enc, "seed": seed})
         tuned = finetune_cache.finetuned_cached(model, triplets, cfg, Path(cache_root) / _safe(model),
@@ -153,11 +153,10 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
             scored = evaluate_clip(load_scorer(str(path), family="clip", device=device, batch_size=batch_size,
                                                cache_dir=cache_dir), probes, general, seed)
             parts += [sweep_rows(scored, model, condition, seed), paired_rows(scored, original, model, condition, seed)]
-            if alpha == max(alphas):
+            if alpha == top:
                 fully[enc] = scored
     for a, b in ENCODER_PAIRS:
         if a in fully and b in fully:
-            top = max(alphas)
             parts.append(paired_rows(fully[a], fully[b], model, patch_condition(a, top), seed,
                                      against=patch_condition(b, top)))
     return concat(parts), checkpoints
