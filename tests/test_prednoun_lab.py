@@ -93,19 +93,19 @@ def test_every_trained_model_is_held_to_the_higher_control_floor_cropped_and_on_
     def single(model, value):
         return row(study="prednoun", model=model, value=value, ci=(value - 0.05, value), n=200, chance=0.5,
                    **object_control.ROW)
-    rows = pd.concat([_rows(toy_vilt=dict(cropped=(0.92, 0.88, 0.96)), toy_vilt_noisy=dict(cropped=(0.87, 0.82, 0.91)),
-                            toy_clip_unbound=dict(cropped=(0.87, 0.82, 0.91))),
-                      frame([single("toy-vilt", 0.97), single("toy-vilt-noisy", 0.99), single("toy-clip-unbound", 0.86),
+    rows = pd.concat([_rows(toy_vilt=dict(cropped=(0.94, 0.90, 0.97)), toy_vilt_noisy=dict(cropped=(0.89, 0.85, 0.93)),
+                            toy_clip_unbound=dict(cropped=(0.90, 0.86, 0.94))),
+                      frame([single("toy-vilt", 0.97), single("toy-vilt-noisy", 0.99), single("toy-clip-unbound", 0.91),
                              single("toy-clip", 0.89)])], ignore_index=True)
     found = lab.checks(rows, CHECKS)
     trained = found[found["role"] == lab.TRAINED]
     cropped, single_object = prednoun_lab.CROPPED_WHAT, object_control.WHAT
     assert _verdicts(trained) == {
         ("toy-vilt", cropped): lab.PASSES, ("toy-vilt", single_object): lab.PASSES,
-        ("toy-vilt-noisy", cropped): lab.FAILS, ("toy-vilt-noisy", single_object): lab.PASSES,
+        ("toy-vilt-noisy", cropped): lab.AT_FLOOR, ("toy-vilt-noisy", single_object): lab.PASSES,
         ("toy-clip", cropped): lab.NOT_RUN, ("toy-clip", single_object): lab.FAILS,
         **{(m, w): lab.NOT_RUN for m in ("toy-vilt-hardneg", "toy-clip-hardneg") for w in (cropped, single_object)}}
-    # the knock-out's controls, at 0.87 and 0.86: its floor is 0.85
+    # the knock-out's controls, their intervals from 0.86: at or above its floor of 0.85, not a trained model's 0.90
     assert list(found["verdict"][found["role"] == lab.CONTROL]) == [lab.PASSES, lab.PASSES]
 
 

@@ -58,12 +58,12 @@ def test_checks_select_the_knockouts_and_the_blind_models_pairwise_rows():
 
 
 def test_checks_say_when_the_probe_is_not_doing_its_job():
-    rows = _lab(noverb=dict(pairwise_verb=(0.8, 0.7, 0.9), pairwise_subject=(0.84, 0.8, 0.88)),
+    rows = _lab(noverb=dict(pairwise_verb=(0.8, 0.7, 0.9), pairwise_subject=(0.8, 0.75, 0.84)),
                 blind=dict(pairwise_verb=(0.7, 0.6, 0.8)))
     found = lab.checks(rows, verbs_lab.CHECKS)
     verdict = {(r["model"], r["what"]): r["verdict"] for _, r in found.iterrows()}
     assert verdict["toy-vilt-noverb", "verb negatives, pairwise"] == "above chance"   # the knock-out sees verbs
-    assert verdict["toy-vilt-noverb", "subject negatives, pairwise"] == lab.FAILS     # 84% < the 85% floor
+    assert verdict["toy-vilt-noverb", "subject negatives, pairwise"] == lab.FAILS     # [75, 84] < the 85% floor
     assert verdict["toy-vilt-noverb", "object negatives, pairwise"] == lab.FAILS
     assert verdict["toy-bert-blind", "verb negatives, pairwise"] == "above chance"
     assert verdict["toy-bert-blind", "all negatives, pairwise"] == lab.NOT_ABOVE

@@ -39,7 +39,9 @@ _FLOOR_OF = {lab.CONTROL: "a knock-out", lab.TRAINED: "a model trained on everyt
 def judged_by(found: pd.DataFrame) -> str:
     """How the checks of ``found`` are judged, for a caption: the interval, and the control floors they use."""
     floors = [f"{floor:.0%} ({_FLOOR_OF[role]})" for role, floor in lab.FLOORS.items() if role in set(found["role"])]
-    return "verdict from the 95% interval" + (f"; a control passes at {' or '.join(floors)}" if floors else "")
+    return "verdict from the 95% interval" + (
+        f"; a control passes when its interval lies at or above {' or '.join(floors)}, fails when it lies below, "
+        f"and is {lab.AT_FLOOR} when it holds the floor" if floors else "")
 
 
 def _beside(table: pd.DataFrame, lines: pd.DataFrame, study: str | None, seeds: pd.DataFrame | None):

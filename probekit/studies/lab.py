@@ -6,8 +6,10 @@ knock-outs trained without one kind of information and a blind (text-only) basel
 
 * :class:`Check` s, for "Does the probe measure what it claims?": a knock-out's **target** row (the probe that needs
   the removed information) must sit at chance while its **parent** (the same recipe with the information) is
-  above chance on it, its **control** rows must pass (value >= :data:`FLOORS`: 0.85 for a knock-out, 0.90 for a
-  **trained** model, one that saw every kind of information, on the same control probe), and the **blind** model
+  above chance on it, its **control** rows must pass (:data:`FLOORS`: 0.85 for a knock-out, 0.90 for a **trained**
+  model, one that saw every kind of information, on the same control probe; judged like every other verdict from
+  the 95% interval: **passes** when it lies at or above the floor, **fails** when below it, **at the floor** when it
+  holds the floor), and the **blind** model
   must not beat chance on any counterbalanced choice probe; on a probe whose wrong answers are unlikely *by the
   paper's design* (Probe-R), the blind row is the probe's **text floor**: shown with its verdict against chance,
   not judged, since a text model that knows which relations occur is meant to be able to beat chance there;
@@ -24,6 +26,7 @@ condition).  A row the run did not produce (a model left out of ``lab_models``) 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -35,7 +38,7 @@ from probekit.results import select
 TARGET, CONTROL, BLIND, PARENT, FLOOR, TRAINED = "target", "control", "blind", "parent", "text floor", "trained"
 #: the value a control row must reach: a knock-out's, and a model's trained with every kind of information
 FLOORS = {CONTROL: 0.85, TRAINED: 0.90}
-AT_CHANCE, PASSES, FAILS, NOT_ABOVE = "at chance", "passes", "fails", "not above chance"
+AT_CHANCE, PASSES, FAILS, AT_FLOOR, NOT_ABOVE = "at chance", "passes", "fails", "at the floor", "not above chance"
 HOLDS, DOES_NOT_HOLD, NOT_RESOLVED, BY_CONSTRUCTION = "holds", "does not hold", "not resolved", "decided by construction"
 NOT_RUN = "not run"
 #: the verdict a knock-out / blind check should get for the probe to be doing its job
@@ -75,11 +78,21 @@ def find(rows: pd.DataFrame, model: str, where: Mapping[str, str]) -> pd.Series 
     return found.iloc[0] if len(found) else None
 
 
+def versus_floor(r, floor: float) -> str:
+    """A control row against its floor: :data:`PASSES` when its 95% interval lies at or above ``floor``,
+    :data:`FAILS` when wholly below, :data:`AT_FLOOR` when it holds ``floor`` (or has no interval): a point value
+    on either side of the floor by less than its interval says neither."""
+    low, high = (float(r[k]) if r[k] is not None else math.nan for k in ("ci_low", "ci_high"))
+    if low >= floor:
+        return PASSES
+    return FAILS if high < floor else AT_FLOOR
+
+
 def check_verdict(r, role: str) -> str:
     if r is None:
         return NOT_RUN
     if role in FLOORS:
-        return PASSES if float(r["value"]) >= FLOORS[role] else FAILS
+        return versus_floor(r, FLOORS[role])
     vs = versus_chance(r)
     if role in (BLIND, FLOOR):
         return NOT_ABOVE if vs != ABOVE else ABOVE
@@ -155,7 +168,8 @@ def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: p
     return pd.DataFrame(out, columns=VERDICT_COLUMNS)
 
 
-__all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "claim_verdict", "verdict_lines", "deciding",
-           "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
-           "TARGET", "CONTROL", "TRAINED", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "NOT_ABOVE",
-           "HOLDS", "DOES_NOT_HOLD", "NOT_RESOLVED", "BY_CONSTRUCTION", "NOT_RUN", "HIGHER", "LOWER", "BELOW"]
+__all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "versus_floor", "claim_verdict",
+           "verdict_lines", "deciding", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
+           "TARGET", "CONTROL", "TRAINED", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "AT_FLOOR",
+           "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD", "NOT_RESOLVED", "BY_CONSTRUCTION", "NOT_RUN", "HIGHER", "LOWER",
+           "BELOW"]
