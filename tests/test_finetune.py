@@ -7,7 +7,7 @@ import torch
 from PIL import Image
 
 from probekit.studies.finetune import FinetuneConfig, interpolate, patched_model, swap_losses, swap_triplets
-from probekit.studies.finetune_cache import finetuned_cached, patch_path, run_key, training_history
+from probekit.studies.finetune_cache import finetuned_cached, patch_path, run_key, trained_config, training_history
 from probekit.scorers.registry import TOY_CHECKPOINTS
 from probekit.scorers.testing import save_tiny
 
@@ -40,6 +40,7 @@ def test_finetuning_lowers_the_loss_caches_and_patches_exactly(world):
     ft = finetuned_cached(base, triplets, cfg, d / "cache", progress=False)
     loss = training_history(ft)["loss"]
     assert loss.tail(5).mean() < loss.iloc[0] - 0.3
+    assert (trained_config(ft)["batch_size"], trained_config(ft)["steps"], len(loss)) == (6, 40, 40)
     stamp = (ft / "finetune.json").stat().st_mtime_ns
     assert finetuned_cached(base, triplets, cfg, d / "cache", progress=False) == ft
     assert (ft / "finetune.json").stat().st_mtime_ns == stamp          # cached: not trained again

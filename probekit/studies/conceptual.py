@@ -122,7 +122,8 @@ def _sweep(load, root, items_r, items_c, *, finetune_model, finetune_encoders, f
         batch_size=batch_size, cache_dir=cache_dir, seed=seed)   # a bar per fine-tune, on the terminal
     history = pd.concat([finetune_cache.training_history(path).rename_axis("step").reset_index().assign(encoders=enc)
                          for enc, path in checkpoints.items()], ignore_index=True)
-    facts = {"triplets": len(triplets), "finetune_batch": finetune.FinetuneConfig().batch_size,
+    batch, = {finetune_cache.trained_config(path)["batch_size"] for path in checkpoints.values()}   # one config
+    facts = {"triplets": len(triplets), "finetune_batch": batch,
              "general_items": len(general), "sweep_probe_r": len(probes["probe-r"]),
              "sweep_probe_c": len(probes["probe-c"]), "general_task": "ImageNet" if general_task == "imagenet"
              else "toy two-object classification (66 classes)", "toy_train_data": not train_data,

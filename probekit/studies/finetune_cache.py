@@ -50,5 +50,14 @@ def patch_path(finetuned: Path, alpha: float) -> Path:
     return Path(finetuned).parent / f"alpha-{alpha:.3f}"
 
 
+def _record(finetuned) -> dict:
+    return json.loads((Path(finetuned) / "finetune.json").read_text())
+
+
 def training_history(finetuned) -> pd.DataFrame:
-    return pd.DataFrame(json.loads((Path(finetuned) / "finetune.json").read_text())["history"])
+    return pd.DataFrame(_record(finetuned)["history"])
+
+
+def trained_config(finetuned) -> dict:
+    """The settings a fine-tuned model was trained with (:class:`FinetuneConfig` as a dict)."""
+    return _record(finetuned)["config"]

@@ -18,19 +18,27 @@ from .vocab import OBJECTS
 PAIRS = {f"{a}+{b}": f"{np_(a)} and {np_(b)}" for a, b in combinations(OBJECTS, 2)}
 
 
-def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.DataFrame:
-    n = target_size("classify", limit)
-    rng = rng_for("classify", seed, split)
-    folder = toy_dir(data_dir, "classify")
+def _table(probe: str, classes: list[str], scene_of, data_dir: Path, limit: int | None, seed: int,
+           split: str) -> pd.DataFrame:
+    """A classification table: the classes taken in turn, each image drawn by ``scene_of(rng, label)``."""
+    n = target_size(probe, limit)
+    rng = rng_for(probe, seed, split)
+    folder = toy_dir(data_dir, probe)
     rows = []
     for k in range(n):
-        label = OBJECTS[k % len(OBJECTS)]
-        scene = in_split(lambda r: objects_scene(r, [random_object(r, label)]), rng, split)
-        rows.append(dict(item_id=f"classify-{split}-{seed}-{k:05d}", image=str(image_path(scene, folder)),
+        label = classes[k % len(classes)]
+        rows.append(dict(item_id=f"{probe}-{split}-{seed}-{k:05d}", image=str(image_path(scene_of(rng, label), folder)),
                          label=label))
     items = frame(rows, n)
-    items.attrs["classes"] = list(OBJECTS)
+    items.attrs["classes"] = list(classes)
     return items
+
+
+def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.DataFrame:
+    """One object of random colour, size and pattern in a scene; the label is the object, classes taken in turn."""
+    def scene_of(rng, label):
+        return in_split(lambda r: objects_scene(r, [random_object(r, label)]), rng, split)
+    return _table("classify", list(OBJECTS), scene_of, data_dir, limit, seed, split)
 
 
 def make_pair_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.DataFrame:
@@ -38,20 +46,11 @@ def make_pair_items(data_dir: Path, limit: int | None, seed: int, split: str) ->
     80% of the time); the label is the pair, classes taken in turn.  The words are the toy world's object captions
     ("a ball and a cup"), which the zoo saw in training; no attribute or predicate is named, so the task shares
     nothing with the swap negatives the conceptual chapter fine-tunes on."""
-    n = target_size("classify-pairs", limit)
-    rng = rng_for("classify-pairs", seed, split)
-    folder = toy_dir(data_dir, "classify-pairs")
-    classes = list(PAIRS)
-    rows = []
-    for k in range(n):
-        label = classes[k % len(classes)]
+    def scene_of(rng, label):
         names = label.split("+")
         if rng.random() < 0.5:
             names.reverse()   # either object may set the scene
-        scene = in_split(lambda r: objects_scene(r, names), rng, split)
-        rows.append(dict(item_id=f"classify-pairs-{split}-{seed}-{k:05d}", image=str(image_path(scene, folder)),
-                         label=label))
-    items = frame(rows, n)
-    items.attrs["classes"] = classes
+        return in_split(lambda r: objects_scene(r, names), rng, split)
+    items = _table("classify-pairs", list(PAIRS), scene_of, data_dir, limit, seed, split)
     items.attrs["prompts"] = dict(PAIRS)
     return items
