@@ -34,6 +34,7 @@ def _error_line(capsys) -> str:
     (["run", "verbs", "-p", "limit", "0"], ["'limit'", "at least 1"]),
     (["run", "conceptual", "-p", "alphas", "0.1,high"], ["'alphas'", "'high'"]),
     (["run", "conceptual", "-p", "finetune_triplets", "0"], ["'finetune_triplets'", "at least 1"]),
+    (["run", "conceptual", "-p", "finetune_batch", "1"], ["'finetune_batch'", "at least 2", "1"]),
     (["book", "--profile", "nosuch"], ["'nosuch'", "paper", "toy"]),
 ])
 def test_bad_input_is_one_line_and_exit_2_before_any_work(project, capsys, argv, must_name):

@@ -182,6 +182,8 @@ def check_value(chapter: str, param: Parameter, value: Any) -> None:
         raise ParameterError(f"unknown device {value!r} in {where}; valid: auto, cpu, cuda, cuda:N, mps")
     elif param.name in ("limit", "batch_size", "finetune_steps", "finetune_triplets") and value < 1:
         raise ParameterError(f"{where} must be at least 1, got {value!r}")
+    elif param.name == "finetune_batch" and value < 2:
+        raise ParameterError(f"{where} must be at least 2 (a contrastive batch needs another pair), got {value!r}")
 
 
 def resolve(root: Path, chapter: str, overrides: dict[str, Any]) -> dict[str, Any]:

@@ -103,9 +103,9 @@ def sweep_plan(dataset: str, train_data, general_task: str, imagenet_dir) -> dic
     return plan
 
 
-def _sweep(load, root, items_r, items_c, *, finetune_model, finetune_encoders, finetune_steps, finetune_lr,
-           finetune_optimizer, finetune_triplets, alphas, finetune_eval_limit, general_task, imagenet_dir, train_data,
-           dataset, limit, seed, device, batch_size, cache_dir):
+def _sweep(load, root, items_r, items_c, *, finetune_model, finetune_encoders, finetune_steps, finetune_batch,
+           finetune_lr, finetune_optimizer, finetune_triplets, alphas, finetune_eval_limit, general_task, imagenet_dir,
+           train_data, dataset, limit, seed, device, batch_size, cache_dir):
     if train_data:
         triplets = finetune.load_triplets(train_data)
     else:  # the toy world's train split (disjoint from the evaluation items): finetune_triplets of each kind
@@ -118,12 +118,13 @@ def _sweep(load, root, items_r, items_c, *, finetune_model, finetune_encoders, f
               "probe-c": items_c.head(n_eval) if n_eval else items_c}
     rows, checkpoints = patching.patch_sweep(
         finetune_model, triplets, finetune_encoders, alphas, probes, general, root / "finetune",
-        config={"steps": finetune_steps, "lr": finetune_lr, "optimizer": finetune_optimizer}, device=device,
+        config={"steps": finetune_steps, "batch_size": finetune_batch, "lr": finetune_lr,
+                "optimizer": finetune_optimizer}, device=device,
         batch_size=batch_size, cache_dir=cache_dir, seed=seed)   # a bar per fine-tune, on the terminal
     history = pd.concat([finetune_cache.training_history(path).rename_axis("step").reset_index().assign(encoders=enc)
                          for enc, path in checkpoints.items()], ignore_index=True)
     batch, = {finetune_cache.trained_config(path)["batch_size"] for path in checkpoints.values()}   # one config
-    facts = {"triplets": len(triplets), "finetune_batch": batch,
+    facts = {"triplets": len(triplets), "finetune_batch": min(batch, len(triplets)),   # as finetune_clip draws
              "general_items": len(general), "sweep_probe_r": len(probes["probe-r"]),
              "sweep_probe_c": len(probes["probe-c"]), "general_task": "ImageNet" if general_task == "imagenet"
              else "toy two-object classification (66 classes)", "toy_train_data": not train_data,
@@ -140,7 +141,7 @@ def with_alpha(rows: pd.DataFrame) -> pd.DataFrame:
 
 def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=None, seed=0, device="auto",
         batch_size=32, cache_dir=None, fillers=FILLERS, finetune_model="toy-clip",
-        finetune_encoders=("text", "vision", "both"), finetune_steps=600, finetune_lr=1e-4,
+        finetune_encoders=("text", "vision", "both"), finetune_steps=625, finetune_batch=128, finetune_lr=1e-4,
         finetune_optimizer="adamw", finetune_triplets=1000, alphas=(0.0, 0.25, 0.5, 1.0), finetune_eval_limit=660,
         general_task="toy", imagenet_dir=None, train_data=None, lab_models=conceptual_lab.LAB_MODELS) -> StudyResult:
     """Every number of the chapter (parameters as in its parameters cell)."""
@@ -183,7 +184,8 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
         general_task = plan["general_task"]
         sweep, data["history"], sweep_facts = _sweep(
             load, root, items_r, items_c, finetune_model=finetune_model, finetune_encoders=list(finetune_encoders),
-            finetune_steps=finetune_steps, finetune_lr=finetune_lr, finetune_optimizer=finetune_optimizer,
+            finetune_steps=finetune_steps, finetune_batch=finetune_batch, finetune_lr=finetune_lr,
+            finetune_optimizer=finetune_optimizer,
             finetune_triplets=finetune_triplets, alphas=list(alphas), finetune_eval_limit=finetune_eval_limit,
             general_task=general_task, imagenet_dir=imagenet_dir, train_data=train_data, dataset=dataset, limit=limit,
             seed=seed, device=device, batch_size=batch_size, cache_dir=cache_dir)
