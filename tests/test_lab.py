@@ -93,19 +93,23 @@ def test_a_chapters_lab_tables_set_each_verdict_beside_the_other_seeds():
     the tables show seed 1's verdicts; a line whose numbers differ from the comparison's seed 0 is not set beside."""
     from probekit.studies.lab_seeds import OTHER_RUN
 
-    checks = lab.checks(ROWS, [lab.Check("ko", lab.TARGET, "t", ACC), lab.Check("parent", lab.PARENT, "p")])
+    checks = lab.checks(ROWS, [lab.Check("ko", lab.TARGET, "t", ACC), lab.Check("parent", lab.PARENT, "p"),
+                               lab.Check("ko", lab.CONTROL, "c", {"condition": "crop"})])   # a model named twice
     claims = lab.claims(ROWS, [lab.PaperClaim("a below b", "P", ("a", ACC), ("b", ACC), expect=lab.LOWER),
                                lab.PaperClaim("c below b", "P", ("c", ACC), ("b", ACC), expect=lab.LOWER)])
     lines = lab.verdict_lines("s", checks, claims)
-    seed1 = ["at chance", "above chance", "holds", "holds"]
+    seed1 = ["at chance", "above chance", "at the floor", "holds", "holds"]
     seeds = lines[["study", "kind", "what", "models"]].assign(
         **{"seed 0": lines["verdict"], "seed 1": seed1, "agree": lines["verdict"] == seed1, "waits_for": "",
            "seed 0 rows": lines["rows"], "seed 1 rows": lines["rows"]})
-    assert list(lines["verdict"]) == ["at chance", "above chance", "holds", "not resolved"]
+    assert list(lines["verdict"]) == ["at chance", "above chance", "passes", "holds", "not resolved"]
     table = lab_report.claims_table(claims, "s", seeds)
     assert list(table.columns) == ["the paper's claim", "on the toy world", "verdict", "under seed 1"]
     assert list(table["under seed 1"]) == ["holds", "holds"]
-    assert list(lab_report.checks_table(checks, "s", seeds)["under seed 1"]) == ["at chance", "above chance"]
+    # one line per check, each beside its own line's verdict (a model with two checks is not joined twice)
+    table = lab_report.checks_table(checks, "s", seeds)
+    assert list(table.index) == ["ko", "parent", "ko"]
+    assert list(table["under seed 1"]) == ["at chance", "above chance", "at the floor"]
     other = lab.checks(frame([_r("ko", 0.55, 0.45, 0.65), _r("parent", 0.8, 0.7, 0.9)]),
                        [lab.Check("ko", lab.TARGET, "t"), lab.Check("parent", lab.PARENT, "p")])
     assert list(lab_report.checks_table(other, "s", seeds)["under seed 1"]) == [OTHER_RUN, "above chance"]

@@ -50,7 +50,8 @@ def _beside(table: pd.DataFrame, lines: pd.DataFrame, study: str | None, seeds: 
     seeds = lab_seeds.read() if seeds is None and study else seeds
     if not study or seeds is None or not len(table):
         return table
-    return table.join(lab_seeds.beside(lines, seeds).set_axis(table.index))
+    under = lab_seeds.beside(lines, seeds)   # line for line with the table, whose index (a model) may repeat
+    return table.assign(**{column: under[column].to_numpy() for column in under.columns})
 
 
 def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
