@@ -41,8 +41,8 @@ def test_a_trained_models_control_needs_the_higher_floor():
     (0.90); one wholly below the floor fails it."""
     rows = frame([_r("ko", 0.87, 0.86, 0.93, condition="crop"), _r("full", 0.87, 0.86, 0.93, condition="crop"),
                   _r("good", 0.93, 0.90, 0.96, condition="crop"), _r("bad", 0.86, 0.82, 0.89, condition="crop")])
-    found = lab.checks(rows, [lab.Check(m, role, "c", {"condition": "crop"}) for m, role in
-                              [("ko", lab.CONTROL), ("full", lab.TRAINED), ("good", lab.TRAINED), ("bad", lab.TRAINED)]])
+    roles = [("ko", lab.CONTROL), ("full", lab.TRAINED), ("good", lab.TRAINED), ("bad", lab.TRAINED)]
+    found = lab.checks(rows, [lab.Check(m, role, "c", {"condition": "crop"}) for m, role in roles])
     assert list(found["verdict"]) == [lab.PASSES, lab.AT_FLOOR, lab.PASSES, lab.FAILS]
     assert list(found["ok"]) == [True, False, True, False]
     assert lab_report.checks_table(found)["as it should be"].iloc[1] == "no (should be passes)"
