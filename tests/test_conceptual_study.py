@@ -49,7 +49,9 @@ def test_scene_filler_and_isolation():
                   r("probe-b-single", "acc", 0.3, 0.2, 0.4, condition="all fillers", subset="x̃1")])
     claims = probe_b_claims(rows, ["m"])
     scene = by_topic(claims, "m: scene filler")
-    assert scene.verdict == UNRESOLVED and scene.words["less"] == "black" and scene.words["more"] == "no filler"
+    # resolved above black, from gray not: no filler it is resolved below is named (none is)
+    apart = "resolved above the γ of black; not resolved from gray"
+    assert scene.verdict == UNRESOLVED and scene.words["apart"] == apart
     assert by_topic(claims, "m: isolation").verdict == LOWER
 
 

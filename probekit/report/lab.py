@@ -34,6 +34,8 @@ def _judged(ok: bool, expected, verdict: str) -> str:
 
 
 _FLOOR_OF = {lab.CONTROL: "a knock-out", lab.TRAINED: "a model trained on everything"}
+#: how a claim's rows name their metric when it is not the one its paired difference is of
+_METRIC_NAMES = {"map": "mAP", "delta_c_pts": "Δc (points)"}
 
 
 def judged_by(found: pd.DataFrame) -> str:
@@ -68,9 +70,14 @@ def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
     """Claim (source) | toy comparison | verdict (| the verdict under each zoo retrained from another seed, for a
     named study)."""
     def compared(r) -> str:
-        text = f"{r['a_model']}: {_cell(r['a'])} vs {r['b_model']}: {_cell(r['b'])}"
-        if isinstance(r["diff"], Mapping):
-            text += f"; paired difference {cell(r['diff'], unit=True)}"
+        diff = r["diff"] if isinstance(r["diff"], Mapping) else None
+        # rows of another metric than the difference's (Probe-B: mAP of each view, Δc between them) are named
+        other = diff is not None and isinstance(r["a"], Mapping) and diff["metric"] != f"{r['a']['metric']}_diff"
+        def name(row) -> str:
+            return f"{_METRIC_NAMES.get(row['metric'], row['metric'])} " if other and isinstance(row, Mapping) else ""
+        text = f"{r['a_model']}: {name(r['a'])}{_cell(r['a'])} vs {r['b_model']}: {name(r['b'])}{_cell(r['b'])}"
+        if diff is not None:
+            text += f"; paired difference {name(diff)}{cell(diff, unit=True)}"
         return text
     return _beside(pd.DataFrame({
         "the paper's claim": [f"{c} ({s})" for c, s in zip(found["claim"], found["source"])],

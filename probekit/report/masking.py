@@ -66,9 +66,10 @@ def data_text(facts: dict, dataset: str) -> str:
                  f"reported apart, in the rows marked \"not in every condition\".")
     if "text_prior" in facts:
         fits = [sum(vocab.plausible(a, v, o) for v in vocab.VERBS) for a, _, o in vocab.PLAUSIBLE_TRIPLES]
+        poses, places = ({getattr(v, k) for v in vocab.VERBS.values()} for k in ("pose", "offset"))
         text += (f"\n\nEvery toy caption is a transitive scene (\"a cat drops a bottle\"): one of "
-                 f"{len(vocab.AGENTS)} agents, {len(vocab.VERBS)} verbs ({len(vocab.POSES)} poses × "
-                 f"{len(vocab.VERBS) // len(vocab.POSES)} places of the object) and {len(vocab.OBJECTS)} objects, the "
+                 f"{len(vocab.AGENTS)} agents, {len(vocab.VERBS)} verbs ({len(poses)} poses × "
+                 f"{len(places)} places of the object) and {len(vocab.OBJECTS)} objects, the "
                  f"triple drawn uniformly among the plausible ones. Given the caption's subject and object the masked "
                  f"verb is one of {min(fits)} to {max(fits)} equally likely verbs, so a model reading the text alone "
                  f"can reach at most **{pct(facts['text_prior'])}** top-{facts['k']} accuracy; chance "
@@ -94,8 +95,9 @@ def checks_caption(facts: dict) -> str:
     return (f"Knock-out and blind checks on the toy world, top-5 (the paper's k). The chance level here is what "
             f"the caption alone allows, {pct(facts['lab_text_prior'])}: given its subject and object, 20–21 verbs "
             f"are equally likely (naming 5 of the probe's {facts['verbs']} verbs at random gives "
-            f"{pct(facts['lab_chance'])}). toy-vilt-noverb never saw a transitive verb in its "
-            f"training images; its controls (the agents, objects and poses it still sees) are in the verbs chapter, "
+            f"{pct(facts['lab_chance'])}). toy-vilt-noverb's training images never showed the verb their caption "
+            f"names (each transitive scene was drawn as a verb picked at random); its controls (the agents, objects "
+            f"and poses it still sees) are in the verbs chapter, "
             f"and none is added here. 95% bootstrap intervals over captions.")
 
 
@@ -104,8 +106,9 @@ def claims_caption(facts: dict) -> str:
     if facts.get("lab"):
         return facts["lab"]
     return (f"The paper's claims on the toy world, in order: (1) top-1 accuracy, toy-vilt with the full image vs "
-            f"toy-bert reading the text alone (chance {pct(facts['lab_chance_top1'])}; the text alone can reach at "
-            f"most {pct(facts['lab_text_prior_top1'])}), with their paired difference on the same captions; (2) "
+            f"toy-bert reading the text alone (the rows' chance level is what the caption alone allows, "
+            f"{pct(facts['lab_text_prior_top1'])}, as in the checks; one of the probe's verbs named at random is right "
+            f"{pct(facts['lab_chance_top1'])} of the time), with their paired difference on the same captions; (2) "
             f"top-5, toy-vilt with the full image vs with the subject's patches blanked, paired; (3) toy-vilt's "
             f"top-5 accuracy with the full image vs its ITM accuracy on verb-negative pairs (threshold 0.5, pooled "
             f"over positives and negatives as in the paper's Table 1 average): two measures with different chance "

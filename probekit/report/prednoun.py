@@ -50,7 +50,7 @@ def table(result: StudyResult, number: int) -> pd.DataFrame:
     probe, conditions, subsets, columns, models = _LAYOUT[number]
     rows = _both(result, number, probe=probe, condition=conditions, subset=subsets, metric="pair_accuracy",
                  model=list(result.facts[models]) + theirs)
-    shown = wide(rows, ["source", "model"], columns, order=_ORDER)
+    shown = wide(rows, ["source", "model"], columns, order=_ORDER, with_n=True)   # the paper's rows have no n
     if number == 6:
         shown[["architecture", "pretraining data"]] = [paper.TABLE6_MODELS.get(m, ("", "")) for _, m in shown.index]
     return shown
@@ -173,7 +173,8 @@ def limbs_note(facts: dict, metric: str) -> str:
     """A caption's ending on the toy world: at most what binding by the limbs' colour alone reaches in ``metric``
     ("pair_accuracy" or "triplet_accuracy"); "" on other data."""
     limbs = facts.get("limbs_only")
-    return f"; binding by the limbs' colour alone, at most {pct(limbs[metric])}" if limbs else ""
+    return (f"; binding by the limbs' colour alone: at most {pct(limbs[metric])} expected on these items (a coin flip "
+            f"on the look-alike ones may land above it)" if limbs else "")
 
 
 def show_limbs_split(result: StudyResult) -> None:

@@ -82,7 +82,8 @@ def probe_c_claims(rows: pd.DataFrame, models) -> list[Claim]:
         if len(mine) > 1:
             lo, hi = mine.loc[mine["value"].idxmin()], mine.loc[mine["value"].idxmax()]
             out += _pair(f"{m}: attribute categories", hi, lo, {
-                HIGHER: "Its easiest attribute category is {easy} ({a}), its hardest {hard} ({b}).",
+                HIGHER: "Its attribute categories range from {hard} ({b}) to {easy} ({a}), resolved apart (only "
+                        "these two ends are compared).",
                 LOWER: "",  # the maximum cannot lie below the minimum
                 UNRESOLVED: "Its attribute categories, from {hard} ({b}) to {easy} ({a}), are not resolved apart."},
                 easy=hi["subset"], hard=lo["subset"])
@@ -95,6 +96,14 @@ def probe_c_claims(rows: pd.DataFrame, models) -> list[Claim]:
                          "models, and the text score exceeds the image score on composition swaps for {t} of them.",
                          k=str(k), n=str(n), t=str(t)))
     return out
+
+
+def _apart(less: list[str], more: list[str], rest: list[str]) -> str:
+    """Where the scene filler's γ lies among the others: the fillers it is resolved above or below, and the rest."""
+    parts = [f"resolved above the γ of {', '.join(less)}" if less else "",
+             f"resolved below the γ of {', '.join(more)}" if more else "",
+             f"not resolved from {', '.join(rest)}" if rest else ""]
+    return "; ".join(p for p in parts if p)
 
 
 def probe_b_claims(rows: pd.DataFrame, models) -> list[Claim]:
@@ -114,9 +123,9 @@ def probe_b_claims(rows: pd.DataFrame, models) -> list[Claim]:
                         "other filler: no sign that it expects objects in their usual context.",
                 LOWER: "`{model}`: with an unrelated scene behind the objects γ is {a}, lower than with every other "
                        "filler: it leans on the usual context.",
-                UNRESOLVED: "`{model}`: with an unrelated scene behind the objects γ is {a}: resolved above the γ "
-                            "of {less}, below that of {more}, not resolved from the rest."}, {"a": g.loc["scene"]},
-                model=m, less=", ".join(less) or "no filler", more=", ".join(more) or "no filler"))
+                UNRESOLVED: "`{model}`: with an unrelated scene behind the objects γ is {a}: {apart}."},
+                {"a": g.loc["scene"]}, model=m, apart=_apart(less, more, [f for f in others if verdicts[f] not in
+                                                                          (HIGHER, LOWER)])))
         x0, x1 = one_or_none(single, model=m, subset="x0"), one_or_none(single, model=m, subset="x̃1")
         out += _pair(f"{m}: isolation", x1, x0, {
             HIGHER: "Alone on a filler, the target is recognised more often ({a}) than beside the image's other "
@@ -129,11 +138,11 @@ def probe_b_claims(rows: pd.DataFrame, models) -> list[Claim]:
     if len(objects) > 1:
         top, low = objects.loc[objects["value"].idxmax()], objects.loc[objects["value"].idxmin()]
         out += _pair("objects: context", top, low, {
-            HIGHER: "Removing the context drops the confidence most for **{top}** ({a} points) and least for {low} "
-                    "({b}).",
+            HIGHER: "The confidence lost when the context is removed (Δc, points; negative: gained) is largest for "
+                    "**{top}** ({a}) and smallest for {low} ({b}).",
             LOWER: "",
-            UNRESOLVED: "The drop in confidence when the context is removed ranges from {low} ({b} points) to {top} "
-                        "({a}), not resolved apart."}, top=top["subset"], low=low["subset"])
+            UNRESOLVED: "The confidence lost when the context is removed (Δc, points; negative: gained) ranges from "
+                        "{low} ({b}) to {top} ({a}), not resolved apart."}, top=top["subset"], low=low["subset"])
     return out
 
 

@@ -179,7 +179,7 @@ def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, li
                         else "no lab models (`lab_models` is empty)")
 
     if dataset == "toy":
-        facts["limbs_only"] = limbs_only_accuracy()
+        facts["limbs_only"] = limbs_only_accuracy(items)
         rows = concat([rows, limbs_rows(scored, seed)])
     swaps = items.assign(swap=items["pos"].map(pairs.SWAP_NAMES)).groupby("swap")
     facts.update(dataset=dataset, seed=seed, n_triplets=len(items), n_pairs=int(items["pair_id"].nunique()),
