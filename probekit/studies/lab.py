@@ -36,7 +36,8 @@ from probekit.claims import ABOVE, BELOW, HIGHER, LOWER, UNRESOLVED, compare, di
 from probekit.results import select
 
 TARGET, CONTROL, BLIND, PARENT, FLOOR, TRAINED = "target", "control", "blind", "parent", "text floor", "trained"
-#: the value a control row must reach: a knock-out's, and a model's trained with every kind of information
+#: the floor a control row's 95% interval must lie at or above: a knock-out's, and a model's trained with every kind
+#: of information (:func:`versus_floor`)
 FLOORS = {CONTROL: 0.85, TRAINED: 0.90}
 AT_CHANCE, PASSES, FAILS, AT_FLOOR, NOT_ABOVE = "at chance", "passes", "fails", "at the floor", "not above chance"
 HOLDS, DOES_NOT_HOLD, NOT_RESOLVED, BY_CONSTRUCTION = "holds", "does not hold", "not resolved", "decided by construction"
