@@ -138,3 +138,23 @@ def test_run_on_the_toy_world(result):
     # no lab models: empty lab frames, and the facts say why (tests/test_conceptual_lab.py runs the lab)
     assert "lab_models" in result.facts["lab"]
     assert not len(result.data["lab"]) and not len(result.data["lab_checks"]) and not len(result.data["lab_claims"])
+
+
+def test_the_sweep_scores_whole_groups_drawn_at_random_not_the_head_of_the_table():
+    """``finetune_eval_limit`` on a real probe's table (ordered by relation or source): whole groups, at most the
+    limit, drawn under the seed and kept in order; the toy tables (240 and 160 rows) are below 660 and kept whole."""
+    import pandas as pd
+
+    from probekit.studies.patching import whole_groups
+
+    items = pd.DataFrame({"group_id": [g for g, size in zip("abcdef", (3, 4, 3, 4, 3, 4)) for _ in range(size)]})
+    items["row"] = range(len(items))
+    picked = whole_groups(items, 10, seed=0)
+    sizes = items.groupby("group_id").size()
+    assert len(picked) <= 10 and (picked.groupby("group_id").size() == sizes[picked["group_id"].unique()]).all()
+    assert list(picked["row"]) == sorted(picked["row"])                   # the table's order
+    assert picked.equals(whole_groups(items, 10, seed=0))                # the same under the seed
+    draws = {tuple(whole_groups(items, 10, seed=s)["group_id"].unique()) for s in range(20)}
+    assert len(draws) > 3                                   # seeds draw different groups: not the head every time
+    assert whole_groups(items, None) is items and whole_groups(items, 21) is items
+    assert list(whole_groups(items, 2, seed=0).groupby("group_id").size()) in ([3], [4])   # one group at least

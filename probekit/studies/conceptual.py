@@ -114,8 +114,8 @@ def _sweep(load, root, items_r, items_c, *, finetune_model, finetune_encoders, f
                                           load("probe-c", "train", "toy", TRAIN_ITEMS["probe-c"] * n), per_kind=n)
     n_eval = finetune_eval_limit
     general = patching.general_task_items(general_task, root, imagenet_dir, seed=seed, limit=n_eval or limit)
-    probes = {"probe-r": items_r.head(n_eval) if n_eval else items_r,
-              "probe-c": items_c.head(n_eval) if n_eval else items_c}
+    probes = {"probe-r": patching.whole_groups(items_r, n_eval, seed),
+              "probe-c": patching.whole_groups(items_c, n_eval, seed)}
     rows, checkpoints = patching.patch_sweep(
         finetune_model, triplets, finetune_encoders, alphas, probes, general, root / "finetune",
         config={"steps": finetune_steps, "batch_size": finetune_batch, "lr": finetune_lr,

@@ -33,6 +33,20 @@ _PAIRED = {"probe-r": (["item_id"], {"mu_c": "confidence", "acc": "correct"}),
            "general": (["item_id"], {"top1": "top1", "top5": "top5"})}
 
 
+def whole_groups(items: pd.DataFrame, limit: int | None, seed: int = 0) -> pd.DataFrame:
+    """At most ``limit`` rows of ``items`` as whole groups (``group_id``: a Probe-R anchor's comparisons, a Probe-C
+    group) drawn at random under ``seed``, kept in the table's order (at least one group); every row when ``limit``
+    is None or not below their number.  A real probe's table is ordered (by relation, by source), so its head would
+    not be a sample of it."""
+    if not limit or len(items) <= limit:
+        return items
+    ids = items["group_id"].drop_duplicates().to_numpy()
+    drawn = ids[np.random.default_rng(seed).permutation(len(ids))]
+    sizes = items.groupby("group_id", sort=False).size().reindex(drawn).to_numpy()
+    take = max(1, int(np.searchsorted(np.cumsum(sizes), limit, side="right")))
+    return items[items["group_id"].isin(set(drawn[:take]))]
+
+
 def imagenet_items(root, limit: int | None = None, seed: int = 0) -> pd.DataFrame:
     """ImageNet validation images with readable class names, through ``torchvision.datasets.ImageNet``
     (``root`` holds ILSVRC2012_devkit_t12.tar.gz and the validation images as torchvision expects).  Prompts are
