@@ -98,12 +98,14 @@ def probe_c_claims(rows: pd.DataFrame, models) -> list[Claim]:
     return out
 
 
-def _apart(less: list[str], more: list[str], rest: list[str]) -> str:
-    """Where the scene filler's γ lies among the others: the fillers it is resolved above or below, and the rest."""
-    parts = [f"resolved above the γ of {', '.join(less)}" if less else "",
-             f"resolved below the γ of {', '.join(more)}" if more else "",
-             f"not resolved from {', '.join(rest)}" if rest else ""]
-    return "; ".join(p for p in parts if p)
+def _apart(verdicts: dict[str, str]) -> str:
+    """Where the scene filler's γ lies among the others (``verdicts``: filler -> compare(scene, filler)): the
+    fillers it is resolved above or below, and the rest."""
+    def of(*wanted):
+        return ", ".join(f for f, v in verdicts.items() if v in wanted)
+    parts = [("resolved above the γ of ", of(HIGHER)), ("resolved below the γ of ", of(LOWER)),
+             ("not resolved from ", of(UNRESOLVED))]
+    return "; ".join(words + fillers for words, fillers in parts if fillers)
 
 
 def probe_b_claims(rows: pd.DataFrame, models) -> list[Claim]:
@@ -124,8 +126,7 @@ def probe_b_claims(rows: pd.DataFrame, models) -> list[Claim]:
                 LOWER: "`{model}`: with an unrelated scene behind the objects γ is {a}, lower than with every other "
                        "filler: it leans on the usual context.",
                 UNRESOLVED: "`{model}`: with an unrelated scene behind the objects γ is {a}: {apart}."},
-                {"a": g.loc["scene"]}, model=m, apart=_apart(less, more, [f for f in others if verdicts[f] not in
-                                                                          (HIGHER, LOWER)])))
+                {"a": g.loc["scene"]}, model=m, apart=_apart(verdicts)))
         x0, x1 = one_or_none(single, model=m, subset="x0"), one_or_none(single, model=m, subset="x̃1")
         out += _pair(f"{m}: isolation", x1, x0, {
             HIGHER: "Alone on a filler, the target is recognised more often ({a}) than beside the image's other "
