@@ -75,9 +75,9 @@ def test_facts_data_and_claims(result):
     assert f["pose_prior"] == pytest.approx(vocab.pose_only_topk(5))
     assert f["verbs"] == result.data["items"]["verb"].nunique()
     assert f["lab"] and len(result.data["lab"]) == len(result.data["lab_checks"]) == len(result.data["lab_claims"]) == 0
-    # the verb grid as the vocabulary draws it: 3 poses, each with 8 places of the object (not the 8 intransitive poses)
-    from probekit.report.masking import data_text
-    assert "24 verbs (3 poses × 8 places of the object)" in data_text(f, "toy")
+    # the verb grid the data paragraph states: 3 poses, each with 8 places of the object (not the 8 intransitive
+    # poses), every pairing one verb
+    assert vocab.verb_grid() == (3, 8) and 3 * 8 == len(vocab.VERBS) and len(vocab.POSES) == 8
 
 
 def test_example_panels(result):

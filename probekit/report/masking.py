@@ -66,10 +66,10 @@ def data_text(facts: dict, dataset: str) -> str:
                  f"reported apart, in the rows marked \"not in every condition\".")
     if "text_prior" in facts:
         fits = [sum(vocab.plausible(a, v, o) for v in vocab.VERBS) for a, _, o in vocab.PLAUSIBLE_TRIPLES]
-        poses, places = ({getattr(v, k) for v in vocab.VERBS.values()} for k in ("pose", "offset"))
+        poses, places = vocab.verb_grid()
         text += (f"\n\nEvery toy caption is a transitive scene (\"a cat drops a bottle\"): one of "
-                 f"{len(vocab.AGENTS)} agents, {len(vocab.VERBS)} verbs ({len(poses)} poses × "
-                 f"{len(places)} places of the object) and {len(vocab.OBJECTS)} objects, the "
+                 f"{len(vocab.AGENTS)} agents, {len(vocab.VERBS)} verbs ({poses} poses × "
+                 f"{places} places of the object) and {len(vocab.OBJECTS)} objects, the "
                  f"triple drawn uniformly among the plausible ones. Given the caption's subject and object the masked "
                  f"verb is one of {min(fits)} to {max(fits)} equally likely verbs, so a model reading the text alone "
                  f"can reach at most **{pct(facts['text_prior'])}** top-{facts['k']} accuracy; chance "

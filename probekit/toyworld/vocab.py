@@ -53,6 +53,12 @@ _VERB_FORMS = {
 VERBS = {lemma: Verb(lemma, third, ing, pose, place)
          for pose, forms in _VERB_FORMS.items() for (lemma, third, ing), place in zip(forms, _PLACES)}
 
+
+def verb_grid() -> tuple[int, int]:
+    """(poses, places of the object) the transitive verbs cross: each verb is one pose with one place."""
+    return len({v.pose for v in VERBS.values()}), len({v.offset for v in VERBS.values()})
+
+
 OBJECTS = ["ball", "cup", "box", "book", "kite", "bike", "hat", "bag", "chair", "lamp", "bottle", "shoe"]
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 150, 40), "blue": (40, 80, 230), "yellow": (240, 210, 20),
