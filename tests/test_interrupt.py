@@ -1,7 +1,7 @@
 """Interruption: a real scoring run signalled mid-scoring leaves a consistent cache whose shards the next run reuses
 (recomputing only what is missing, with the same final scores); a chapter signalled mid-run leaves the page
 rendered before untouched; a toy model signalled mid-training resumes from its last resume file to the weights of
-an uninterrupted run."""
+an uninterrupted run, also when it was one of the members of a parallel run (``--jobs``)."""
 
 from __future__ import annotations
 
@@ -185,3 +185,28 @@ def test_a_resume_file_of_another_seed_is_set_aside_not_used(tmp_path):
     assert not any("resuming" in line for line in lines)
     assert record["models"]["toy-bert"]["history"]["step"][:2] == [25, 50]     # from step 1, its own curve
     assert torch.load(resume.with_suffix(".stale"), weights_only=False)["step"] == 90   # kept as it was
+
+
+def test_a_signalled_parallel_run_stops_every_member_and_the_same_command_goes_on(tmp_path):
+    from probekit.cli import main
+    from probekit.toymodels.loop import resume_path
+    out, alone = tmp_path / "zoo", tmp_path / "alone"
+    both = TRAIN[:2] + ["toy-bert", "toy-clip"] + TRAIN[3:] + ["--jobs", "2", "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, "-m", "probekit.cli", *both], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_as_from_a_terminal)
+    try:   # toy-clip starts first and is the slower: toy-bert may have finished by then, or not
+        _wait_for(lambda: resume_path(out / "toy-clip").exists() or proc.poll() is not None, what="a resume file")
+        proc.send_signal(signal.SIGINT)
+        stdout, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    left = [m for m in ("toy-bert", "toy-clip") if not (out / m / "model.safetensors").exists()]
+    assert proc.returncode == 130 and "toy-clip" in left, err
+    assert "Traceback" not in err + stdout and stdout.strip().splitlines()[-1].endswith(
+        f"run the same command with --models {' '.join(left)} (a member stopped mid-training resumes from its "
+        "last resume file)")
+    assert resume_path(out / "toy-clip").exists() and "interrupted in" in (out / "toy-clip.log").read_text()
+    assert main(both) == 0
+    assert main(TRAIN[:2] + ["toy-clip"] + TRAIN[3:] + ["--out", str(alone)]) == 0
+    whole, resumed = _weights(alone / "toy-clip"), _weights(out / "toy-clip")
+    assert whole.keys() == resumed.keys() and all(torch.equal(whole[k], resumed[k]) for k in whole)

@@ -117,6 +117,35 @@ def test_train_toy_tiny_budget(tmp_path):
     assert (tmp_path / "training.json").exists()
 
 
+JOBS = ["--steps", "2", "--pool", "16", "--no-eval", "--threads", "1", "--jobs", "2"]
+
+
+def test_jobs_train_members_in_parallel_processes_into_one_out(tmp_path, capsys):
+    from transformers import BertForMaskedLM, CLIPModel
+    assert main(["--out", str(tmp_path), "--models", "toy-bert", "toy-clip", *JOBS]) == 0
+    started = [line.split("]")[0][1:] for line in capsys.readouterr().out.splitlines() if "] started" in line]
+    assert started == ["toy-clip", "toy-bert"]                    # the slower member first
+    assert list(json.loads((tmp_path / "training.json").read_text())["models"]) == ["toy-clip", "toy-bert"]
+    CLIPModel.from_pretrained(tmp_path / "toy-clip")
+    BertForMaskedLM.from_pretrained(tmp_path / "toy-bert")
+    assert "done in" in (tmp_path / "toy-bert.log").read_text()
+
+
+def test_jobs_name_the_members_that_failed_and_why(tmp_path, capsys):
+    from probekit.toymodels import record
+    record.save_entry(tmp_path, dict(seed=1, budget={}, quick=False, device="cpu", threads=1), "toy-vilt", {})
+    assert main(["--out", str(tmp_path), "--models", "toy-bert", "toy-clip", *JOBS]) == 2
+    failed = capsys.readouterr().out.strip().splitlines()[-1]
+    assert failed.startswith("probekit train-toy: 2 of 2 members failed: toy-clip (exit status 2")
+    assert "seed: 1 there, 0 here" in (tmp_path / "toy-bert.log").read_text()
+
+
+def test_slowest_members_start_first():
+    from probekit.toymodels.jobs import slowest_first
+    assert slowest_first(["toy-bert", "toy-clip", "toy-vilt-noisy", "toy-clip-hardneg"]) == [
+        "toy-vilt-noisy", "toy-clip-hardneg", "toy-clip", "toy-bert"]
+
+
 def test_runs_sharing_one_out_keep_each_others_members(tmp_path):
     from probekit.toymodels import record
     header = dict(seed=0, budget={"steps": 40, "pool": 64}, quick=False, device="cpu", threads=1)

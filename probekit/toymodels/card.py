@@ -201,8 +201,9 @@ points per {PER_STEPS:,} steps with a 95% CI; "flat" when every CI holds 0 (each
 | device | {rec.get('device')}, {rec.get('threads')} torch thread{'' if rec.get('threads') == 1 else 's'}; {trained_min:.0f} min of training, summed over the members (a resumed member's segments included) |
 
 Reproduce: `probekit train-toy --seed {rec['seed']}` (or `python -m probekit.toymodels.train`); `--device cuda` on a GPU;
-`--models` retrains a subset, and runs with disjoint `--models` (one per core) may share one `--out`; an
-interrupted run names the `--models` to run again, and the member it was training resumes from its last resume file;
+`--jobs N` trains N members at once, one process each (one per core, or several sharing a GPU; logs in
+`<out>/<member>.log`); `--models` retrains a subset, and runs with disjoint `--models` may share one `--out`; an
+interrupted run names the `--models` to run again, and a member stopped mid-training resumes from its last resume file;
 `--out DIR` and `PROBEKIT_TOY_CHECKPOINTS=DIR` run the book on another zoo.
 
 ## Held-out scores (%; evaluation split of the toy world, never seen in training; n = 200 items per probe)

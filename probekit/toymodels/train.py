@@ -9,7 +9,8 @@ and the data (``stream.Recipe``: noisy captions, verbs hidden from the images, c
 to predicates).  The optimisation loop is ``loop.run``.  Each model is written when it finishes, so an interrupted
 run keeps the models it completed, and the member it was training resumes from its last resume file
 (``loop``); ``--models`` trains a subset, and runs with disjoint ``--models`` may share one ``--out`` (``record``);
-``--rescore`` scores a trained zoo on the held-out split again and rewrites its card, training nothing.
+``--jobs N`` trains N members at once, one process each (``jobs``); ``--rescore`` scores a trained zoo on the
+held-out split again and rewrites its card, training nothing.
 """
 
 from __future__ import annotations
@@ -253,10 +254,17 @@ def main(argv=None) -> int:
     p.add_argument("--no-eval", action="store_true", help="skip the held-out evaluation")
     p.add_argument("--save-every", type=int, default=loop.SAVE_EVERY,
                    help=f"steps between resume files (default {loop.SAVE_EVERY})")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="members trained at once, one process each (one per core; on a GPU, several); default 1")
     p.add_argument("--rescore", action="store_true",
                    help="train nothing: score the checkpoints in --out on the held-out split again, rewrite the card")
     a = p.parse_args(argv)
+    if a.jobs < 1:
+        p.error(f"--jobs {a.jobs}: give at least 1 (members trained at once)")
     try:
+        if a.jobs > 1 and not a.rescore:
+            from . import jobs
+            return jobs.run(a, Path(a.out) if a.out else CHECKPOINTS, a.jobs)
         if a.rescore:
             if a.threads:
                 torch.set_num_threads(a.threads)

@@ -1,0 +1,98 @@
+"""``probekit train-toy --jobs N``: train the zoo's members N at a time, one process each (one per CPU core, or
+several sharing one GPU), into one ``--out``.
+
+Each member runs as its own ``probekit train-toy --models <member>`` with the run's other options, its log in
+``<out>/<member>.log``; the slowest members start first.  Their entries merge into ``training.json`` under its lock
+(``record``) and the model card is written once more when every member has finished, so it shows them all.
+Ctrl-C (or SIGTERM) stops every member; each resumes from its last resume file when the same command is run again.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .zoo import ZOO
+
+STATUS_EVERY = 60.0   # seconds between the lines that show where each running member is
+#: seconds per step on one CPU thread (benchmarks/train_toy.py): the slowest members are started first
+STEP_S = {("vilt", False): 0.27, ("vilt", True): 0.27, ("clip", True): 0.21, ("clip", False): 0.15,
+          ("bert", False): 0.07}
+
+
+def slowest_first(models) -> list[str]:
+    return sorted(models, key=lambda m: -STEP_S[ZOO[m].trainer, ZOO[m].hard_negatives])
+
+
+def member_argv(a, name: str, threads: int) -> list[str]:
+    """The ``train-toy`` options that train ``name`` alone with the parsed options ``a`` of the parallel run."""
+    argv = ["--models", name, "--seed", str(a.seed), "--threads", str(threads), "--device", a.device,
+            "--save-every", str(a.save_every)]
+    for flag, value in (("--out", a.out), ("--steps", a.steps), ("--pool", a.pool)):
+        if value:
+            argv += [flag, str(value)]
+    return argv + ["--quick"] * a.quick + ["--no-eval"] * a.no_eval
+
+
+def _last_line(path: Path) -> str:
+    lines = path.read_text(errors="replace").strip().splitlines() if path.exists() else []
+    return lines[-1] if lines else "(nothing logged yet)"
+
+
+def run(a, out: Path, jobs: int, log=print) -> int:
+    """Train ``a.models`` ``jobs`` at a time; return 0 when all finished, else the first failing exit status."""
+    threads = a.threads or max(1, (os.cpu_count() or 1) // jobs)
+    order = slowest_first(a.models)
+    waiting, running, failed, done = list(order), {}, {}, []
+    out.mkdir(parents=True, exist_ok=True)
+    last_status = time.time()
+    try:
+        while waiting or running:
+            while waiting and len(running) < jobs:
+                name = waiting.pop(0)
+                argv = [sys.executable, "-m", "probekit.cli", "train-toy", *member_argv(a, name, threads)]
+                logfile = out / f"{name}.log"
+                with open(logfile, "a") as handle:
+                    proc = subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
+                                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                running[name] = (proc, logfile, time.time())
+                log(f"[{name}] started ({threads} thread(s)): log {logfile}")
+            time.sleep(1.0)
+            for name, (proc, logfile, t0) in list(running.items()):
+                if proc.poll() is None:
+                    continue
+                del running[name]
+                minutes = (time.time() - t0) / 60
+                if proc.returncode == 0:
+                    done.append(name)
+                    log(f"[{name}] finished in {minutes:.1f} min")
+                else:
+                    failed[name] = proc.returncode
+                    log(f"[{name}] failed (exit status {proc.returncode}) after {minutes:.1f} min: "
+                        f"{_last_line(logfile)}")
+            if running and time.time() - last_status >= STATUS_EVERY:
+                last_status = time.time()
+                for name, (_, logfile, _) in running.items():
+                    log(f"  {_last_line(logfile)}")
+    except KeyboardInterrupt:
+        for proc, _, _ in running.values():
+            proc.send_signal(signal.SIGTERM)   # each saves nothing new: it resumes from its last resume file
+        for proc, _, _ in running.values():
+            proc.wait()
+        left = [m for m in a.models if m not in done]
+        log(f"probekit train-toy: interrupted; finished: {done or 'none'}; to go on, run the same command with "
+            f"--models {' '.join(left)} (a member stopped mid-training resumes from its last resume file)")
+        return 130
+    if done and not a.no_eval:
+        from .card import write as write_card
+        log(f"model card: {write_card(out)}")
+    if failed:
+        failed = {m: failed[m] for m in order if m in failed}
+        log(f"probekit train-toy: {len(failed)} of {len(a.models)} members failed: "
+            + "; ".join(f"{m} (exit status {rc}, log {out / (m + '.log')})" for m, rc in failed.items()))
+        return next(iter(failed.values()))
+    return 0
