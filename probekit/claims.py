@@ -28,25 +28,26 @@ NO_CHANCE = "no chance level"
 VERDICTS = (ABOVE, BELOW, HIGHER, LOWER, UNRESOLVED, NO_CHANCE)
 
 
-def _get(r: Any, key: str) -> float:
+def number(r: Any, key: str) -> float:
+    """``r[key]`` (a mapping or series) or ``r.key`` as a float, NaN where it is None (no interval, say)."""
     value = r[key] if isinstance(r, (Mapping, pd.Series)) else getattr(r, key)
     return float(value) if value is not None else math.nan
 
 
 def _has_interval(r) -> bool:
-    return not (math.isnan(_get(r, "ci_low")) or math.isnan(_get(r, "ci_high")))
+    return not (math.isnan(number(r, "ci_low")) or math.isnan(number(r, "ci_high")))
 
 
 def versus_chance(r) -> str:
     """Where a row's 95% interval lies relative to its chance level."""
-    chance = _get(r, "chance")
+    chance = number(r, "chance")
     if math.isnan(chance):
         return NO_CHANCE
     if not _has_interval(r):
         return UNRESOLVED
-    if _get(r, "ci_low") > chance:
+    if number(r, "ci_low") > chance:
         return ABOVE
-    if _get(r, "ci_high") < chance:
+    if number(r, "ci_high") < chance:
         return BELOW
     return UNRESOLVED
 
@@ -55,9 +56,9 @@ def compare(a, b) -> str:
     """``higher`` when a's interval lies wholly above b's, ``lower`` when wholly below, else ``not resolved``."""
     if not (_has_interval(a) and _has_interval(b)):
         return UNRESOLVED
-    if _get(a, "ci_low") > _get(b, "ci_high"):
+    if number(a, "ci_low") > number(b, "ci_high"):
         return HIGHER
-    if _get(a, "ci_high") < _get(b, "ci_low"):
+    if number(a, "ci_high") < number(b, "ci_low"):
         return LOWER
     return UNRESOLVED
 
@@ -66,9 +67,9 @@ def difference(r, null: float = 0.0) -> str:
     """Sign of a paired difference whose interval excludes ``null``; else ``not resolved``."""
     if not _has_interval(r):
         return UNRESOLVED
-    if _get(r, "ci_low") > null:
+    if number(r, "ci_low") > null:
         return HIGHER
-    if _get(r, "ci_high") < null:
+    if number(r, "ci_high") < null:
         return LOWER
     return UNRESOLVED
 

@@ -26,13 +26,12 @@ condition).  A row the run did not produce (a model left out of ``lab_models``) 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
 import pandas as pd
 
-from probekit.claims import ABOVE, BELOW, HIGHER, LOWER, UNRESOLVED, compare, difference, versus_chance
+from probekit.claims import ABOVE, BELOW, HIGHER, LOWER, UNRESOLVED, compare, difference, number, versus_chance
 from probekit.results import select
 
 TARGET, CONTROL, BLIND, PARENT, FLOOR, TRAINED = "target", "control", "blind", "parent", "text floor", "trained"
@@ -83,7 +82,7 @@ def versus_floor(r, floor: float) -> str:
     """A control row against its floor: :data:`PASSES` when its 95% interval lies at or above ``floor``,
     :data:`FAILS` when wholly below, :data:`AT_FLOOR` when it holds ``floor`` (or has no interval): a point value
     on either side of the floor by less than its interval says neither."""
-    low, high = (float(r[k]) if r[k] is not None else math.nan for k in ("ci_low", "ci_high"))
+    low, high = number(r, "ci_low"), number(r, "ci_high")
     if low >= floor:
         return PASSES
     return FAILS if high < floor else AT_FLOOR
