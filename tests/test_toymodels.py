@@ -140,6 +140,15 @@ def test_jobs_name_the_members_that_failed_and_why(tmp_path, capsys):
     assert "seed: 1 there, 0 here" in (tmp_path / "toy-bert.log").read_text()
 
 
+def test_a_device_torch_cannot_use_is_refused_before_anything_is_written(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for device in ("cuda", "gpu"):
+        with pytest.raises(SystemExit) as stop:
+            main(["--out", str(tmp_path), "--models", "toy-bert", "--device", device])
+        assert stop.value.code == 2 and f"error: --device {device}: " in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
 def test_slowest_members_start_first():
     from probekit.toymodels.jobs import slowest_first
     assert slowest_first(["toy-bert", "toy-clip", "toy-vilt-noisy", "toy-clip-hardneg"]) == [

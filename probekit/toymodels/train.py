@@ -26,6 +26,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from ..device import resolve_device
 from ..scorers.hf import transformers_bars_off
 from ..toyworld import stream
 from . import build, loop
@@ -250,7 +251,7 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="a few minutes: small pool, few steps")
     p.add_argument("--pool", type=int, default=None, help="number of training images")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    p.add_argument("--device", default="cpu", help="torch device to train on (cpu, cuda, mps)")
+    p.add_argument("--device", default="cpu", help="torch device to train on (cpu, cuda, mps; auto: the first there)")
     p.add_argument("--no-eval", action="store_true", help="skip the held-out evaluation")
     p.add_argument("--save-every", type=int, default=loop.SAVE_EVERY,
                    help=f"steps between resume files (default {loop.SAVE_EVERY})")
@@ -261,6 +262,10 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     if a.jobs < 1:
         p.error(f"--jobs {a.jobs}: give at least 1 (members trained at once)")
+    try:
+        a.device = str(resolve_device(a.device))
+    except (ValueError, RuntimeError) as err:
+        p.error(f"--device {a.device}: {err}")
     try:
         if a.jobs > 1 and not a.rescore:
             from . import jobs
