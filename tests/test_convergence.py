@@ -1,8 +1,9 @@
-"""The card's convergence column: the slope of each held-out curve over the last third of training."""
+"""The card's convergence column: the slope of each held-out curve over the last third of training, and whether
+its CI shows the curve flat (within +-2 points per 10k steps), still moving, or neither."""
 
 import pytest
 
-from probekit.toymodels.convergence import cell, moving, trends
+from probekit.toymodels.convergence import cell, trends, unsettled
 
 
 def _history(values, every=1000):
@@ -17,19 +18,27 @@ def test_the_slope_and_its_ci_are_those_of_a_line_through_the_last_third_by_hand
     half = 12.7062 * (1.5 / 2e6) ** 0.5 * 1e4
     assert set(found) == {"acc"}
     assert slope == pytest.approx(35.0) and (lo, hi) == pytest.approx((35.0 - half, 35.0 + half), abs=1e-2)
-    assert cell(found) == "flat"                                   # three noisy points resolve nothing
+    assert cell(found).startswith("acc not resolved +35.0 [")       # three noisy points resolve nothing
 
 
 def test_a_curve_still_climbing_is_named_with_its_slope_and_one_that_plateaued_is_flat():
     climbing = trends(_history([0.5 + 0.01 * i + (0.02 if i % 2 else 0) for i in range(30)]), ["acc"])
     plateau = trends(_history([0.2, 0.4, 0.6, 0.8] + [0.9, 0.91] * 13), ["acc"])   # rose early, level since
     assert climbing["acc"][1] > 0 and cell(climbing).startswith("acc rising +10.6 [")
-    assert moving(plateau) == {} and cell(plateau) == "flat"
+    assert unsettled(plateau) == {} and cell(plateau) == "flat"
     assert trends(_history([0.9] * 12), ["acc"]) == {"acc": (0.0, 0.0, 0.0)}
     falling = trends(_history([0.9 - 0.01 * i for i in range(12)]), ["acc"])
     assert cell(falling) == "acc falling -10.0 [-10.0, -10.0]"
     # a bound just below 0 is shown as such, not as "-0.0" (toy-clip-noverb's verb choice, seed 0)
     assert cell({"acc": (-7.8, -15.6, -0.03)}) == "acc falling -7.8 [-15.6, -0.030]"
+
+
+def test_flat_means_shown_within_two_points_per_10k_steps_not_merely_not_shown_moving():
+    assert cell({"acc": (0.6, 0.3, 0.8)}) == "flat"                  # a creep near ceiling (toy-clip at 60k steps)
+    assert cell({"acc": (0.0, -2.0, 2.0)}) == "flat"
+    assert cell({"acc": (2.3, -1.4, 5.9)}) == "acc not resolved +2.3 [-1.4, +5.9]"   # toy-clip-unbound's pair curve
+    assert cell({"acc": (2.5, 1.5, 3.5)}) == "acc rising +2.5 [+1.5, +3.5]"
+    assert cell({"a": (0.1, -1.0, 1.2), "b": (-3.0, -4.0, -2.1)}) == "b falling -3.0 [-4.0, -2.1]"
 
 
 def test_too_short_a_curve_says_so():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..toyworld.vocab import AGENTS, OBJECTS, POSES, SCENES, TYPICAL_SCENE_P, VERBS, prior_topk
 from .build import FFN, HEADS, LAYERS, MAX_TEXT, WIDTH, tokenizer
-from .convergence import PER_STEPS, cell, moving, trends
+from .convergence import FLAT_WITHIN, PER_STEPS, cell, trends, unsettled
 from .train import CHECKPOINTS
 from .zoo import ZOO
 
@@ -72,13 +72,13 @@ def _curves(rec: dict) -> int:
     return sum(len(trends(m["history"], CURVE_KEYS)) for m in rec["models"].values())
 
 
-def _still_moving(rec: dict) -> str:
-    moved = {n: moving(trends(m["history"], CURVE_KEYS)) for n, m in rec["models"].items()}
-    names = [f"`{n}` ({', '.join(curves)})" for n, curves in moved.items() if curves]
+def _not_flat(rec: dict) -> str:
+    left = {n: unsettled(trends(m["history"], CURVE_KEYS)) for n, m in rec["models"].items()}
+    names = [f"`{n}` ({', '.join(curves)})" for n, curves in left.items() if curves]
     if not names:
         return "Every member's curves were flat when its schedule ended."
-    return ("Still moving when the schedule ended (so their numbers are this budget's, not a converged model's): "
-            + ", ".join(names) + ".")
+    return (f"Not shown flat when the schedule ended, {sum(map(len, left.values()))} of {_curves(rec)} curves (so "
+            "these members' numbers are this budget's, not a converged model's): " + ", ".join(names) + ".")
 
 
 def _agreeing(t, kind: str) -> str:
@@ -185,8 +185,10 @@ drawn uniformly among the plausible ones, so a masked verb's best text-only top-
 {chr(10).join(recipes)}
 
 The last column fits a line to each held-out curve (the figure below) over the last third of training: its slope in
-points per {PER_STEPS:,} steps with a 95% CI; "flat" when every CI holds 0 (each call is at the 5% level: of
-{_curves(rec)} curves, about {_curves(rec) / 20:.1f} would be called moving by chance alone). {_still_moving(rec)}
+points per {PER_STEPS:,} steps with a 95% CI. A curve is "flat" when its CI lies within ±{FLAT_WITHIN:g} points (another
+{PER_STEPS:,} steps would move it by less than half the CI of a held-out number at n = 200), "rising" or "falling"
+when its CI excludes 0 and is not that narrow, "not resolved" otherwise; only the curves not shown flat are named.
+The probes score the same items every time, so the CI measures how steadily a curve moved. {_not_flat(rec)}
 
 | setting | value |
 |---|---|
