@@ -81,8 +81,9 @@ def run(a, out: Path, jobs: int, log=print) -> int:
     except KeyboardInterrupt:
         for proc, _, _ in running.values():
             proc.send_signal(signal.SIGTERM)   # each saves nothing new: it resumes from its last resume file
-        for proc, _, _ in running.values():
-            proc.wait()
+        for name, (proc, _, _) in running.items():
+            if proc.wait() == 0:   # it finished before the signal reached it
+                done.append(name)
         left = [m for m in a.models if m not in done]
         log(f"probekit train-toy: interrupted; finished: {done or 'none'}; to go on, run the same command with "
             f"--models {' '.join(left)} (a member stopped mid-training resumes from its last resume file)")
