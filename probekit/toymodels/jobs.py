@@ -1,8 +1,9 @@
 """``probekit train-toy --jobs N``: train the zoo's members N at a time, one process each (one per CPU core, or
 several sharing one GPU), into one ``--out``.
 
-Each member runs as its own ``probekit train-toy --models <member>`` with the run's other options, its log in
-``<out>/<member>.log``; the slowest members start first.  Their entries merge into ``training.json`` under its lock
+Each member runs as its own ``probekit train-toy`` with the run's own options followed by ``--models <member>
+--threads T --jobs 1`` (a repeated option's last value wins), its log in ``<out>/<member>.log``; the slowest
+members start first.  Their entries merge into ``training.json`` under its lock
 (``record``) and the model card is written once more when every member has finished, so it shows them all.
 Ctrl-C (or SIGTERM) stops every member; each resumes from its last resume file when the same command is run again.
 """
@@ -28,23 +29,14 @@ def slowest_first(models) -> list[str]:
     return sorted(models, key=lambda m: -STEP_S[ZOO[m].trainer, ZOO[m].hard_negatives])
 
 
-def member_argv(a, name: str, threads: int) -> list[str]:
-    """The ``train-toy`` options that train ``name`` alone with the parsed options ``a`` of the parallel run."""
-    argv = ["--models", name, "--seed", str(a.seed), "--threads", str(threads), "--device", a.device,
-            "--save-every", str(a.save_every)]
-    for flag, value in (("--out", a.out), ("--steps", a.steps), ("--pool", a.pool)):
-        if value:
-            argv += [flag, str(value)]
-    return argv + ["--quick"] * a.quick + ["--no-eval"] * a.no_eval
-
-
 def _last_line(path: Path) -> str:
     lines = path.read_text(errors="replace").strip().splitlines() if path.exists() else []
     return lines[-1] if lines else "(nothing logged yet)"
 
 
-def run(a, out: Path, jobs: int, log=print) -> int:
-    """Train ``a.models`` ``jobs`` at a time; return 0 when all finished, else the first failing exit status."""
+def run(a, argv: list[str], out: Path, jobs: int, log=print) -> int:
+    """Train ``a.models`` (parsed from the options ``argv``) ``jobs`` at a time; return 0 when all finished, else
+    the first failing exit status."""
     threads = a.threads or max(1, (os.cpu_count() or 1) // jobs)
     order = slowest_first(a.models)
     waiting, running, failed, done = list(order), {}, {}, []
@@ -54,10 +46,11 @@ def run(a, out: Path, jobs: int, log=print) -> int:
         while waiting or running:
             while waiting and len(running) < jobs:
                 name = waiting.pop(0)
-                argv = [sys.executable, "-m", "probekit.cli", "train-toy", *member_argv(a, name, threads)]
+                command = [sys.executable, "-m", "probekit.cli", "train-toy", *argv, "--models", name,
+                           "--threads", str(threads), "--jobs", "1"]
                 logfile = out / f"{name}.log"
                 with open(logfile, "a") as handle:
-                    proc = subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
+                    proc = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
                                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
                 running[name] = (proc, logfile, time.time())
                 log(f"[{name}] started ({threads} thread(s)): log {logfile}")

@@ -259,6 +259,7 @@ def main(argv=None) -> int:
                    help="members trained at once, one process each (one per core; on a GPU, several); default 1")
     p.add_argument("--rescore", action="store_true",
                    help="train nothing: score the checkpoints in --out on the held-out split again, rewrite the card")
+    argv = sys.argv[1:] if argv is None else list(argv)
     a = p.parse_args(argv)
     if a.jobs < 1:
         p.error(f"--jobs {a.jobs}: give at least 1 (members trained at once)")
@@ -269,7 +270,7 @@ def main(argv=None) -> int:
     try:
         if a.jobs > 1 and not a.rescore:
             from . import jobs
-            return jobs.run(a, Path(a.out) if a.out else CHECKPOINTS, a.jobs)
+            return jobs.run(a, argv, Path(a.out) if a.out else CHECKPOINTS, a.jobs)
         if a.rescore:
             if a.threads:
                 torch.set_num_threads(a.threads)
