@@ -94,8 +94,10 @@ CLAIMS = [
                f"{PAPER}, Tables 1 and 6, Sect. 5.1",
                a=("toy-clip-hardneg", FULL), b=("toy-vilt-hardneg", FULL), expect=LOWER,
                diff=paired("toy-clip-hardneg", "toy-vilt-hardneg")),
-    PaperClaim("in the cropped task (only the target in view) performance is much higher than on full images: "
-               "models ground nouns and predicates better than they bind them; pair accuracy of the ITM model",
+    PaperClaim("in the cropped task (only the target in view) performance is higher than on full images (the "
+               "paper: \"much higher\", by 10 to 46 points across its Table 1 models, 35 for ViLT; the toy world "
+               "tests the direction, not the size): models ground nouns and predicates better than they bind "
+               "them; pair accuracy of the ITM model",
                f"{PAPER}, Table 1, Sect. 4.1",
                a=("toy-vilt", CROPPED), b=("toy-vilt", FULL), expect=HIGHER,
                diff=("toy-vilt", pair_row(CROP_GAIN, metric="pair_accuracy_diff"))),
