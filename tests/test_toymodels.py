@@ -140,6 +140,23 @@ def test_jobs_name_the_members_that_failed_and_why(tmp_path, capsys):
     assert "seed: 1 there, 0 here" in (tmp_path / "toy-bert.log").read_text()
 
 
+def test_missing_trains_only_the_members_the_zoo_does_not_hold_yet(tmp_path, capsys):
+    tiny = ["--out", str(tmp_path), "--steps", "2", "--pool", "16", "--no-eval", "--threads", "1"]
+    assert main([*tiny, "--models", "toy-bert"]) == 0
+    bert = tmp_path / "toy-bert" / "model.safetensors"
+    before = bert.stat().st_mtime_ns, json.loads((tmp_path / "training.json").read_text())["models"]["toy-bert"]
+    capsys.readouterr()
+    assert main([*tiny, "--models", "toy-bert", "toy-clip", "--missing", "--jobs", "2"]) == 0
+    started = [line.split("]")[0][1:] for line in capsys.readouterr().out.splitlines() if "] started" in line]
+    assert started == ["toy-clip"]                                   # toy-bert was held: no process for it
+    models = json.loads((tmp_path / "training.json").read_text())["models"]
+    assert list(models) == ["toy-clip", "toy-bert"] and (bert.stat().st_mtime_ns, models["toy-bert"]) == before
+    assert main([*tiny, "--models", "toy-bert", "toy-clip", "--missing", "--jobs", "2"]) == 0
+    assert capsys.readouterr().out.strip().startswith(f"nothing to train: {tmp_path} holds every member")
+    assert main([*tiny, "--steps", "3", "--models", "toy-bert", "--missing"]) == 2      # held under other settings
+    assert "budget.steps: 2 there, 3 here" in capsys.readouterr().err
+
+
 def test_a_device_torch_cannot_use_is_refused_before_anything_is_written(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     for device in ("cuda", "gpu"):

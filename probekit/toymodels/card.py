@@ -206,6 +206,7 @@ Reproduce: `probekit train-toy --seed {rec['seed']}` (or `python -m probekit.toy
 `--jobs N` trains N members at once, one process each (one per core, or several sharing a GPU; logs in
 `<out>/<member>.log`); `--models` retrains a subset, and runs with disjoint `--models` may share one `--out`; an
 interrupted run names the `--models` to run again, and a member stopped mid-training resumes from its last resume file;
+`--missing` trains only the members `--out` does not hold finished yet (a zoo built over several runs: repeat the command);
 `--out DIR` and `PROBEKIT_TOY_CHECKPOINTS=DIR` run the book on another zoo.
 
 ## Held-out scores (%; evaluation split of the toy world, never seen in training; n = 200 items per probe)

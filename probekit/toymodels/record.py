@@ -65,6 +65,12 @@ def _check(out: Path, record: dict, header: dict, mine) -> None:
                        f"{fix}")
 
 
+def held(out: Path) -> list[str]:
+    """The members ``out`` holds finished: an entry in its record and a saved directory (a member stopped
+    mid-training has neither, only its resume file)."""
+    return [m for m in _read(out / "training.json").get("models", {}) if (out / m / "config.json").exists()]
+
+
 def start(out: Path, header: dict, models) -> dict:
     """Check this run's ``header`` against the members already in ``out`` that it does not retrain, then write it;
     return the record.  Raises ZooError naming the differing settings and those members."""

@@ -156,9 +156,10 @@ TRAINERS = {"clip": train_clip, "vilt": train_vilt, "bert": train_bert}
 # ----------------------------------------------------------------------------------------------- entry points
 def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0, models=MODELS,
           quick: bool = False, threads: int | None = None, evaluate: bool = True, device: str = "cpu", log=print,
-          save_every: int = loop.SAVE_EVERY, **overrides) -> dict:
+          save_every: int = loop.SAVE_EVERY, missing: bool = False, **overrides) -> dict:
     """Train ``models`` into ``out/<name>/`` (default: the shipped checkpoints dir); return the run record
-    (budget, histories, held-out scores, wall times), also written to ``out/training.json``."""
+    (budget, histories, held-out scores, wall times), also written to ``out/training.json``.  ``missing``: only
+    those ``out`` does not hold finished yet (the others must have been trained with this run's settings)."""
     from . import evaluate as ev
     unknown = [m for m in models if m not in ZOO]
     if unknown:
@@ -173,7 +174,12 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     pools: dict = {}
     heldout = ev.HeldOut(seed=seed) if evaluate else None
     header = dict(seed=seed, budget=asdict(budget), quick=quick, device=device, threads=torch.get_num_threads())
-    record = zoo_record.start(out, header, models)
+    if missing:
+        models = [m for m in models if m not in zoo_record.held(out)]
+    record = zoo_record.start(out, header, models)   # refused if a member it keeps has other settings
+    if not models:
+        log(f"nothing to train: {out} holds every member asked for, trained with these settings")
+        return record
     for i, name in enumerate(models):
         member = ZOO[name]
         try:
@@ -257,6 +263,9 @@ def main(argv=None) -> int:
                    help=f"steps between resume files (default {loop.SAVE_EVERY})")
     p.add_argument("--jobs", type=int, default=1,
                    help="members trained at once, one process each (one per core; on a GPU, several); default 1")
+    p.add_argument("--missing", action="store_true",
+                   help="train only the members of --models that --out does not hold finished yet (a zoo built over "
+                        "several runs: run the same command again; a member stopped mid-training resumes)")
     p.add_argument("--rescore", action="store_true",
                    help="train nothing: score the checkpoints in --out on the held-out split again, rewrite the card")
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -268,16 +277,19 @@ def main(argv=None) -> int:
     except (ValueError, RuntimeError) as err:
         p.error(f"--device {a.device}: {err}")
     try:
-        if a.jobs > 1 and not a.rescore:
+        out = Path(a.out) if a.out else CHECKPOINTS
+        if a.missing and a.jobs > 1:   # a member's own run would find it held and train nothing: start none for it
+            a.models = [m for m in a.models if m not in zoo_record.held(out)]
+        if a.jobs > 1 and a.models and not a.rescore:   # none left: one run checks the settings and says so
             from . import jobs
-            return jobs.run(a, argv, Path(a.out) if a.out else CHECKPOINTS, a.jobs)
+            return jobs.run(a, argv, out, a.jobs)
         if a.rescore:
             if a.threads:
                 torch.set_num_threads(a.threads)
             rescore(a.out, a.models)
         else:
             train(a.out, a.steps, a.seed, a.models, a.quick, a.threads, not a.no_eval, a.device,
-                  save_every=a.save_every, **({"pool": a.pool} if a.pool else {}))
+                  save_every=a.save_every, missing=a.missing, **({"pool": a.pool} if a.pool else {}))
     except Interrupted as err:
         print(f"probekit train-toy: {err}", file=sys.stderr)
         return 130
