@@ -9,15 +9,14 @@ and the data (``stream.Recipe``: noisy captions, verbs hidden from the images, c
 to predicates).  The optimisation loop is ``loop.run``.  Each model is written when it finishes, so an interrupted
 run keeps the models it completed, and the member it was training resumes from its last resume file
 (``loop``); ``--models`` trains a subset, and runs with disjoint ``--models`` may share one ``--out`` (``record``);
-``--jobs N`` trains N members at once, one process each (``jobs``); ``--rescore`` scores a trained zoo on the
-held-out split again and rewrites its card, training nothing.
+``--jobs N`` trains N members at once, one process each (``jobs``); ``--rescore`` (``rescore``) scores a trained
+zoo on the held-out split again and rewrites its card, training nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import json
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -224,30 +223,6 @@ class Interrupted(KeyboardInterrupt):
                          f"resume file, written every {save_every} steps)")
 
 
-def rescore(out: str | Path | None = None, models=MODELS, log=print) -> dict:
-    """Score the checkpoints already in ``out`` (default: the shipped ones) on the held-out split of their seed
-    again, e.g. after a held-out check was added; rewrite their held-out entries in ``out/training.json`` and the
-    model card.  Trains nothing."""
-    from . import evaluate as ev
-    from .card import write as write_card
-    out = Path(out) if out else CHECKPOINTS
-    record_path = out / "training.json"
-    if not record_path.exists():
-        raise ZooError(f"{record_path} not found: --rescore needs a zoo trained by `probekit train-toy`")
-    record = json.loads(record_path.read_text())
-    missing = [m for m in models if m not in record["models"] or not (out / m).is_dir()]
-    if missing:
-        raise ZooError(f"{out} has no trained {missing}; pass --models with the members it holds")
-    heldout = ev.HeldOut(seed=record["seed"])
-    header = {k: record.get(k) for k in zoo_record.HEADER}
-    for name in models:
-        entry = {**record["models"][name], "heldout": heldout.evaluate_dir(name, out / name)}
-        record = zoo_record.save_entry(out, header, name, entry)
-        log(f"[{name}] held-out: {entry['heldout']}")
-    log(f"model card: {write_card(out)}")
-    return record
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="probekit train-toy", description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default=None, help=f"output directory (default: the shipped {CHECKPOINTS})")
@@ -286,6 +261,7 @@ def main(argv=None) -> int:
         if a.rescore:
             if a.threads:
                 torch.set_num_threads(a.threads)
+            from .rescore import rescore
             rescore(a.out, a.models)
         else:
             train(a.out, a.steps, a.seed, a.models, a.quick, a.threads, not a.no_eval, a.device,
