@@ -44,3 +44,14 @@ def test_flat_means_shown_within_two_points_per_10k_steps_not_merely_not_shown_m
 def test_too_short_a_curve_says_so():
     assert trends(_history([0.5, 0.6, 0.7]), ["acc"]) == {} and cell({}) == "n/a"
     assert trends({}, ["acc"]) == {}
+
+
+def test_a_curve_added_while_a_member_trained_is_fitted_on_the_points_that_have_it():
+    # nine points, last third = steps 7000-9000; the new curve was probed from step 8000 on (a member resumed onto
+    # a newer probe): two points are too few for a trend; from 7000 on it has three, 20 points apart
+    history = _history([0.1, 0.9, 0.2, 0.8, 0.3, 0.7, 0.50, 0.52, 0.57])
+    for p, v in zip(history["probe"][7:], [0.4, 0.6]):
+        p["new"] = v
+    assert set(trends(history, ["acc", "new"])) == {"acc"}
+    history["probe"][6]["new"] = 0.2
+    assert trends(history, ["new"])["new"][0] == pytest.approx(200.0)   # 20 points per 1000 steps

@@ -102,10 +102,28 @@ def test_checks_follow_the_heads_not_the_name(heldout):
 
 
 def test_training_probe_scores_the_in_memory_model_like_its_checkpoint(heldout):
-    from transformers import CLIPModel
-    assert heldout.probe_for("toy-bert") is None
+    from transformers import BertForMaskedLM, CLIPModel
     model = CLIPModel.from_pretrained(CHECKPOINTS / "toy-clip")
     assert heldout.probe_for("toy-clip")(model) == heldout.quick(ev.load(CHECKPOINTS / "toy-clip", "clip"))
+    bert = heldout.probe_for("toy-bert")(BertForMaskedLM.from_pretrained(CHECKPOINTS / "toy-bert"))
+    assert bert == heldout.quick(ev.load(CHECKPOINTS / "toy-bert", "bert")) and list(bert) == ["masked_top1"]
+    assert bert["masked_top1"] == heldout.evaluate(ev.load(CHECKPOINTS / "toy-bert", "bert"))["masking_top1_text_only"]
+
+
+def test_the_vilt_probe_adds_its_mlm_head_and_leaves_the_training_rng_alone(heldout):
+    from probekit.toymodels import build
+    from probekit.toymodels.train import ViltMultiTask
+    torch.manual_seed(3)
+    model = ViltMultiTask(build.vilt_config(len(build.tokenizer())))
+    probe = heldout.probe_for("toy-vilt")
+    torch.manual_seed(1)
+    both = probe(model)
+    after = torch.rand(4)
+    torch.manual_seed(1)
+    assert torch.equal(torch.rand(4), after)                      # the probe drew nothing from the global RNG
+    itm = probe(model.itm)                                         # the ITM head alone, as saved before
+    assert list(both) == ["object", "prednoun_pair", "crop_predicate", "verb_choice", "masked_top1"]
+    assert {k: v for k, v in both.items() if k != "masked_top1"} == itm
 
 
 def test_train_toy_tiny_budget(tmp_path):

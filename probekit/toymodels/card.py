@@ -13,7 +13,7 @@ from .zoo import ZOO
 
 #: the training curve's held-out keys: (line style, chance level)
 CURVE_KEYS = {"object": ("-", 0.5), "prednoun_pair": ("--", 0.25), "crop_predicate": ("-.", 0.5),
-              "verb_choice": (":", 0.5)}
+              "verb_choice": (":", 0.5), "masked_top1": ((0, (3, 1, 1, 1)), 1 / 24)}   # 24 transitive verbs
 #: the held-out numbers shown in the card's table: (label, path into the held-out record)
 SHOWN = [("object control", ("object_control_acc",)), ("pred-noun cropped pairs", ("prednoun_cropped", "pair_acc")),
          ("pred-noun cropped triplets, noun swaps", ("prednoun_cropped", "noun_triplet_acc")),
@@ -43,9 +43,10 @@ def plot(record: dict, path: Path) -> None:
         h = record["models"][name]["history"]
         axes[0, j].plot(h["step"], h["loss"], lw=1)
         axes[0, j].set(title=name, yscale="log", xlabel="step", ylabel="training loss" if j == 0 else None)
-        drawn = [k for k in CURVE_KEYS if h.get("probe") and k in h["probe"][0]]   # zoos trained before a key
-        for key in drawn:                                                              # was added have no curve of it
-            axes[1, j].plot(h["probe_step"], [p.get(key) for p in h["probe"]], CURVE_KEYS[key][0], label=key)
+        drawn = [k for k in CURVE_KEYS if any(k in p for p in h.get("probe") or [])]   # zoos trained before a key
+        for key in drawn:                                                      # was added have none of it, or part
+            axes[1, j].plot(h["probe_step"], [p.get(key, float("nan")) for p in h["probe"]],
+                            linestyle=CURVE_KEYS[key][0], label=key)
         for chance in sorted({CURVE_KEYS[k][1] for k in drawn}):
             axes[1, j].axhline(chance, **CHANCE_STYLE)
         if not drawn:

@@ -22,10 +22,13 @@ def trends(history: dict, keys) -> dict[str, tuple[float, float, float]]:
     tail = max(3, len(probe) // 3)
     if len(probe) < 4:
         return {}
-    x = np.asarray(steps[-tail:], dtype=float)
     out = {}
-    for key in (k for k in keys if k in probe[-1]):
-        y = 100 * np.asarray([p[key] for p in probe[-tail:]], dtype=float)
+    for key in (k for k in keys if k in probe[-1]):   # a member resumed onto a newer probe has a key's last points
+        pts = [(s, p[key]) for s, p in zip(steps[-tail:], probe[-tail:]) if key in p]
+        if len(pts) < 3:
+            continue
+        x, y = (np.asarray(v, dtype=float) for v in zip(*pts))
+        y = 100 * y
         xc = x - x.mean()
         slope = float(xc @ (y - y.mean()) / (xc @ xc))
         resid = y - y.mean() - slope * xc

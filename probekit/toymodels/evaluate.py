@@ -27,7 +27,7 @@ from . import build
 
 LEMMA = {form: v.lemma for v in list(VERBS.values()) + list(POSES.values()) for form in (v.lemma, v.third, v.ing)}
 #: the image processor each toy family is saved with (for the training curve's probes of in-memory models)
-PROCESSORS = {"clip": build.clip_processor, "vilt": build.vilt_processor}
+PROCESSORS = {"clip": build.clip_processor, "vilt": build.vilt_processor, "bert": lambda: None}
 
 
 def load(path: str | Path, family: str, device: str = "cpu"):
@@ -81,19 +81,26 @@ class HeldOut:
         return choice[:, 0] > choice[:, 1]
 
     def quick(self, scorer) -> dict:
-        """The curve's numbers: the single-object control, predicate-noun pair accuracy (full image), cropped
-        triplets whose sentences differ in the predicate (whether the model reads poses yet) and the verb-negative
-        image choice."""
-        return {"object": round(float(two_way(scorer, self.obj_images, self.obj_true, self.obj_wrong).mean()), 3),
-                "prednoun_pair": round(self._prednoun(scorer, self.pn_full)["pair_acc"], 3),
-                "crop_predicate": round(self._prednoun(scorer, self.pn_crop)["predicate_triplet_acc"], 3),
-                "verb_choice": round(float(self._image_choice(scorer)[self.verbs["verb_neg"].to_numpy()].mean()), 3)}
+        """The curve's numbers, those the scorer's heads can answer: the single-object control, predicate-noun
+        pair accuracy (full image), cropped triplets whose sentences differ in the predicate (whether the model
+        reads poses yet) and the verb-negative image choice; with an MLM head, the masked verb's top-1 (with the
+        image unless the model is text-only)."""
+        res = {}
+        if can_answer(scorer, "choice"):
+            right = self._image_choice(scorer)[self.verbs["verb_neg"].to_numpy()]
+            res = {"object": float(two_way(scorer, self.obj_images, self.obj_true, self.obj_wrong).mean()),
+                   "prednoun_pair": self._prednoun(scorer, self.pn_full)["pair_acc"],
+                   "crop_predicate": self._prednoun(scorer, self.pn_crop)["predicate_triplet_acc"],
+                   "verb_choice": float(right.mean())}
+        if can_answer(scorer, "fill_mask"):
+            res["masked_top1"] = self._masked(scorer)[1]
+        return {k: round(v, 3) for k, v in res.items()}
 
     def probe_for(self, name: str):
-        """The training curve's probe of the registered toy model ``name`` (None if it has no image-text head):
+        """The training curve's probe of the registered toy model ``name`` (None if it has no head to score):
         ``probe(model)`` saves the in-memory model with its tokenizer and processor and scores it as a scorer."""
         family = REGISTRY[name].family
-        if not {"similarity", "match"} & set(FAMILY_CAPABILITIES[family]):
+        if not {"similarity", "match", "fill_mask"} & set(FAMILY_CAPABILITIES[family]):
             return None
 
         def probe(model):
@@ -109,6 +116,13 @@ class HeldOut:
         images = [Image.open(p).convert("RGB") for p in self.mask["image"]]
         return texts, images, list(self.mask["verb"])
 
+    def _masked(self, scorer) -> tuple[float, float]:
+        """Top-5 and top-1 accuracy on the masked verb, with the image unless the model is text-only."""
+        texts, images, gold = self.masked()
+        top = verb_topk(scorer, texts, None if scorer.text_only else images)
+        return (float(np.mean([g in t for g, t in zip(gold, top)])),
+                float(np.mean([g == t[0] for g, t in zip(gold, top)])))
+
     def evaluate_dir(self, name: str, path: str | Path) -> dict:
         """Held-out scores of the registered toy model ``name`` saved in ``path``, loaded as a hub id would be."""
         with progress.off():
@@ -118,11 +132,8 @@ class HeldOut:
         """Every check the scorer's heads can answer."""
         res: dict = {}
         if can_answer(scorer, "fill_mask"):
-            texts, images, gold = self.masked()
             side = "text_only" if scorer.text_only else "with_image"
-            top = verb_topk(scorer, texts, None if scorer.text_only else images)
-            res[f"masking_top5_{side}"] = float(np.mean([g in t for g, t in zip(gold, top)]))
-            res[f"masking_top1_{side}"] = float(np.mean([g == t[0] for g, t in zip(gold, top)]))
+            res[f"masking_top5_{side}"], res[f"masking_top1_{side}"] = self._masked(scorer)
         if not can_answer(scorer, "choice"):
             return res
         res["object_control_acc"] = float(two_way(scorer, self.obj_images, self.obj_true, self.obj_wrong).mean())

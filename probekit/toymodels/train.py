@@ -87,6 +87,10 @@ class ViltMultiTask(torch.nn.Module):
         self.mlm = ViltForMaskedLM(config)
         self.mlm.vilt = self.itm.vilt
         self.mlm.mlm_score.decoder.weight = self.itm.vilt.embeddings.text_embeddings.word_embeddings.weight
+        self.config = config
+
+    def save_pretrained(self, out) -> None:   # what the training curve's probe calls
+        self.save(Path(out), self.config)
 
     def save(self, out: Path, config) -> None:
         from safetensors.torch import save_file
@@ -124,7 +128,7 @@ def train_vilt(member: Member, data: Batches, tok, budget: Budget, out: Path, fi
                              pixel_mask=pmask, labels=mlabels).loss
         return itm_loss + mlm_loss
 
-    hist = fit(model, step, budget.lr_vilt, probe and (lambda: probe(model.itm)))
+    hist = fit(model, step, budget.lr_vilt, probe and (lambda: probe(model)))
     model.eval().cpu()
     model.save(out, config)
     build.save_side_files(out, tok, build.vilt_processor())
@@ -142,7 +146,7 @@ def train_bert(member: Member, data: Batches, tok, budget: Budget, out: Path, fi
         masked, labels = mask_tokens(enc["input_ids"], tok, budget.mlm_prob, data.rng)
         return model(input_ids=masked, attention_mask=enc["attention_mask"], labels=labels).loss
 
-    hist = fit(model, step, budget.lr_bert)
+    hist = fit(model, step, budget.lr_bert, probe and (lambda: probe(model)))
     model.eval().cpu()
     model.save_pretrained(out)
     build.save_side_files(out, tok)
