@@ -62,7 +62,11 @@ class HeldOut:
         self.verbs = svo.make_items(root, n, seed, "eval")
         self.verb_pos = [Image.open(p).convert("RGB") for p in self.verbs["pos_image"]]
         self.verb_neg = [Image.open(p).convert("RGB") for p in self.verbs["neg_image"]]
-        self.mask = masking.make_items(root, n, seed, "eval")
+        mask = masking.make_items(root, n, seed, "eval")
+        self.mask_texts = [s[:a] + MASK + s[b:] for s, a, b in zip(mask["sentence"], mask["verb_start"],
+                                                                   mask["verb_end"])]
+        self.mask_images = [Image.open(p).convert("RGB") for p in mask["image"]]
+        self.mask_gold = list(mask["verb"])
 
     # --- tasks ------------------------------------------------------------------------------------------
     def _prednoun(self, scorer, images) -> dict:
@@ -110,16 +114,10 @@ class HeldOut:
                 return self.quick(load(tmp, family, str(next(model.parameters()).device)))
         return probe
 
-    def masked(self) -> tuple[list[str], list, list[str]]:
-        texts = [s[:a] + MASK + s[b:] for s, a, b in zip(self.mask["sentence"], self.mask["verb_start"],
-                                                         self.mask["verb_end"])]
-        images = [Image.open(p).convert("RGB") for p in self.mask["image"]]
-        return texts, images, list(self.mask["verb"])
-
     def _masked(self, scorer) -> tuple[float, float]:
         """Top-5 and top-1 accuracy on the masked verb, with the image unless the model is text-only."""
-        texts, images, gold = self.masked()
-        top = verb_topk(scorer, texts, None if scorer.text_only else images)
+        gold = self.mask_gold
+        top = verb_topk(scorer, self.mask_texts, None if scorer.text_only else self.mask_images)
         return (float(np.mean([g in t for g, t in zip(gold, top)])),
                 float(np.mean([g == t[0] for g, t in zip(gold, top)])))
 

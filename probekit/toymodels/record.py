@@ -66,8 +66,8 @@ def _check(out: Path, record: dict, header: dict, mine) -> None:
 
 
 def held(out: Path) -> list[str]:
-    """The members ``out`` holds finished: an entry in its record and a saved directory (a member stopped
-    mid-training has neither, only its resume file)."""
+    """The members ``out`` holds finished: an entry in its record and saved weights' config (a member stopped
+    mid-training has no entry, only its resume file)."""
     return [m for m in _read(out / "training.json").get("models", {}) if (out / m / "config.json").exists()]
 
 

@@ -23,7 +23,7 @@ def rescore(out: str | Path | None = None, models=MODELS, log=print) -> dict:
     if not record_path.exists():
         raise ZooError(f"{record_path} not found: --rescore needs a zoo trained by `probekit train-toy`")
     record = json.loads(record_path.read_text())
-    missing = [m for m in models if m not in record["models"] or not (out / m).is_dir()]
+    missing = [m for m in models if m not in zoo_record.held(out)]
     if missing:
         raise ZooError(f"{out} has no trained {missing}; pass --models with the members it holds")
     heldout = ev.HeldOut(seed=record["seed"])

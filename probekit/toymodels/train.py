@@ -159,10 +159,9 @@ TRAINERS = {"clip": train_clip, "vilt": train_vilt, "bert": train_bert}
 # ----------------------------------------------------------------------------------------------- entry points
 def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0, models=MODELS,
           quick: bool = False, threads: int | None = None, evaluate: bool = True, device: str = "cpu", log=print,
-          save_every: int = loop.SAVE_EVERY, missing: bool = False, **overrides) -> dict:
+          save_every: int = loop.SAVE_EVERY, **overrides) -> dict:
     """Train ``models`` into ``out/<name>/`` (default: the shipped checkpoints dir); return the run record
-    (budget, histories, held-out scores, wall times), also written to ``out/training.json``.  ``missing``: only
-    those ``out`` does not hold finished yet (the others must have been trained with this run's settings)."""
+    (budget, histories, held-out scores, wall times), also written to ``out/training.json``."""
     from . import evaluate as ev
     unknown = [m for m in models if m not in ZOO]
     if unknown:
@@ -177,10 +176,8 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     pools: dict = {}
     heldout = ev.HeldOut(seed=seed) if evaluate else None
     header = dict(seed=seed, budget=asdict(budget), quick=quick, device=device, threads=torch.get_num_threads())
-    if missing:
-        models = [m for m in models if m not in zoo_record.held(out)]
     record = zoo_record.start(out, header, models)   # refused if a member it keeps has other settings
-    if not models:
+    if not models:   # --missing, and every member asked for is held
         log(f"nothing to train: {out} holds every member asked for, trained with these settings")
         return record
     for i, name in enumerate(models):
@@ -257,7 +254,7 @@ def main(argv=None) -> int:
         p.error(f"--device {a.device}: {err}")
     try:
         out = Path(a.out) if a.out else CHECKPOINTS
-        if a.missing and a.jobs > 1:   # a member's own run would find it held and train nothing: start none for it
+        if a.missing and not a.rescore:   # with --jobs, no process is started for a held member
             a.models = [m for m in a.models if m not in zoo_record.held(out)]
         if a.jobs > 1 and a.models and not a.rescore:   # none left: one run checks the settings and says so
             from . import jobs
@@ -269,7 +266,7 @@ def main(argv=None) -> int:
             rescore(a.out, a.models)
         else:
             train(a.out, a.steps, a.seed, a.models, a.quick, a.threads, not a.no_eval, a.device,
-                  save_every=a.save_every, missing=a.missing, **({"pool": a.pool} if a.pool else {}))
+                  save_every=a.save_every, **({"pool": a.pool} if a.pool else {}))
     except Interrupted as err:
         print(f"probekit train-toy: {err}", file=sys.stderr)
         return 130
