@@ -40,16 +40,16 @@ def _verdicts(found: pd.DataFrame, what: str = "what") -> dict:
 
 
 def test_lab_models_and_what_the_checks_and_claims_name():
-    assert LAB_MODELS == ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-clip", "toy-clip-hardneg",
-                          "toy-clip-unbound", "toy-bert-blind")
+    assert LAB_MODELS == ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-vilt-mismatch", "toy-clip",
+                          "toy-clip-hardneg", "toy-clip-unbound", "toy-bert-blind")
     assert [(c.model, c.role) for c in CHECKS] == [("toy-clip-unbound", lab.TARGET), ("toy-clip-hardneg", lab.PARENT),
                                                     ("toy-clip-unbound", lab.CONTROL),
                                                     ("toy-bert-blind", lab.BLIND), ("toy-bert-blind", lab.BLIND),
                                                     ("toy-clip-unbound", lab.CONTROL)] + [
-        (m, lab.TRAINED) for m in LAB_MODELS[:5] for _ in range(2)]
+        (m, lab.TRAINED) for m in LAB_MODELS[:6] for _ in range(2)]
     # every control: the cropped pairs and the single object
     controls = [c.where for c in CHECKS if c.role in (lab.CONTROL, lab.TRAINED)]
-    assert controls == [prednoun_lab.CROPPED, object_control.ROW] * 6
+    assert controls == [prednoun_lab.CROPPED, object_control.ROW] * 7
     assert [(c.a[0], c.b[0], c.expect, c.by_construction) for c in CLAIMS] == [
         ("toy-clip", "toy-vilt", lab.LOWER, False), ("toy-clip-hardneg", "toy-vilt-hardneg", lab.LOWER, False),
         ("toy-vilt", "toy-vilt", lab.HIGHER, False), ("toy-vilt", "toy-vilt", lab.HIGHER, True)]
@@ -104,7 +104,8 @@ def test_every_trained_model_is_held_to_the_higher_control_floor_cropped_and_on_
         ("toy-vilt", cropped): lab.PASSES, ("toy-vilt", single_object): lab.PASSES,
         ("toy-vilt-noisy", cropped): lab.AT_FLOOR, ("toy-vilt-noisy", single_object): lab.PASSES,
         ("toy-clip", cropped): lab.NOT_RUN, ("toy-clip", single_object): lab.FAILS,
-        **{(m, w): lab.NOT_RUN for m in ("toy-vilt-hardneg", "toy-clip-hardneg") for w in (cropped, single_object)}}
+        **{(m, w): lab.NOT_RUN for m in ("toy-vilt-hardneg", "toy-vilt-mismatch", "toy-clip-hardneg")
+           for w in (cropped, single_object)}}
     # the knock-out's controls, their intervals from 0.86: at or above its floor of 0.85, not a trained model's 0.90
     assert list(found["verdict"][found["role"] == lab.CONTROL]) == [lab.PASSES, lab.PASSES]
 

@@ -187,6 +187,17 @@ def test_noisy_recipe_replaces_the_stated_share():
     assert 0.22 < share < 0.34          # 30%, less the few draws that give the same caption back
 
 
+@pytest.mark.parametrize("own_swaps, low, high", [(False, 0.0, 0.02), (True, 0.4, 0.6)])
+def test_noisy_captions_are_own_swaps_only_when_the_recipe_says_so(own_swaps, low, high):
+    # toy-vilt-mismatch: another scene's caption, which equals one of the image's own swaps by chance now and then
+    # ("a boy is walking" for "a boy is standing"); toy-vilt-noisy: half of them one of its own swaps, taught as a
+    # match, the very kind of sentence the swap probes offer as the wrong answer
+    full, noisy = _pair(stream.Recipe(noisy=0.3, noisy_swaps=own_swaps), 1000)
+    replaced = [(a, b) for a, b in zip(full, noisy) if a.caption != b.caption]
+    swaps = sum(b.caption in {c for c, _ in a.negatives} for a, b in replaced)
+    assert len(replaced) > 200 and low <= swaps / len(replaced) < high
+
+
 def test_uniform_triples():
     triples = pd.DataFrame(PLAUSIBLE_TRIPLES, columns=["s", "v", "o"])
     assert triples.groupby("v").size().nunique() <= 3                 # every verb about equally often

@@ -3,6 +3,7 @@ call for (hand-made rows; no zoo number is asserted), and one small real run car
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from probekit.chapters.check import role_problem
@@ -27,10 +28,10 @@ def _rows(model: str, **given) -> list[dict]:
 
 
 def _lab(noverb: dict | None = None, blind: dict | None = None, noisy: dict | None = None,
-         clean: dict | None = None, parent: dict | None = None):
+         clean: dict | None = None, parent: dict | None = None, mismatch: dict | None = None):
     parts = [_rows(name, **given) for name, given in [("toy-vilt-noverb", noverb), ("toy-bert-blind", blind),
                                                       ("toy-vilt-noisy", noisy), ("toy-vilt", clean),
-                                                      ("toy-vilt-hardneg", parent)]
+                                                      ("toy-vilt-hardneg", parent), ("toy-vilt-mismatch", mismatch)]
              if given is not None]
     return frame([r for part in parts for r in part])
 
@@ -71,19 +72,25 @@ def test_checks_say_when_the_probe_is_not_doing_its_job():
     assert list(found["ok"]) == [False] * 4 + [False, False, False, False, True, True, False, True]
 
 
-def test_claims_compare_noisy_and_clean_vilt_at_the_papers_threshold():
+def test_claims_compare_each_noisy_vilt_with_the_clean_one_at_the_papers_threshold():
     rows = _lab(noisy=dict(neg_all=(0.3, 0.2, 0.4), pos_all=(0.95, 0.9, 1.0), avg_all=(0.6, 0.55, 0.65),
                            pairwise_verb=(0.1, 0.0, 0.2)),
+                mismatch=dict(neg_all=(0.6, 0.5, 0.7), pos_all=(0.9, 0.86, 0.94), avg_all=(0.5, 0.45, 0.55)),
                 clean=dict(neg_all=(0.7, 0.6, 0.8), pos_all=(0.8, 0.7, 0.85), avg_all=(0.62, 0.57, 0.67),
                            pairwise_verb=(0.6, 0.5, 0.7), pairwise_subject=(0.9, 0.85, 0.95)))
     found = lab.claims(rows, verbs_lab.CLAIMS)
-    assert len(found) == len(verbs_lab.CLAIMS) == 5
+    assert len(found) == len(verbs_lab.CLAIMS) == 8
     picked = [((r["a"]["model"], r["a"]["subset"], r["a"]["metric"], r["a"]["condition"]),
                (r["b"]["model"], r["b"]["subset"], r["b"]["metric"], r["b"]["condition"])) for _, r in found.iterrows()]
-    assert picked == [(("toy-vilt-noisy", "all", m, AT), ("toy-vilt", "all", m, AT)) for m in ("neg", "pos", "avg")] + \
+    assert picked == [((noisy, "all", m, AT), ("toy-vilt", "all", m, AT))
+                      for noisy in ("toy-vilt-noisy", "toy-vilt-mismatch") for m in ("neg", "pos", "avg")] + \
         [(("toy-vilt", "verb", "pairwise", ""), ("toy-vilt", s, "pairwise", "")) for s in ("subject", "object")]
-    assert list(found["expect"]) == [lab.LOWER, lab.HIGHER, lab.LOWER, lab.LOWER, lab.LOWER]
-    assert list(found["verdict"]) == [lab.HOLDS, lab.HOLDS, lab.NOT_RESOLVED, lab.BY_CONSTRUCTION, lab.BY_CONSTRUCTION]
+    assert list(found["claim"][:3]) == list(found["claim"][3:6])       # one quoted claim, two comparisons
+    assert list(found["expect"]) == [lab.LOWER, lab.HIGHER, lab.LOWER] * 2 + [lab.LOWER, lab.LOWER]
+    # mismatch: negatives [50, 70] overlap the clean [60, 80]; positives [86, 94] apart above [70, 85]; average
+    # [45, 55] apart below [57, 67]
+    assert list(found["verdict"]) == [lab.HOLDS, lab.HOLDS, lab.NOT_RESOLVED, lab.NOT_RESOLVED, lab.HOLDS, lab.HOLDS,
+                                      lab.BY_CONSTRUCTION, lab.BY_CONSTRUCTION]
     assert set(found["source"]) == {verbs_lab.TABLE4, verbs_lab.TABLE5}
 
 
@@ -92,9 +99,9 @@ def test_claims_resolved_the_other_way_or_not_run():
                 clean=dict(neg_all=(0.3, 0.2, 0.4), pos_all=(0.9, 0.85, 0.95)))
     found = lab.claims(rows, verbs_lab.CLAIMS)
     assert list(found["verdict"][:2]) == [lab.DOES_NOT_HOLD, lab.DOES_NOT_HOLD]
-    # toy-vilt-noisy left out of lab_models: its claims are not run; toy-vilt's rows still show Table 4's
+    # the noisy members left out of lab_models: their claims are not run; toy-vilt's rows still show Table 4's
     found = lab.claims(select(rows, model="toy-vilt"), verbs_lab.CLAIMS)
-    assert list(found["verdict"]) == [lab.NOT_RUN] * 3 + [lab.BY_CONSTRUCTION] * 2
+    assert list(found["verdict"]) == [lab.NOT_RUN] * 6 + [lab.BY_CONSTRUCTION] * 2
     # a threshold other than the lab's selects nothing
     other = frame([{**r, "condition": itm.condition(0.7) if r["condition"] else ""} for r in rows.to_dict("records")])
     assert list(lab.claims(other, verbs_lab.CLAIMS)["verdict"][:3]) == [lab.NOT_RUN] * 3
@@ -109,8 +116,24 @@ def test_lab_rows_reuse_rows_already_scored(tmp_path):
     items = load_dataset("verbs", "toy", data_dir=tmp_path, limit=6, seed=0)
     mine = frame(_rows("not-a-registry-model") + [row(study="verbs", probe=itm.VERB_PROBE, model="x", metric="neg",
                                                       value=0.5, subset="hold")])
-    got = verbs_lab.lab_rows(items, ["not-a-registry-model"], scored={"not-a-registry-model": mine})
+    got = verbs_lab.lab_rows(items, ["not-a-registry-model"], scored={"not-a-registry-model": (mine, None)})
     assert len(got) == len(itm.SUBSETS) * 4 and set(got["probe"]) == {itm.PROBE}  # no loading, svo rows only
+
+
+def test_each_noisy_member_is_paired_with_the_clean_one_and_judged_on_the_paired_difference(tmp_path):
+    items = load_dataset("verbs", "toy", data_dir=tmp_path, limit=6, seed=0)
+    n = len(items)
+    rejects, accepts = (np.full(n, 0.9), np.full(n, 0.1)), (np.full(n, 0.9), np.full(n, 0.9))
+    scored = {"toy-vilt": (frame(_rows("toy-vilt")), rejects),
+              "toy-vilt-mismatch": (frame(_rows("toy-vilt-mismatch")), accepts)}
+    got = verbs_lab.lab_rows(items, ["toy-vilt", "toy-vilt-mismatch"], scored=scored, n_resamples=50)
+    paired = select(got, condition=f"toy-vilt-mismatch − toy-vilt, {AT}")
+    assert dict(zip(paired["metric"], paired["value"])) == {"neg_diff": -1.0, "pos_diff": 0.0, "avg_diff": -0.5}
+    # the two models' own rows (0.5 [0.4, 0.6] each) overlap; the paired rows resolve the negatives and the average
+    found = lab.claims(got, verbs_lab.CLAIMS)
+    mismatch = found[found["a_model"] == "toy-vilt-mismatch"]
+    assert list(mismatch["verdict"]) == [lab.HOLDS, lab.NOT_RESOLVED, lab.HOLDS]
+    assert list(found[found["a_model"] == "toy-vilt-noisy"]["verdict"]) == [lab.NOT_RUN] * 3
 
 
 def test_no_lab_off_the_toy_world_or_without_models(tmp_path):

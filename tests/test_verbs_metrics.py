@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from probekit.metrics.itm import (coverage, itm_accuracy, negative_type, pairwise_accuracy, pairwise_by,
-                                  ranked_verbs, score_pairs, triplet_negative_counts, verb_accuracy,
+from probekit.metrics.itm import (coverage, itm_accuracy, itm_accuracy_diff, negative_type, pairwise_accuracy,
+                                  pairwise_by, ranked_verbs, score_pairs, triplet_negative_counts, verb_accuracy,
                                   verb_pair_counts)
 from probekit.results import COLUMNS
 
@@ -60,6 +60,26 @@ def test_itm_accuracy_by_hand():
     assert set(low_rows["condition"]) == {"threshold 0.35"}
     low = values(low_rows)
     assert low["all", "pos"][0] == 1.0 and low["all", "neg"][0] == 0.5 and low["all", "avg"][0] == 0.75
+
+
+def test_paired_difference_of_two_runs_by_hand():
+    # run b accepts everything: positives p1, p2 both right, negatives n1..n4 all wrong (s3 is left out everywhere)
+    b_pos, b_neg = [0.9, 0.9, 0.6, 0.6, 0.9], [0.9, 0.9, 0.9, 0.9, 0.9]
+    rows = itm_accuracy_diff(ITEMS, (POS, NEG), (b_pos, b_neg), "a", "b", threshold=0.5, n_resamples=200)
+    assert list(rows.columns) == COLUMNS and set(rows["chance"]) == {0.0}
+    assert set(rows["condition"]) == {"a − b, threshold 0.5"} and set(rows["subset"]) == {"all"}
+    got = values(rows)
+    # positives: a 1/2, b 2/2 -> -0.5 over 2; negatives: a 2/4, b 0/4 -> +0.5 over 4; average (-0.5 + 0.5) / 2 = 0
+    assert got["all", "pos_diff"] == (-0.5, 2) and got["all", "neg_diff"] == (0.5, 4)
+    assert got["all", "avg_diff"] == (0.0, 6)
+    # paired: the per-negative differences are 1, 0, 1, 0, so no resample can fall below 0 or above 1
+    neg = rows[rows["metric"] == "neg_diff"].iloc[0]
+    assert 0.0 <= neg["ci_low"] <= 0.5 <= neg["ci_high"] <= 1.0
+    # a row one run could not score is dropped from both: without row (s2, n3) the negatives are n1, n2, n4, of
+    # which a rejects n1 only and b none (p2 stays, through row (s2, n4))
+    b_neg[2] = np.nan
+    got = values(itm_accuracy_diff(ITEMS, (POS, NEG), (b_pos, b_neg), "a", "b", n_resamples=50))
+    assert got["all", "pos_diff"] == (-0.5, 2) and got["all", "neg_diff"] == (pytest.approx(1 / 3), 3)
 
 
 def test_average_weights_positives_and_negatives_equally():

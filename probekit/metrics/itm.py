@@ -33,6 +33,8 @@ a percentile-bootstrap 95% interval (``probekit.stats.bootstrap_ci``) over the c
   with ``condition=""``.  ``n`` of "avg" is the number of positives plus negatives.
 * ``probe="svo-verbs"``, ``subset`` = the verb: per-verb ``neg`` (at the threshold) or ``pairwise``.
 * ``pairwise_by``: ``pairwise`` per group of rows the caller labels (``probe`` and ``subset`` = the label its own).
+* ``itm_accuracy_diff``: two runs on the same pairs, ``pos_diff``/``neg_diff``/``avg_diff`` on "all" (one run
+  minus the other, a paired interval; ``chance`` 0).
 * ``chance`` is 0.5 throughout: a coin flip per pair for ``pos``/``neg`` (and so for their average), and a
   random choice between the two images for ``pairwise``.
 """
@@ -123,6 +125,28 @@ def itm_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = "mode
         rows.append(_row(model, "pos", subset, pos_ok, np.mean, n_resamples, seed, cond=cond))
         rows.append(_row(model, "neg", subset, neg_ok, np.mean, n_resamples, seed, cond=cond))
     return frame(rows)
+
+
+def itm_accuracy_diff(items: pd.DataFrame, a_scores, b_scores, model: str, against: str, threshold: float = 0.5,
+                      n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Table 4's "pos", "neg" and "avg" on all rows of run ``a`` (``model``) minus run ``b`` (``against``) on the
+    same pairs, each ``(pos_scores, neg_scores)``: metrics ``<m>_diff``, condition ``"<model> − <against>,
+    threshold <t>"``, a paired bootstrap over the pairs both runs scored (a row either left out is left out of
+    both), chance 0."""
+    (pa, na), (pb, nb) = ([np.asarray(x, float) for x in s] for s in (a_scores, b_scores))
+    lost = np.isnan(pa) | np.isnan(na) | np.isnan(pb) | np.isnan(nb)
+    ok = []
+    for pos, neg in ((pa, na), (pb, nb)):
+        scored = _scored(items, np.where(lost, np.nan, pos), np.where(lost, np.nan, neg))
+        ok.append(((_positives(scored) >= threshold).astype(float), (_negatives(scored) < threshold).astype(float)))
+    pos_d, neg_d = ok[0][0] - ok[1][0], ok[0][1] - ok[1][1]
+    both = np.column_stack([np.concatenate([pos_d, neg_d]),
+                            np.concatenate([np.ones(len(pos_d)), np.zeros(len(neg_d))])])
+    cond = f"{model} − {against}, {condition(threshold)}"
+    rows = [_row(model, "avg_diff", "all", both, _balanced_mean, n_resamples, seed, cond=cond),
+            _row(model, "pos_diff", "all", pos_d, np.mean, n_resamples, seed, cond=cond),
+            _row(model, "neg_diff", "all", neg_d, np.mean, n_resamples, seed, cond=cond)]
+    return frame([{**r, "chance": 0.0} for r in rows])
 
 
 def score_pairs(scorer, items: pd.DataFrame, head: str) -> tuple[np.ndarray, np.ndarray]:

@@ -37,8 +37,9 @@ from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, 
 from probekit.studies.prednoun_claims import CROP_GAIN
 
 PAPER = "Nikolaus et al. 2022"
-#: the zoo's members trained with every kind of information (the noisy one on looser captions), not knock-outs
-TRAINED_MODELS = ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-clip", "toy-clip-hardneg")
+#: the zoo's members trained with every kind of information (the noisy ones on looser captions), not knock-outs
+TRAINED_MODELS = ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-vilt-mismatch", "toy-clip",
+                  "toy-clip-hardneg")
 LAB_MODELS = (*TRAINED_MODELS, "toy-clip-unbound", "toy-bert-blind")
 #: the lab's runs per model: (condition, template)
 RUNS = (("full", "default"), ("cropped", "default"))

@@ -71,9 +71,10 @@ def head_of(scorer, head: str) -> str:
 
 
 def score_model(scorer, items: pd.DataFrame, threshold: float, min_triplet_negatives: int, n_resamples: int,
-                seed: int, cues: pd.Series | None = None) -> tuple[pd.DataFrame, dict, pd.Series]:
-    """One model's rows, its coverage record and its per-triplet negative-image counts; with ``cues`` (what tells
-    each verb negative's verb apart, :func:`probekit.toyworld.svo.verb_cue`), pairwise rows per cue too."""
+                seed: int, cues: pd.Series | None = None) -> tuple[pd.DataFrame, dict, pd.Series, tuple]:
+    """One model's rows, its coverage record, its per-triplet negative-image counts and its scores (positive and
+    negative pair per row, :func:`probekit.metrics.itm.score_pairs`); with ``cues`` (what tells each verb
+    negative's verb apart, :func:`probekit.toyworld.svo.verb_cue`), pairwise rows per cue too."""
     thresholded = can_answer(scorer, "threshold")
     head = head_for(scorer, "threshold") if thresholded else head_for(scorer, "choice")
     pos, neg = itm.score_pairs(scorer, items, head)
@@ -90,13 +91,13 @@ def score_model(scorer, items: pd.DataFrame, threshold: float, min_triplet_negat
               **itm.coverage(items, pos, neg), "unreadable images": len(scorer.skipped),
               "triplets kept": int((triplets >= min_triplet_negatives).sum()),
               "verbs ranked": int(len(per_verb))}
-    return concat(parts), record, triplets
+    return concat(parts), record, triplets, (pos, neg)
 
 
 def run_lab(items: pd.DataFrame, dataset: str, lab_models: Sequence[str], scored: dict,
             **scoring) -> tuple[dict, str]:
     """The toy laboratory's data (``lab``, ``lab_checks``, ``lab_claims``) and the fact saying what ran or why not.
-    ``scored``: the main run's rows per model, reused when they are at the lab's threshold."""
+    ``scored``: the main run's (rows, scores) per model, reused when they are at the lab's threshold."""
     if dataset != "toy" or not lab_models:
         none = empty()
         return ({"lab": none, "lab_checks": lab.checks(none, []), "lab_claims": lab.claims(none, [])},
@@ -118,15 +119,16 @@ def run(models: Sequence[str] = ("toy-vilt", "toy-clip"), dataset: str = "toy", 
                   min_triplet_negatives=min_triplet_negatives,
                   top_k=top_k, n_resamples=n_resamples, lab_models=list(lab_models))
     items = load_dataset(STUDY, dataset, data_dir=data_dir, limit=limit, seed=seed)
-    parts, records, triplet_negatives, verb_order = {}, {}, {}, {}
+    parts, records, triplet_negatives, verb_order, scores = {}, {}, {}, {}, {}
     cues = svo.verb_cue(items) if dataset == "toy" else None
     for name in models:
         scorer = load_scorer(name, device=device, batch_size=batch_size, cache_dir=cache_dir)
-        parts[name], records[name], triplet_negatives[name] = score_model(
+        parts[name], records[name], triplet_negatives[name], scores[name] = score_model(
             scorer, items, threshold, min_triplet_negatives, n_resamples, seed, cues)
         verb_order[name] = itm.ranked_verbs(parts[name][parts[name]["probe"] == itm.VERB_PROBE], top_k)
     rows = concat([*parts.values(), papers.reported(STUDY)])
-    lab_data, lab_fact = run_lab(items, dataset, lab_models, parts if threshold == verbs_lab.THRESHOLD else {},
+    reuse = {name: (parts[name], scores[name]) for name in parts} if threshold == verbs_lab.THRESHOLD else {}
+    lab_data, lab_fact = run_lab(items, dataset, lab_models, reuse,
                                  min_triplet_negatives=min_triplet_negatives, n_resamples=n_resamples, seed=seed,
                                  device=device, batch_size=batch_size, cache_dir=cache_dir)
     coverage = pd.DataFrame(records).T

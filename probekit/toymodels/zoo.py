@@ -30,8 +30,11 @@ ZOO = {
                                       "pretrained)"),
     "toy-vilt-hardneg": Member("vilt", hard_negatives=True, parent="toy-vilt",
                                factor="ITM negatives are mostly one-slot swaps of the caption (p = 0.85)"),
-    "toy-vilt-noisy": Member("vilt", stream.Recipe(noisy=0.3), parent="toy-vilt",
-                             factor="30% of captions loosely related or wrong"),
+    "toy-vilt-noisy": Member("vilt", stream.Recipe(noisy=0.3, noisy_swaps=True), parent="toy-vilt",
+                             factor="30% of captions loosely related (a one-slot swap of their own, taught as a "
+                                    "match) or wrong (another scene's)"),
+    "toy-vilt-mismatch": Member("vilt", stream.Recipe(noisy=0.3), parent="toy-vilt",
+                                factor="30% of captions wrong (another scene's), never a swap of their own"),
     "toy-vilt-noverb": Member("vilt", stream.Recipe(hide_verbs=True), True, "toy-vilt-hardneg",
                               factor="knock-out: transitive scenes drawn as a random verb, not the captioned one"),
     "toy-bert": Member("bert", factor="text only (blind baseline, perplexity)"),

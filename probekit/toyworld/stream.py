@@ -30,8 +30,10 @@ KINDS = {"svo": 0.34, "pose_pair": 0.22, "object": 0.12, "agent": 0.08, "objects
 @dataclass(frozen=True)
 class Recipe:
     """What a model's training stream holds; the default is the whole world."""
-    noisy: float = 0.0        # share of captions replaced: half by one of their own one-slot swaps, half by the
-                              # caption of another scene (loosely related or wrong, as in web alt-text)
+    noisy: float = 0.0        # share of captions replaced by the caption of another scene, drawn at random (wrong,
+                              # at times sharing a word, as in web alt-text)
+    noisy_swaps: bool = False # half of those replaced by one of their own one-slot swaps instead (loosely related;
+                              # the kind of sentence a swap probe offers as the wrong answer, taught as a match)
     hide_verbs: bool = False  # every transitive scene drawn as a verb picked at random, independently of the
                               # caption's: the images show every pose and place, but never which verb is named
     unbound: bool = False     # two-agent captions name a noun and a predicate drawn independently among the two
@@ -41,7 +43,8 @@ class Recipe:
         parts = []
         if self.noisy:
             parts.append(f"{self.noisy:.0%} of captions replaced (half by a one-slot swap of their own, half by "
-                         "another scene's caption)")
+                         "another scene's caption)" if self.noisy_swaps else
+                         f"{self.noisy:.0%} of captions replaced by another scene's caption")
         if self.hide_verbs:
             parts.append("transitive scenes drawn as a random verb (its pose and object place), independent of the "
                          "caption's verb")
@@ -195,7 +198,7 @@ def example(rng: np.random.Generator, recipe: Recipe = Recipe(), aux: np.random.
             cap, negs = _unbind(scene, aux)
         img, _ = render(scene)
     if recipe.noisy and aux.random() < recipe.noisy:
-        if negs and aux.random() < 0.5:
+        if recipe.noisy_swaps and negs and aux.random() < 0.5:
             cap = negs[int(aux.integers(len(negs)))][0]
         else:
             cap = _MAKERS[choice(aux, _MAKERS)](aux)[1]
