@@ -64,11 +64,14 @@ def lab_overview(lab: pd.DataFrame) -> pd.DataFrame:
 
 
 def lab_claims(lab: pd.DataFrame, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Every paper's claim the lab tested, with its study (linked) and its verdict on the toy zoo; with a seed
-    comparison (``lab_seeds.read()``), a column per retrained zoo: the claim's verdict there (``lab_seeds.beside``)."""
+    """Every paper's claim the lab tested, with its study (linked), the zoo's rows it compares ("a vs b"; one name
+    when both are one model's) and its verdict on the toy zoo; with a seed comparison (``lab_seeds.read()``), a
+    column per retrained zoo: the claim's verdict there (``lab_seeds.beside``)."""
     claims = lab[lab["kind"] == "claim"].reset_index(drop=True)
     out = pd.DataFrame({"study": [f'<a href="{s}.html">{s}</a>' for s in claims["study"]],
-                        "the paper's claim": claims["what"], "verdict": claims["verdict"]})
+                        "the paper's claim": claims["what"],
+                        "compared": [" vs ".join(dict.fromkeys(m.split("|"))) for m in claims["models"]],
+                        "verdict": claims["verdict"]})
     if seeds is not None and len(claims):
         out = out.join(lab_seeds.beside(claims, seeds))
     return out.set_axis(pd.RangeIndex(1, len(out) + 1, name="#"))
