@@ -168,3 +168,32 @@ def test_a_small_run_carries_the_lab(small):
     assert verdicts["toy-vilt-noverb"] == {lab.NOT_RUN} and lab.NOT_RUN not in verdicts["toy-bert-blind"]
     assert small.facts["lab"] == "toy-vilt, toy-bert-blind on the same 30 toy rows, ITM heads at threshold 0.5"
     assert small.params["lab_models"] == ["toy-vilt", "toy-bert-blind"]
+
+
+def test_table5_figure_sets_the_clean_and_noisy_members_beside_the_papers_coco_and_cc_models():
+    from probekit import papers
+    from probekit.report import verbs as verbs_report
+
+    lab_rows = _lab(noisy=dict(neg_all=(0.1, 0.07, 0.13)), mismatch=dict(neg_all=(0.5, 0.45, 0.55)),
+                    clean=dict(neg_all=(0.58, 0.53, 0.63)), noverb=dict())
+    ours, theirs = verbs_report.table5_rows(lab_rows, papers.reported("verbs"))
+    assert list(dict.fromkeys(ours["model"])) == ["toy-vilt", "toy-vilt-noisy", "toy-vilt-mismatch"]
+    assert set(ours["metric"]) == {"pos", "neg", "avg"} and set(ours["subset"]) == {"all"} and len(ours) == 9
+    paper = {(m, k): v for m, k, v in zip(theirs["model"], theirs["metric"], theirs["value"])}
+    assert paper == {("MMT-COCO", "pos"): 0.752, ("MMT-COCO", "neg"): 0.609, ("MMT-COCO", "avg"): 0.680,
+                     ("MMT", "pos"): 0.938, ("MMT", "neg"): 0.348, ("MMT", "avg"): 0.643}
+    fig = verbs_report.table5_figure(lab_rows, papers.reported("verbs"))
+    heights = sorted(round(b.get_height(), 6) for b in fig.axes[0].patches)
+    assert heights == sorted(round(100 * v, 6) for v in ours["value"])    # one bar per row, in percent
+    assert len(fig.axes[1].patches) == 6
+    assert verbs_report.table5_figure(select(lab_rows, model="toy-vilt-noverb"), papers.reported("verbs")) is None
+
+
+def test_verb_pairs_text_sets_ours_beside_the_guided_masking_papers_count():
+    from probekit.report import verbs as verbs_report
+
+    facts = {"verb_pairs": {"pos": 1234, "neg": 2000, "all": 3234},
+             "guided_masking_verb_pairs": {"pos": 11571, "neg": 22322, "all": 33893}}
+    assert verbs_report.verb_pairs_text(facts) == (
+        "Verb negatives with both images: 1,234 positive + 2,000 negative pairs = 3,234 pairs; the guided-masking "
+        "paper, on the full SVO-Probes release, scored 11,571 + 22,322 = 33,893.")

@@ -64,8 +64,8 @@ CHECKS = [
                            ("object", "object negatives")]],
 ]
 
-#: the members trained on noisier captions (own swaps and other scenes' / other scenes' only), each against _CLEAN
-NOISY, _CLEAN = ("toy-vilt-noisy", "toy-vilt-mismatch"), "toy-vilt"
+#: the members trained on noisier captions (own swaps and other scenes' / other scenes' only), each against CLEAN
+NOISY, CLEAN = ("toy-vilt-noisy", "toy-vilt-mismatch"), "toy-vilt"
 _CC = "A model pretrained on noisier captions (Conceptual Captions rather than COCO)"
 _TABLE5 = [(f"{_CC} over-predicts that image–sentence pairs match: its accuracy on negative pairs is lower (34.8 vs "
             "60.9)", "neg", LOWER),
@@ -74,20 +74,20 @@ _TABLE5 = [(f"{_CC} over-predicts that image–sentence pairs match: its accurac
 
 
 def paired(noisy: str, metric: str) -> tuple[str, dict]:
-    """A Table 5 claim's ``diff``: ``noisy``'s paired difference in ``metric`` against :data:`_CLEAN` (a row of
+    """A Table 5 claim's ``diff``: ``noisy``'s paired difference in ``metric`` against :data:`CLEAN` (a row of
     :func:`lab_rows`)."""
     return noisy, dict(probe=itm.PROBE, subset="all", metric=f"{metric}_diff",
-                       condition=f"{noisy} − {_CLEAN}, {itm.condition(THRESHOLD)}")
+                       condition=f"{noisy} − {CLEAN}, {itm.condition(THRESHOLD)}")
 
 
 CLAIMS = [
-    *[PaperClaim(text, TABLE5, (noisy, thresholded(metric)), (_CLEAN, thresholded(metric)), expect=expect,
+    *[PaperClaim(text, TABLE5, (noisy, thresholded(metric)), (CLEAN, thresholded(metric)), expect=expect,
                  diff=paired(noisy, metric))
       for noisy in NOISY for text, metric, expect in _TABLE5],
     PaperClaim("Verb negatives are harder than subject negatives (MMT average accuracy 60.8 vs 67.0)", TABLE4,
-               (_CLEAN, pairwise("verb")), (_CLEAN, pairwise("subject")), expect=LOWER, by_construction=True),
+               (CLEAN, pairwise("verb")), (CLEAN, pairwise("subject")), expect=LOWER, by_construction=True),
     PaperClaim("Verb negatives are harder than object negatives (MMT average accuracy 60.8 vs 73.4)", TABLE4,
-               (_CLEAN, pairwise("verb")), (_CLEAN, pairwise("object")), expect=LOWER, by_construction=True),
+               (CLEAN, pairwise("verb")), (CLEAN, pairwise("object")), expect=LOWER, by_construction=True),
 ]
 
 
@@ -95,7 +95,7 @@ def lab_rows(items: pd.DataFrame, lab_models: Sequence[str], *, min_triplet_nega
              n_resamples: int = 1000, seed: int = 0, device: str = "auto", batch_size: int = 32, cache_dir=None,
              scored: Mapping[str, tuple] | None = None) -> pd.DataFrame:
     """The lab models' SVO-Probes rows (probe "svo": pairwise, and Table 4 at :data:`THRESHOLD` for calibrated
-    ITM heads) on ``items``, and each of :data:`NOISY`'s paired differences against :data:`_CLEAN`
+    ITM heads) on ``items``, and each of :data:`NOISY`'s paired differences against :data:`CLEAN`
     (:func:`probekit.metrics.itm.itm_accuracy_diff`) where both ran.  ``scored``: the (rows, scores) a model
     already has from the main run at :data:`THRESHOLD` (reused, not scored again)."""
     from probekit.studies.verbs import score_model  # verbs imports this module for its default lab_models
@@ -108,6 +108,6 @@ def lab_rows(items: pd.DataFrame, lab_models: Sequence[str], *, min_triplet_nega
             scored[name] = rows, scores
     parts = [select(scored[name][0], probe=itm.PROBE) for name in dict.fromkeys(lab_models)]
     thresholded = {name for name in lab_models if len(select(scored[name][0], metric="avg"))}
-    parts += [itm.itm_accuracy_diff(items, scored[noisy][1], scored[_CLEAN][1], noisy, _CLEAN, THRESHOLD,
-                                    n_resamples, seed) for noisy in NOISY if {noisy, _CLEAN} <= thresholded]
+    parts += [itm.itm_accuracy_diff(items, scored[noisy][1], scored[CLEAN][1], noisy, CLEAN, THRESHOLD,
+                                    n_resamples, seed) for noisy in NOISY if {noisy, CLEAN} <= thresholded]
     return concat(parts)
