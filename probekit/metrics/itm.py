@@ -107,6 +107,17 @@ def _balanced_mean(values: np.ndarray) -> float:
     return (pos.mean() + neg.mean()) / 2
 
 
+def _correct(scored: pd.DataFrame, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per positive pair 1 when predicted a match (score >= ``threshold``), per negative pair 1 when not."""
+    return (_positives(scored) >= threshold).astype(float), (_negatives(scored) < threshold).astype(float)
+
+
+def _pooled(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """Positives' and negatives' values in one column beside a 1/0 column saying which (for :func:`_balanced_mean`,
+    so that "avg" resamples both together)."""
+    return np.column_stack([np.concatenate([pos, neg]), np.concatenate([np.ones(len(pos)), np.zeros(len(neg))])])
+
+
 def itm_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = "model", threshold: float = 0.5,
                  n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Table 4: accuracy on positives ("pos"), negatives ("neg") and their mean ("avg") per subset.
@@ -116,12 +127,8 @@ def itm_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = "mode
     scored = _scored(items, pos_scores, neg_scores)
     rows, cond = [], condition(threshold)
     for subset in SUBSETS:
-        part = _subset(scored, subset)
-        pos_ok = (_positives(part) >= threshold).astype(float)
-        neg_ok = (_negatives(part) < threshold).astype(float)
-        both = np.column_stack([np.concatenate([pos_ok, neg_ok]),
-                                np.concatenate([np.ones(len(pos_ok)), np.zeros(len(neg_ok))])])
-        rows.append(_row(model, "avg", subset, both, _balanced_mean, n_resamples, seed, cond=cond))
+        pos_ok, neg_ok = _correct(_subset(scored, subset), threshold)
+        rows.append(_row(model, "avg", subset, _pooled(pos_ok, neg_ok), _balanced_mean, n_resamples, seed, cond=cond))
         rows.append(_row(model, "pos", subset, pos_ok, np.mean, n_resamples, seed, cond=cond))
         rows.append(_row(model, "neg", subset, neg_ok, np.mean, n_resamples, seed, cond=cond))
     return frame(rows)
@@ -135,15 +142,11 @@ def itm_accuracy_diff(items: pd.DataFrame, a_scores, b_scores, model: str, again
     both), chance 0."""
     (pa, na), (pb, nb) = ([np.asarray(x, float) for x in s] for s in (a_scores, b_scores))
     lost = np.isnan(pa) | np.isnan(na) | np.isnan(pb) | np.isnan(nb)
-    ok = []
-    for pos, neg in ((pa, na), (pb, nb)):
-        scored = _scored(items, np.where(lost, np.nan, pos), np.where(lost, np.nan, neg))
-        ok.append(((_positives(scored) >= threshold).astype(float), (_negatives(scored) < threshold).astype(float)))
-    pos_d, neg_d = ok[0][0] - ok[1][0], ok[0][1] - ok[1][1]
-    both = np.column_stack([np.concatenate([pos_d, neg_d]),
-                            np.concatenate([np.ones(len(pos_d)), np.zeros(len(neg_d))])])
+    (pos_a, neg_a), (pos_b, neg_b) = (_correct(_scored(items, np.where(lost, np.nan, pos), np.where(lost, np.nan, neg)),
+                                               threshold) for pos, neg in ((pa, na), (pb, nb)))
+    pos_d, neg_d = pos_a - pos_b, neg_a - neg_b
     cond = f"{model} − {against}, {condition(threshold)}"
-    rows = [_row(model, "avg_diff", "all", both, _balanced_mean, n_resamples, seed, cond=cond),
+    rows = [_row(model, "avg_diff", "all", _pooled(pos_d, neg_d), _balanced_mean, n_resamples, seed, cond=cond),
             _row(model, "pos_diff", "all", pos_d, np.mean, n_resamples, seed, cond=cond),
             _row(model, "neg_diff", "all", neg_d, np.mean, n_resamples, seed, cond=cond)]
     return frame([{**r, "chance": 0.0} for r in rows])
@@ -228,7 +231,7 @@ def verb_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = "mod
     rows = []
     for verb, part in scored[counts >= min_negatives].groupby("verb", sort=True):
         if metric == "neg":
-            correct, cond = (_negatives(part) < threshold).astype(float), condition(threshold)
+            correct, cond = _correct(part, threshold)[1], condition(threshold)
         else:
             correct, cond = _pair_correct(part), ""
         rows.append(_row(model, metric, verb, correct, np.mean, n_resamples, seed, probe=VERB_PROBE, cond=cond))

@@ -42,9 +42,9 @@ class Recipe:
     def describe(self) -> str:
         parts = []
         if self.noisy:
-            parts.append(f"{self.noisy:.0%} of captions replaced (half by a one-slot swap of their own, half by "
-                         "another scene's caption)" if self.noisy_swaps else
-                         f"{self.noisy:.0%} of captions replaced by another scene's caption")
+            parts.append(f"{self.noisy:.0%} of captions replaced " + (
+                "(half by a one-slot swap of their own, half by another scene's caption)" if self.noisy_swaps else
+                "by another scene's caption"))
         if self.hide_verbs:
             parts.append("transitive scenes drawn as a random verb (its pose and object place), independent of the "
                          "caption's verb")
