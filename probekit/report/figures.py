@@ -78,8 +78,8 @@ def bar_ci(rows: pd.DataFrame, x: str, hue: str | None = None, *, ax=None, order
         (ax.set_xlim if horizontal else ax.set_ylim)(0, 100)
     if title:
         ax.set_title(title)
-    if legend and hue and len(hues) > 1:
-        ax.legend(fontsize=8, loc="best")
+    if legend and hue and len(hues) > 1:   # beside the axes: inside, it would cover bars that reach 100%
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     return fig
 
 
@@ -109,10 +109,12 @@ def heatmap(rows: pd.DataFrame, index: str, columns: str, *, ax=None, index_orde
 def paper_vs_ours(ours: pd.DataFrame, paper: pd.DataFrame, x: str, hue: str | None = None, *,
                   order: Sequence | None = None, hue_order: Sequence | None = None, ours_title: str = "ours",
                   paper_title: str = "the paper", ylabel: str | None = None, figsize=None):
-    """Two panels on one y scale: our rows with intervals, and the paper's rows (hatched, no intervals)."""
+    """Two panels on one y scale: our rows with intervals, and the paper's rows (hatched, no intervals); one
+    legend, beside the right panel."""
     n_x = max(len(set(ours[x])) if len(ours) else 1, len(set(paper[x])) if len(paper) else 1)
     fig, axes = plt.subplots(1, 2, figsize=figsize or (2 * (1.5 + 0.6 * n_x * 2), 3.2), sharey=True)
-    bar_ci(ours, x, hue, ax=axes[0], order=order, hue_order=hue_order, title=ours_title, ylabel=ylabel)
+    bar_ci(ours, x, hue, ax=axes[0], order=order, hue_order=hue_order, title=ours_title, ylabel=ylabel,
+           legend=not len(paper))
     if len(paper):
         bar_ci(paper, x, hue, ax=axes[1], order=order, hue_order=hue_order, title=paper_title, ylabel=ylabel,
                hatch="//")
