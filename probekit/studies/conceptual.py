@@ -26,6 +26,7 @@ from probekit.metrics import conceptual as mc
 from probekit.papers.conceptual import parse_condition, undo_readings
 from probekit.results import StudyResult, concat, empty, select
 from probekit.studies import conceptual_claims, conceptual_lab, finetune, finetune_cache, lab, patching
+from probekit.toyworld import classify
 
 STUDY = "conceptual"
 #: one headline row per model each: Probe-R predicate-swap accuracy, Probe-C composition group score, Probe-B
@@ -97,9 +98,9 @@ def sweep_plan(dataset: str, train_data, general_task: str, imagenet_dir) -> dic
                         "toy world's triplets beside the authors' evaluation data")
     if general_task == "imagenet" and not imagenet_dir:
         plan["general_task"] = "toy"
-        plan["fallback"] = ("ImageNet was asked for as the held-out task but `imagenet_dir` is not set: the toy "
-                            "world's two-object classification stands in for it, so the forgetting measured here is "
-                            "not the paper's ImageNet accuracy")
+        plan["fallback"] = ("ImageNet was asked for as the held-out task but `imagenet_dir` is not set: the "
+                            f"{classify.GENERAL_TASK} stands in for it, so the forgetting measured here is not the "
+                            "paper's ImageNet accuracy")
     return plan
 
 
@@ -127,7 +128,7 @@ def _sweep(load, root, items_r, items_c, *, finetune_model, finetune_encoders, f
     facts = {"triplets": len(triplets), "finetune_batch": min(batch, len(triplets)),   # as finetune_clip draws
              "general_items": len(general), "sweep_probe_r": len(probes["probe-r"]),
              "sweep_probe_c": len(probes["probe-c"]), "general_task": "ImageNet" if general_task == "imagenet"
-             else "toy two-object classification (66 classes)", "toy_train_data": not train_data,
+             else classify.GENERAL_TASK, "toy_train_data": not train_data,
              "real_eval_data": dataset != "toy"}
     return rows, history, facts
 

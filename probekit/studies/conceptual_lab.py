@@ -30,6 +30,7 @@ from probekit.papers.conceptual import patch_condition
 from probekit.results import concat, empty, select
 from probekit.studies import patching
 from probekit.studies.lab import BLIND, FLOOR, HIGHER, LOWER, Check, PaperClaim
+from probekit.toyworld import classify
 
 LAB_MODELS = ("toy-clip", "toy-clip-hardneg", "toy-vilt", "toy-bert-blind")
 #: the models whose Probe-B rows the claims need (trained, as every zoo model, with objects in typical scenes)
@@ -93,8 +94,8 @@ CLAIMS = [
                  "probe-r predicate_swap", "mu_c", HIGHER),
     _sweep_claim("Fine-tuning CLIP on swap negatives improves its compositional understanding (Probe-C μ(c))",
                  "probe-c composition", "mu_c", HIGHER),
-    _sweep_claim("The fine-tuned CLIP pays with a drop in general classification accuracy (the held-out task: toy "
-                 "two-object classification, 66 classes, top-1)", "general", "top1", LOWER),
+    _sweep_claim("The fine-tuned CLIP pays with a drop in general classification accuracy (the held-out task: "
+                 f"{classify.GENERAL_TASK}, top-1)", "general", "top1", LOWER),
     _encoders_claim("Fine-tuning the text encoder alone improves relational understanding more than fine-tuning "
                     "the vision encoder alone (Probe-R μ(c) 71.14 vs 61.40, patched)", "probe-r predicate_swap",
                     "mu_c", HIGHER),

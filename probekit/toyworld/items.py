@@ -6,7 +6,7 @@ import pandas as pd
 
 #: items per probe when ``limit`` is None: the toy chapters' sizes (sized for the book's CPU budget)
 DEFAULT_SIZE = {"verbs": 420, "prednoun": 400, "masking": 600, "probe-r": 240, "probe-c": 160, "probe-b": 120,
-                "classify": 120, "classify-pairs": 264}
+                "classify": 120, "classify-pairs": 396}
 
 
 def target_size(probe: str, limit: int | None) -> int:
