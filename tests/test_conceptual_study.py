@@ -142,7 +142,7 @@ def test_run_on_the_toy_world(result):
 
 def test_the_sweep_scores_whole_groups_drawn_at_random_not_the_head_of_the_table():
     """``finetune_eval_limit`` on a real probe's table (ordered by relation or source): whole groups, at most the
-    limit, drawn under the seed and kept in order; the toy tables (240 and 160 rows) are below 660 and kept whole."""
+    limit, drawn under the seed and kept in order; the toy tables (480 and 160 rows) are below 660 and kept whole."""
     import pandas as pd
 
     from probekit.studies.patching import whole_groups

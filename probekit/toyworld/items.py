@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 #: items per probe when ``limit`` is None: the toy chapters' sizes (sized for the book's CPU budget)
-DEFAULT_SIZE = {"verbs": 420, "prednoun": 400, "masking": 600, "probe-r": 240, "probe-c": 160, "probe-b": 360,
+DEFAULT_SIZE = {"verbs": 420, "prednoun": 400, "masking": 600, "probe-r": 480, "probe-c": 160, "probe-b": 360,
                 "classify": 120, "classify-pairs": 396}
 
 
