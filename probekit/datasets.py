@@ -56,8 +56,8 @@ _SPECS = [
     DatasetSpec("classify", "toy", "probekit.toyworld.classify", "make_items",
                 "toy world: single-object classification (the zoo's object control)"),
     DatasetSpec("classify-pairs", "toy", "probekit.toyworld.classify", "make_pair_items",
-                "toy world: which two objects are shown, in which scene, 396 classes (the fine-tuning's held-out "
-                "general task)"),
+                "toy world: which two objects are shown, in which scene (the fine-tuning's held-out general "
+                "task)"),
 ]
 DATASETS = {(s.probe, s.source): s for s in _SPECS}
 

@@ -71,8 +71,8 @@ def imagenet_items(root, limit: int | None = None, seed: int = 0) -> pd.DataFram
 
 def general_task_items(task: str, data_dir, imagenet_dir=None, limit: int | None = None, seed: int = 0
                        ) -> pd.DataFrame:
-    """The held-out task of the patching sweep: ``"toy"`` (the toy world's classification of two objects and their
-    scene, 396 classes: which pair of objects is shown, where; no attribute or predicate, so nothing the swap
+    """The held-out task of the patching sweep: ``"toy"`` (``classify.GENERAL_TASK``: which pair of objects is
+    shown, in which scene; no attribute or predicate, so nothing the swap
     negatives train) or ``"imagenet"`` (the validation set under ``imagenet_dir``)."""
     if task == "imagenet":
         if not imagenet_dir:
