@@ -72,8 +72,8 @@ def imagenet_items(root, limit: int | None = None, seed: int = 0) -> pd.DataFram
 def general_task_items(task: str, data_dir, imagenet_dir=None, limit: int | None = None, seed: int = 0
                        ) -> pd.DataFrame:
     """The held-out task of the patching sweep: ``"toy"`` (``classify.GENERAL_TASK``: which pair of objects is
-    shown, in which scene; no attribute or predicate, so nothing the swap
-    negatives train) or ``"imagenet"`` (the validation set under ``imagenet_dir``)."""
+    shown, in which scene; no attribute or predicate, so nothing the swap negatives train) or ``"imagenet"`` (the
+    validation set under ``imagenet_dir``)."""
     if task == "imagenet":
         if not imagenet_dir:
             raise ValueError("general_task='imagenet' needs imagenet_dir: a folder with ILSVRC2012_devkit_t12.tar.gz "
