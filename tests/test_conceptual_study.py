@@ -142,7 +142,7 @@ def test_run_on_the_toy_world(result):
 
 def test_the_sweep_scores_whole_groups_drawn_at_random_not_the_head_of_the_table():
     """``finetune_eval_limit`` on a real probe's table (ordered by relation or source): whole groups, at most the
-    limit, drawn under the seed and kept in order; the toy tables (480 and 160 rows) are below 660 and kept whole."""
+    limit, drawn under the seed and kept in order (the toy tables fit under the cap: next test)."""
     import pandas as pd
 
     from probekit.studies.patching import whole_groups
@@ -158,3 +158,12 @@ def test_the_sweep_scores_whole_groups_drawn_at_random_not_the_head_of_the_table
     assert len(draws) > 3                                   # seeds draw different groups: not the head every time
     assert whole_groups(items, None) is items and whole_groups(items, 21) is items
     assert list(whole_groups(items, 2, seed=0).groupby("group_id").size()) in ([3], [4])   # one group at least
+
+
+def test_the_toy_probe_r_and_c_tables_fit_under_the_sweeps_cap_so_it_scores_the_chapters_own_items():
+    import inspect
+
+    from probekit.toyworld.items import DEFAULT_SIZE
+
+    cap = inspect.signature(conceptual.run).parameters["finetune_eval_limit"].default   # = the chapter's
+    assert DEFAULT_SIZE["probe-r"] <= cap and DEFAULT_SIZE["probe-c"] <= cap

@@ -148,3 +148,34 @@ def test_a_fine_tune_draws_its_bar_with_the_loss_unless_bars_are_off(world, tmp_
     monkeypatch.setenv("PROBEKIT_PROGRESS", "0")   # what `probekit --quiet` sets
     finetuned_cached(base, triplets, cfg, tmp_path / "quiet")
     assert "fine-tune CLIP" not in capsys.readouterr().err
+
+
+def _text_only(base, triplets, out):
+    from probekit.studies.finetune import finetune_clip
+    cfg = FinetuneConfig(encoders="text", steps=6, batch_size=4, lr=1e-2, optimizer="adamw")
+    return _state(finetune_clip(base, triplets, cfg, out, progress=False))
+
+
+def test_a_frozen_encoder_is_encoded_once_per_image_and_trains_the_same_weights(world, tmp_path, monkeypatch):
+    from probekit.studies import finetune
+    base, triplets, _ = world
+    encoded, once = [], finetune._once
+    monkeypatch.setattr(finetune, "_once", lambda embed: once(lambda keys: encoded.extend(keys) or embed(keys)))
+    memo = _text_only(base, triplets, tmp_path / "memo")
+    assert sorted(encoded) == sorted(set(encoded)) and set(encoded) <= set(triplets["image"])   # each image once
+    assert len(encoded) >= 4
+    monkeypatch.setattr(finetune, "_once", lambda embed: embed)                   # every batch encoded afresh
+    fresh = _text_only(base, triplets, tmp_path / "fresh")
+    assert all(torch.allclose(memo[k], fresh[k], atol=1e-6) for k in memo)
+
+
+def test_a_frozen_encoder_with_dropout_is_encoded_afresh_each_batch(world, tmp_path, monkeypatch):
+    import json
+    from probekit.studies import finetune
+    base, triplets, _ = world
+    shutil.copytree(base, tmp_path / "drop")
+    cfg = json.loads((tmp_path / "drop" / "config.json").read_text())
+    cfg["vision_config"]["attention_dropout"] = 0.5
+    (tmp_path / "drop" / "config.json").write_text(json.dumps(cfg))
+    monkeypatch.setattr(finetune, "_once", lambda embed: pytest.fail("a dropout encoder was memoised"))
+    _text_only(tmp_path / "drop", triplets, tmp_path / "out")

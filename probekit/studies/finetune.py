@@ -156,6 +156,20 @@ def swap_losses(img: torch.Tensor, txt: torch.Tensor, txt_neg: torch.Tensor, img
     return itm, contrastive
 
 
+def _once(embed):
+    """``embed`` (keys → one row per key) computed once per key: an encoder that is not trained and has no dropout
+    (CLIP has no batch statistics) gives each image or caption the same embedding throughout fine-tuning, so it
+    is encoded the first time a batch draws it."""
+    memo: dict = {}
+
+    def lookup(keys):
+        todo = [k for k in dict.fromkeys(keys) if k not in memo]
+        if todo:
+            memo.update(zip(todo, embed(todo)))
+        return torch.stack([memo[k] for k in keys])
+    return lookup
+
+
 def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir, device: str = "cpu",
                   progress: bool = True) -> Path:
     """Fine-tune the CLIP model ``base`` (registry name, hub id or directory) on ``triplets``; save it (with the
@@ -201,23 +215,29 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
         return torch.nn.functional.normalize(x, dim=-1)
 
     grad_v, grad_t = config.encoders in ("vision", "both"), config.encoders in ("text", "both")
+
+    def encoder(embed, trained, tower):
+        if trained or getattr(model.config, f"{tower}_config").attention_dropout:
+            return lambda keys: embed(keys, trained)
+        return _once(lambda keys: embed(keys, False))
+
+    images, texts = encoder(embed_images, grad_v, "vision"), encoder(embed_texts, grad_t, "text")
     scale = model.logit_scale.exp().detach()
     history = []
     bar = tqdm(range(config.steps), desc=f"fine-tune CLIP ({config.encoders})", disable=not progress)
     for _ in bar:
         batch = triplets.iloc[rng.choice(len(triplets), size=min(config.batch_size, len(triplets)),
                                          replace=False)]
-        img = embed_images(batch["image"].tolist(), grad_v)
+        b = len(batch)
         neg_paths = batch["negative_image"].tolist()
-        has_neg = [isinstance(p, str) and p != "" for p in neg_paths]
-        img_neg = img.roll(1, dims=0)
-        if any(has_neg):
-            idx = [k for k, h in enumerate(has_neg) if h]
-            hard = embed_images([neg_paths[k] for k in idx], grad_v)
+        idx = [k for k, p in enumerate(neg_paths) if isinstance(p, str) and p != ""]
+        pics = images(batch["image"].tolist() + [neg_paths[k] for k in idx])   # one forward pass per encoder
+        img, img_neg = pics[:b], pics[:b].roll(1, dims=0)
+        if idx:
             img_neg = img_neg.clone()
-            img_neg[idx] = hard
-        txt = embed_texts(batch["caption"], grad_t)
-        txt_neg = embed_texts(batch["negative_caption"], grad_t)
+            img_neg[idx] = pics[b:]
+        words = texts(batch["caption"].tolist() + batch["negative_caption"].tolist())
+        txt, txt_neg = words[:b], words[b:]
         itm, con = swap_losses(img, txt, txt_neg, img_neg, scale, config.margin)
         loss = config.itm_weight * itm + config.contrastive_weight * con
         opt.zero_grad()
