@@ -14,7 +14,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 #: metrics whose values are not fractions of 1 (shown with two decimals, never as percent)
-PLAIN_METRICS = {"r", "p", "gamma", "perplexity", "pseudo_perplexity", "delta_c_pts", "count"}
+PLAIN_METRICS = {"r", "p", "gamma", "gamma_median", "perplexity", "pseudo_perplexity", "delta_c_pts", "count"}
 
 
 def missing(x) -> bool:

@@ -144,3 +144,16 @@ def test_pair_logits_dedups_images_and_texts_and_skips_missing_images():
     assert s.calls == [(["a1", "b2"], ["xx", "xxx"])]        # each unique image and text encoded once
     itm = pair_logits(_Itm(), ["p", "p"], ["right", "wrong"])
     assert itm[0] == pytest.approx(np.log(4)) and itm[1] == pytest.approx(-np.log(4))
+
+
+def test_single_object_rows_give_the_median_ratio_beside_the_mean_that_one_near_zero_confidence_blows_up():
+    scored = pd.DataFrame({"model": "m", "filler": "black", "single_object": True, "h_x0": 1.0, "h_x0_patch": 1.0,
+                           "h_x1_fill": 1.0, "conf_x0": [0.5, 0.5, 1e-4], "conf_x0_patch": [0.5, 0.5, 0.5],
+                           "conf_x1_fill": [0.5, 0.25, 0.5]})
+    t = probe_b_rows(scored)
+    assert one(t, metric="gamma", subset="(x0, x̃1)")["value"] == pytest.approx((1 + 0.5 + 5000) / 3)
+    assert one(t, metric="gamma_median", subset="(x0, x̃1)")["value"] == pytest.approx(1.0)
+    assert one(t, metric="gamma_median", subset="(x̃0, x̃1)")["value"] == pytest.approx(1.0)    # 1, 0.5, 1
+    assert relative_robustness([0.5, 0.5, 1e-4], [0.5, 0.25, 0.5], np.median) == pytest.approx(1.0)
+    multi = probe_b_rows(scored.assign(single_object=False))
+    assert "gamma_median" not in set(multi["metric"])         # AP ≥ 1 / classes: the authors' mean is bounded

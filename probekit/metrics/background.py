@@ -8,6 +8,8 @@ class prompts (multi-object images, probe ``probe-b``) or the 1/0 accuracy of th
 classes (single-object images, probe ``probe-b-single``); γ is the relative robustness (> 1: better after the
 change), the mean per-item ratio h(x̃) / h(x) of average precision (Table 8) or of the target's softmax
 confidence (Table 9), and Δc the mean change in softmax confidence of the present objects, in percentage points.
+A ratio of confidences is unbounded (an item whose target has a confidence near 0 in x can outweigh all the
+others), so single-object rows also give ``gamma_median``, the median of the same ratios (not in the paper).
 Rows: condition = filler, subset = the view (``x0``, ``x̃0``, ``x̃1``) or the pair of views (``(x0, x̃1)``).
 """
 
@@ -55,12 +57,13 @@ def average_precision(positive, scores, ties: str = "index") -> float:
     return float(np.mean(np.arange(1, len(ranks) + 1) / ranks))
 
 
-def relative_robustness(h, h_tilde) -> float:
+def relative_robustness(h, h_tilde, average=np.mean) -> float:
     """γ = 1 - (h(x) - h(x̃)) / h(x) = h(x̃) / h(x), the mean of the per-item ratios as the authors aggregate it
-    (items with h(x) = 0 left out).  h: average precision (multi-object), the target's confidence (single)."""
+    (items with h(x) = 0 left out).  h: average precision (multi-object), the target's confidence (single).
+    ``average=np.median`` gives the median ratio instead (probekit's addition, metric ``gamma_median``)."""
     h, h_tilde = np.asarray(h, dtype=float), np.asarray(h_tilde, dtype=float)
     ok = h > 0
-    return float(np.mean(h_tilde[ok] / h[ok])) if ok.any() else float("nan")
+    return float(average(h_tilde[ok] / h[ok])) if ok.any() else float("nan")
 
 
 def probe_b_candidates(row, classes: Sequence[str]) -> list[str]:
@@ -111,6 +114,9 @@ def _stats(single: bool) -> list[Stat]:
     for a, b in GAMMA_PAIRS:
         stats.append(Stat("gamma", (f"{ratio_of}_{a}", f"{ratio_of}_{b}"),
                           lambda v: relative_robustness(v[:, 0], v[:, 1]), subset=pair_label(a, b)))
+    for a, b in GAMMA_PAIRS if single else ():   # a confidence near 0 makes the mean unbounded: the median too
+        stats.append(Stat("gamma_median", (f"conf_{a}", f"conf_{b}"),
+                          lambda v: relative_robustness(v[:, 0], v[:, 1], np.median), subset=pair_label(a, b)))
     for a, b in DELTA_PAIRS:
         stats.append(Stat("delta_c_pts", (f"conf_{a}", f"conf_{b}"), lambda v: float(np.mean(v[:, 0] - v[:, 1])),
                           scale=100.0, subset=pair_label(a, b)))

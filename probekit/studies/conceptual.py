@@ -245,7 +245,8 @@ def readings_table(rows: pd.DataFrame) -> pd.DataFrame:
     touched = paper.merge(undone[["probe", "model", "condition"]].drop_duplicates(), on=["probe", "model", "condition"])
     touched = touched[touched["metric"].isin(set(undone["metric"]))]
     out = concat([touched, undone, select(rows, source="ours", probe=list(AUTHORS_READING.values()))])
-    rank = {m: k for k, m in enumerate(("map", "acc", "text", "image", "group", "gamma", "delta_c_pts"))}
+    order = ("map", "acc", "text", "image", "group", "gamma", "gamma_median", "delta_c_pts")
+    rank = {m: k for k, m in enumerate(order)}
     return out.sort_values("metric", key=lambda m: m.map(rank), kind="stable").reset_index(drop=True)
 
 
