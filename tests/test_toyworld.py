@@ -191,3 +191,12 @@ def test_probe_b_masks_cover_objects_only(tmp_path):
         assert 0 < m.sum() < m.size * kept / 16 + 1   # each kept object lies within its 16x16 cell
         assert not (m & ~every).any()                 # the keep-mask is part of the objects' mask
         assert (r.target in r.labels) if r.single_object else r.target is None
+
+
+def test_the_general_tasks_default_table_shows_each_of_its_classes_once():
+    """``classify-pairs`` takes its classes in turn, so its default size must be the class count (``items`` cannot
+    derive it: ``classify`` imports ``items``)."""
+    from probekit.toyworld.classify import SCENE_PAIRS
+    from probekit.toyworld.items import DEFAULT_SIZE
+
+    assert DEFAULT_SIZE["classify-pairs"] == len(SCENE_PAIRS)
