@@ -114,7 +114,7 @@ def _stats(single: bool) -> list[Stat]:
     for a, b in GAMMA_PAIRS:
         stats.append(Stat("gamma", (f"{ratio_of}_{a}", f"{ratio_of}_{b}"),
                           lambda v: relative_robustness(v[:, 0], v[:, 1]), subset=pair_label(a, b)))
-    for a, b in GAMMA_PAIRS if single else ():   # a confidence near 0 makes the mean unbounded: the median too
+    for a, b in GAMMA_PAIRS if single else ():   # a ratio of confidences is unbounded: give its median as well
         stats.append(Stat("gamma_median", (f"conf_{a}", f"conf_{b}"),
                           lambda v: relative_robustness(v[:, 0], v[:, 1], np.median), subset=pair_label(a, b)))
     for a, b in DELTA_PAIRS:

@@ -190,7 +190,10 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
         opt = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=config.steps)
     rng = np.random.default_rng(config.seed)
+    grad_v, grad_t = config.encoders in ("vision", "both"), config.encoders in ("text", "both")
+    fixed = {t: not getattr(model.config, f"{t}_config").attention_dropout for t in ("vision", "text")}
     pixel_cache: dict[str, torch.Tensor] = {}
+    keep = 20000 if grad_v or not fixed["vision"] else 0   # a vision encoder encoded once per image: keep none
 
     def pixels(paths):  # preprocessed images, kept in memory up to a bound (the toy world fits whole)
         todo = [p for p in dict.fromkeys(paths) if p not in pixel_cache]
@@ -198,7 +201,7 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
         if todo:
             values = processor(images=[Image.open(p).convert("RGB") for p in todo], return_tensors="pt")["pixel_values"]
             fresh = dict(zip(todo, values))
-            if len(pixel_cache) + len(fresh) <= 20000:
+            if len(pixel_cache) + len(fresh) <= keep:
                 pixel_cache.update(fresh)
         return torch.stack([fresh[p] if p in fresh else pixel_cache[p] for p in paths])
 
@@ -214,10 +217,8 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
                                                         attention_mask=tok["attention_mask"]))
         return torch.nn.functional.normalize(x, dim=-1)
 
-    grad_v, grad_t = config.encoders in ("vision", "both"), config.encoders in ("text", "both")
-
     def encoder(embed, trained, tower):
-        if trained or getattr(model.config, f"{tower}_config").attention_dropout:
+        if trained or not fixed[tower]:
             return lambda keys: embed(keys, trained)
         return _once(lambda keys: embed(keys, False))
 
