@@ -156,17 +156,17 @@ def swap_losses(img: torch.Tensor, txt: torch.Tensor, txt_neg: torch.Tensor, img
     return itm, contrastive
 
 
-def _once(embed):
-    """``embed`` (keys → one row per key) computed once per key: an encoder that is not trained and has no dropout
-    (CLIP has no batch statistics) gives each image or caption the same embedding throughout fine-tuning, so it
-    is encoded the first time a batch draws it."""
+def _memo(compute, keep: int | None = None):
+    """``compute`` (keys → one row per key) run once per new key; its rows kept for later calls while at most
+    ``keep`` keys are kept (None: no bound)."""
     memo: dict = {}
 
     def lookup(keys):
         todo = [k for k in dict.fromkeys(keys) if k not in memo]
-        if todo:
-            memo.update(zip(todo, embed(todo)))
-        return torch.stack([memo[k] for k in keys])
+        fresh = dict(zip(todo, compute(todo))) if todo else {}
+        if keep is None or len(memo) + len(fresh) <= keep:
+            memo.update(fresh)
+        return torch.stack([fresh[k] if k in fresh else memo[k] for k in keys])
     return lookup
 
 
@@ -192,18 +192,10 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
     rng = np.random.default_rng(config.seed)
     grad_v, grad_t = config.encoders in ("vision", "both"), config.encoders in ("text", "both")
     fixed = {t: not getattr(model.config, f"{t}_config").attention_dropout for t in ("vision", "text")}
-    pixel_cache: dict[str, torch.Tensor] = {}
-    keep = 20000 if grad_v or not fixed["vision"] else 0   # a vision encoder encoded once per image: keep none
-
-    def pixels(paths):  # preprocessed images, kept in memory up to a bound (the toy world fits whole)
-        todo = [p for p in dict.fromkeys(paths) if p not in pixel_cache]
-        fresh = {}
-        if todo:
-            values = processor(images=[Image.open(p).convert("RGB") for p in todo], return_tensors="pt")["pixel_values"]
-            fresh = dict(zip(todo, values))
-            if len(pixel_cache) + len(fresh) <= keep:
-                pixel_cache.update(fresh)
-        return torch.stack([fresh[p] if p in fresh else pixel_cache[p] for p in paths])
+    # preprocessed images, kept up to a bound (the toy world fits whole); none when each image is encoded once
+    pixels = _memo(lambda paths: processor(images=[Image.open(p).convert("RGB") for p in paths],
+                                           return_tensors="pt")["pixel_values"],
+                   keep=20000 if grad_v or not fixed["vision"] else 0)
 
     def embed_images(paths, grad):
         with torch.set_grad_enabled(grad):
@@ -220,7 +212,9 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
     def encoder(embed, trained, tower):
         if trained or not fixed[tower]:
             return lambda keys: embed(keys, trained)
-        return _once(lambda keys: embed(keys, False))
+        # not trained, no dropout (CLIP has no batch statistics): one embedding per input throughout, so each image
+        # or caption is encoded the first time a batch draws it
+        return _memo(lambda keys: embed(keys, False))
 
     images, texts = encoder(embed_images, grad_v, "vision"), encoder(embed_texts, grad_t, "text")
     scale = model.logit_scale.exp().detach()
