@@ -37,6 +37,25 @@ def test_tokenizer_has_specials():
         ["[CLS]", "a", "man", "holds", "a", "ball", "[SEP]"]
 
 
+def test_mlm_masking_masks_words_only_and_at_least_one_per_caption():
+    from probekit.toymodels.batches import mask_tokens
+    _, tok, _ = _load("toy-vilt")
+    ids = tok(["a man holds a ball", "a dog runs", "a girl is kicking a small red cup"], padding=True,
+              return_tensors="pt")["input_ids"]
+    for prob in (0.0, 0.5, 1.0):
+        masked, labels = mask_tokens(ids, tok, prob, np.random.default_rng(3))
+        chosen = labels != -100
+        special = torch.isin(ids, torch.tensor(tok.all_special_ids))
+        assert not (chosen & special).any()                       # [CLS], [SEP], [PAD] never masked
+        assert (chosen.sum(1) >= 1).all()                         # every caption has a masked word
+        assert torch.equal(labels[chosen], ids[chosen])           # the labels are the masked tokens
+        assert (masked[chosen] == tok.mask_token_id).all() and torch.equal(masked[~chosen], ids[~chosen])
+        if prob == 0.0:
+            assert (chosen.sum(1) == 1).all()
+        if prob == 1.0:
+            assert torch.equal(chosen, ~special)
+
+
 def test_vilt_processor_keeps_native_size():
     _, _, proc = _load("toy-vilt")
     arr = np.random.default_rng(0).integers(0, 256, (64, 64, 3), dtype=np.uint8)

@@ -42,7 +42,7 @@ class Batches:
 
 def mask_tokens(ids: torch.Tensor, tok, prob: float, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """BERT-style masking of word tokens (at least one per caption); labels are -100 where nothing is masked."""
-    special = torch.tensor([[t in tok.all_special_ids for t in row] for row in ids.tolist()], device=ids.device)
+    special = torch.isin(ids, torch.tensor(tok.all_special_ids, device=ids.device))
     draw = torch.from_numpy(rng.random(ids.shape)).to(ids.device) < prob
     pick = torch.from_numpy(rng.random(ids.shape)).to(ids.device).masked_fill(special, -1).argmax(1)
     chosen = (draw & ~special)
