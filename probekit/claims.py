@@ -43,13 +43,7 @@ def versus_chance(r) -> str:
     chance = number(r, "chance")
     if math.isnan(chance):
         return NO_CHANCE
-    if not _has_interval(r):
-        return UNRESOLVED
-    if number(r, "ci_low") > chance:
-        return ABOVE
-    if number(r, "ci_high") < chance:
-        return BELOW
-    return UNRESOLVED
+    return {HIGHER: ABOVE, LOWER: BELOW}.get(difference(r, chance), UNRESOLVED)
 
 
 def compare(a, b) -> str:
