@@ -45,12 +45,7 @@ def probe_s(name: str, heldout: ev.HeldOut, device: str) -> float:
     probe = heldout.probe_for(name)
     if probe is None:
         return 0.0
-    from transformers import BertForMaskedLM, CLIPModel
-    tok = build.tokenizer()
-    untrained = {"clip": lambda: CLIPModel(build.clip_config(len(tok), tok)),   # what each trainer probes: the
-                 "vilt": lambda: T.ViltMultiTask(build.vilt_config(len(tok))),  # ViLT with both of its heads
-                 "bert": lambda: BertForMaskedLM(build.bert_config(len(tok), tok))}
-    model = untrained[ZOO[name].trainer]().to(device).eval()
+    model = T.untrained(ZOO[name].trainer, build.tokenizer()).to(device).eval()   # ViLT with both of its heads
     t0 = time.time()
     probe(model)
     return time.time() - t0

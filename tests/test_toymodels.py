@@ -130,9 +130,9 @@ def test_training_probe_scores_the_in_memory_model_like_its_checkpoint(heldout):
 
 def test_the_vilt_probe_adds_its_mlm_head_and_leaves_the_training_rng_alone(heldout):
     from probekit.toymodels import build
-    from probekit.toymodels.train import ViltMultiTask
+    from probekit.toymodels.train import untrained
     torch.manual_seed(3)
-    model = ViltMultiTask(build.vilt_config(len(build.tokenizer())))
+    model = untrained("vilt", build.tokenizer())
     probe = heldout.probe_for("toy-vilt")
     torch.manual_seed(1)
     both = probe(model)

@@ -55,8 +55,7 @@ QUICK = dict(steps=300, pool=3000, eval_every=100)
 
 
 def train_clip(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None) -> dict:
-    from transformers import CLIPModel
-    model = CLIPModel(build.clip_config(len(tok), tok)).to(data.device)
+    model = untrained("clip", tok).to(data.device)
     model.train()
 
     def step():
@@ -105,8 +104,7 @@ class ViltMultiTask(torch.nn.Module):
 
 
 def train_vilt(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None) -> dict:
-    config = build.vilt_config(len(tok))
-    model = ViltMultiTask(config).to(data.device)
+    model = untrained("vilt", tok).to(data.device)
     model.train()
     half = budget.batch // 2
 
@@ -130,14 +128,13 @@ def train_vilt(member: Member, data: Batches, tok, budget: Budget, out: Path, fi
 
     hist = fit(model, step, budget.lr_vilt, probe and (lambda: probe(model)))
     model.eval().cpu()
-    model.save(out, config)
+    model.save_pretrained(out)
     build.save_side_files(out, tok, build.vilt_processor())
     return hist
 
 
 def train_bert(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None) -> dict:
-    from transformers import BertForMaskedLM
-    model = BertForMaskedLM(build.bert_config(len(tok), tok)).to(data.device)
+    model = untrained("bert", tok).to(data.device)
     model.train()
 
     def step():
@@ -154,6 +151,15 @@ def train_bert(member: Member, data: Batches, tok, budget: Budget, out: Path, fi
 
 
 TRAINERS = {"clip": train_clip, "vilt": train_vilt, "bert": train_bert}
+
+
+def untrained(trainer: str, tok) -> torch.nn.Module:
+    """The freshly initialised model a ``trainer`` of ``TRAINERS`` starts from (and its held-out probe scores)."""
+    from transformers import BertForMaskedLM, CLIPModel
+    make = {"clip": lambda: CLIPModel(build.clip_config(len(tok), tok)),
+            "vilt": lambda: ViltMultiTask(build.vilt_config(len(tok))),
+            "bert": lambda: BertForMaskedLM(build.bert_config(len(tok), tok))}
+    return make[trainer]()
 
 
 # ----------------------------------------------------------------------------------------------- entry points
