@@ -179,14 +179,13 @@ def test_a_frozen_encoder_is_encoded_once_per_image_and_trains_the_same_weights(
     assert all(torch.allclose(memo[k], fresh[k], atol=1e-6) for k in memo)
 
 
-def test_a_frozen_encoder_with_dropout_is_encoded_afresh_each_batch(world, tmp_path):
+def test_a_frozen_encoder_with_dropout_is_encoded_afresh_each_batch(world, tmp_path, monkeypatch):
     import json
     base, triplets, _ = world
     shutil.copytree(base, tmp_path / "drop")
     cfg = json.loads((tmp_path / "drop" / "config.json").read_text())
     cfg["vision_config"]["attention_dropout"] = 0.5
     (tmp_path / "drop" / "config.json").write_text(json.dumps(cfg))
-    with pytest.MonkeyPatch.context() as mp:
-        seen = _images_encoded(mp)
-        _text_only(tmp_path / "drop", triplets, tmp_path / "out")
+    seen = _images_encoded(monkeypatch)
+    _text_only(tmp_path / "drop", triplets, tmp_path / "out")
     assert seen == [4] * 6                                        # every step's batch, not once per image

@@ -88,19 +88,17 @@ class ViltMultiTask(torch.nn.Module):
         self.mlm.mlm_score.decoder.weight = self.itm.vilt.embeddings.text_embeddings.word_embeddings.weight
         self.config = config
 
-    def save_pretrained(self, out) -> None:   # what the training curve's probe calls
-        self.save(Path(out), self.config)
-
-    def save(self, out: Path, config) -> None:
+    def save_pretrained(self, out) -> None:   # what the trainer and the training curve's probe call
         from safetensors.torch import save_file
+        out = Path(out)
         self.itm.save_pretrained(out)
         state = {k: v.detach().clone().contiguous() for k, v in self.itm.state_dict().items()}
         for k, v in self.mlm.mlm_score.state_dict().items():
             if k != "decoder.weight":    # tied to the word embeddings
                 state[f"mlm_score.{k}"] = v.detach().clone().contiguous()
         save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
-        config.architectures = ["ViltForImageAndTextRetrieval", "ViltForMaskedLM"]
-        config.save_pretrained(out)
+        self.config.architectures = ["ViltForImageAndTextRetrieval", "ViltForMaskedLM"]
+        self.config.save_pretrained(out)
 
 
 def train_vilt(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None) -> dict:
