@@ -20,13 +20,13 @@ from pathlib import Path
 from .zoo import ZOO
 
 STATUS_EVERY = 60.0   # seconds between the lines that show where each running member is
-#: seconds per step on one CPU thread (benchmarks/train_toy.py): the slowest members are started first
-STEP_S = {("vilt", False): 0.27, ("vilt", True): 0.27, ("clip", True): 0.21, ("clip", False): 0.15,
-          ("bert", False): 0.07}
+#: (trainer, hard negatives) from the slowest step to the fastest, as benchmarks/README.md measures them: the
+#: slowest members are started first
+SLOWEST_FIRST = [("vilt", True), ("vilt", False), ("clip", True), ("clip", False), ("bert", False)]
 
 
 def slowest_first(models) -> list[str]:
-    return sorted(models, key=lambda m: -STEP_S[ZOO[m].trainer, ZOO[m].hard_negatives])
+    return sorted(models, key=lambda m: SLOWEST_FIRST.index((ZOO[m].trainer, ZOO[m].hard_negatives)))
 
 
 def _last_line(path: Path) -> str:
