@@ -61,19 +61,17 @@ def test_training_batches_encode_each_text_once_and_pad_as_the_tokenizer_does(mo
     from probekit.toymodels.batches import Batches
     from probekit.toyworld import stream
     tok = build.tokenizer()
-    data = Batches(stream.pool(40, seed=2), seed=2)
+    data = Batches(stream.pool(40, seed=2), seed=2, tok=tok)
     texts = [*data.captions, *(c for negs in data.negatives for c, _ in negs)]   # lengths from 2 words to 9
     for batch in (texts[:64], texts[20:90], texts[:64]):
-        got, want = data.tokens(tok, batch), tok(batch, padding=True, return_tensors="pt")
+        got, want = data.tokens(batch), tok(batch, padding=True, return_tensors="pt")
         assert got.keys() == want.keys() and all(torch.equal(got[k], want[k]) for k in want)
     calls, encode = [], type(tok).__call__
     monkeypatch.setattr(type(tok), "__call__", lambda self, text, **kw: calls.append(text) or encode(self, text, **kw))
-    data.tokens(tok, texts[:90])
+    data.tokens(texts[:90])
     assert calls == []                                   # every text seen before: nothing encoded again
-    data.tokens(tok, [texts[0], "a cat eats a hat"])
+    data.tokens([texts[0], "a cat eats a hat"])
     assert calls == ["a cat eats a hat"]
-    with pytest.raises(ValueError, match="one tokenizer"):
-        data.tokens(build.tokenizer(), texts[:3])
 
 
 def test_vilt_processor_keeps_native_size():

@@ -10,32 +10,29 @@ from ..toyworld import stream
 
 
 class Batches:
-    """Random batches over a pool of training examples: normalised pixels, captions and hard negatives."""
+    """Random batches over a pool of training examples: normalised pixels, captions (token ids by ``tok``) and hard
+    negatives."""
 
-    def __init__(self, examples: list[stream.Example], seed: int, device: str = "cpu"):
+    def __init__(self, examples: list[stream.Example], seed: int, tok, device: str = "cpu"):
         self.seed = seed
+        self.tok = tok
         self.device = torch.device(device)
         self.pixels = torch.from_numpy(np.stack([e.image for e in examples])).permute(0, 3, 1, 2).contiguous()
         self.captions = [e.caption for e in examples]
         self.negatives = [e.negatives for e in examples]
         self.rng = np.random.default_rng([seed, 31])
         self._ids: dict[str, list[int]] = {}   # each text's token ids, encoded once (see ``tokens``)
-        self._tok = None
 
     def images(self, idx) -> torch.Tensor:
         x = self.pixels[idx].to(self.device).float() / 255.0
         return (x - 0.5) / 0.5   # build.MEAN / build.STD
 
-    def tokens(self, tok, texts: list[str]) -> dict:
-        """What ``tok(texts, padding=True, return_tensors="pt")`` gives (ids padded on the right, attention mask),
-        on the device, from each text's ids encoded once: a pool's captions and negatives recur every few hundred
-        steps, and encoding them anew cost 2-5% of a training step."""
-        if self._tok is None:
-            self._tok = tok
-        elif tok is not self._tok:
-            raise ValueError("Batches.tokens caches token ids for one tokenizer; build another Batches for another")
-        ids = [self._ids.get(t) or self._ids.setdefault(t, tok(t)["input_ids"]) for t in texts]
-        padded = np.full((len(ids), max(map(len, ids))), tok.pad_token_id, dtype=np.int64)
+    def tokens(self, texts: list[str]) -> dict:
+        """What ``self.tok(texts, padding=True, return_tensors="pt")`` gives (ids padded on the right, attention
+        mask), on the device, from each text's ids encoded once: a pool's captions and negatives recur every few
+        hundred steps, and encoding a batch anew took 1-3% of a training step."""
+        ids = [self._ids.get(t) or self._ids.setdefault(t, self.tok(t)["input_ids"]) for t in texts]
+        padded = np.full((len(ids), max(map(len, ids))), self.tok.pad_token_id, dtype=np.int64)
         mask = np.zeros(padded.shape, dtype=np.int64)
         for row, x in enumerate(ids):
             padded[row, :len(x)] = x

@@ -63,7 +63,7 @@ def train_clip(member: Member, data: Batches, tok, budget: Budget, out: Path, fi
         texts = [data.captions[i] for i in idx]
         if member.hard_negatives:
             texts += [data.negative(i, 1.0) for i in idx]
-        enc = data.tokens(tok, texts)
+        enc = data.tokens(texts)
         out_ = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], pixel_values=data.images(idx))
         logits = out_.logits_per_image                      # (B, B) or (B, 2B): positives, then hard negatives
         target = torch.arange(len(idx), device=data.device)
@@ -110,7 +110,7 @@ def train_vilt(member: Member, data: Batches, tok, budget: Budget, out: Path, fi
         idx = data.sample(budget.batch)
         pos = [data.captions[i] for i in idx[:half]]
         neg = [data.negative(i, budget.hard_negative_p if member.hard_negatives else 0.0) for i in idx[half:]]
-        enc = data.tokens(tok, pos + neg)
+        enc = data.tokens(pos + neg)
         pixels = data.images(idx)
         pmask = torch.ones(len(idx), pixels.shape[2], pixels.shape[3], dtype=torch.long, device=data.device)
         logit = model.itm(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], pixel_values=pixels,
@@ -118,7 +118,7 @@ def train_vilt(member: Member, data: Batches, tok, budget: Budget, out: Path, fi
         labels = torch.cat([torch.ones(half), torch.zeros(len(idx) - half)]).to(data.device)
         itm_loss = F.binary_cross_entropy_with_logits(logit, labels)
         mids = data.sample(budget.batch)
-        penc = data.tokens(tok, [data.captions[i] for i in mids])
+        penc = data.tokens([data.captions[i] for i in mids])
         masked, mlabels = mask_tokens(penc["input_ids"], tok, budget.mlm_prob, data.rng)
         mlm_loss = model.mlm(input_ids=masked, attention_mask=penc["attention_mask"], pixel_values=data.images(mids),
                              pixel_mask=pmask, labels=mlabels).loss
@@ -137,7 +137,7 @@ def train_bert(member: Member, data: Batches, tok, budget: Budget, out: Path, fi
 
     def step():
         idx = data.sample(budget.batch)
-        enc = data.tokens(tok, [data.captions[i] for i in idx])
+        enc = data.tokens([data.captions[i] for i in idx])
         masked, labels = mask_tokens(enc["input_ids"], tok, budget.mlm_prob, data.rng)
         return model(input_ids=masked, attention_mask=enc["attention_mask"], labels=labels).loss
 
@@ -191,7 +191,7 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
                 pools.clear()   # one pool in memory at a time
                 log(f"rendering {budget.pool} training images (seed {seed}; {member.recipe.describe()})")
                 pools[member.recipe] = stream.pool(budget.pool, seed, recipe=member.recipe)
-            entry = _train_member(name, member, Batches(pools[member.recipe], seed, device), tok, budget, out, log,
+            entry = _train_member(name, member, Batches(pools[member.recipe], seed, tok, device), tok, budget, out, log,
                                   heldout, save_every)
         except KeyboardInterrupt as err:
             raise Interrupted(out, list(models[i:]), save_every) from err
