@@ -164,6 +164,27 @@ def test_signalled_training_resumes_to_the_uninterrupted_weights(tmp_path, sig, 
     assert hist[0]["step"] == hist[1]["step"] and hist[0]["loss"] == hist[1]["loss"]
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_training_stopped_on_cuda_resumes_to_the_uninterrupted_weights(tmp_path):
+    """The resume file holds the CPU generator's state as a CPU tensor: loading it onto the GPU broke every resume
+    on CUDA (``RNG state must be a torch.ByteTensor``; seen on an H200, 2026-11-26)."""
+    from probekit.toymodels import train
+
+    def stop_at_step_100(line: str) -> None:
+        if "step 100/" in line:   # the resume file of step 90 is written
+            raise KeyboardInterrupt
+
+    kw = dict(steps=120, models=["toy-clip"], evaluate=False, pool=64, save_every=30, device="cuda")
+    train.train(tmp_path / "whole", log=lambda *_: None, **kw)
+    with pytest.raises(train.Interrupted):
+        train.train(tmp_path / "stopped", log=stop_at_step_100, **kw)
+    lines: list[str] = []
+    train.train(tmp_path / "stopped", log=lines.append, **kw)
+    assert any("resuming at step 91" in line for line in lines)
+    whole, resumed = _weights(tmp_path / "whole" / "toy-clip"), _weights(tmp_path / "stopped" / "toy-clip")
+    assert all(torch.equal(whole[k], resumed[k]) for k in whole)
+
+
 def test_a_resume_file_of_another_seed_is_set_aside_not_used(tmp_path):
     from probekit.toymodels import train
     from probekit.toymodels.loop import resume_path

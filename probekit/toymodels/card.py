@@ -204,8 +204,9 @@ The probes score the same items every time, so the CI measures how steadily a cu
 | device | {rec.get('device')}, {rec.get('threads')} torch thread{'' if rec.get('threads') == 1 else 's'}; {trained_min:.0f} min of training, summed over the members (a resumed member's segments included) |
 
 Reproduce: `probekit train-toy --seed {rec['seed']}` (or `python -m probekit.toymodels.train`); `--device cuda` on a GPU;
-`--jobs N` trains N members at once, one process each (one per core, or several sharing a GPU; logs in
-`<out>/<member>.log`); `--models` retrains a subset, and runs with disjoint `--models` may share one `--out`; an
+`--jobs N` trains N members at once, one process each (one per core, not several sharing a GPU, where ten at once
+took about 1 s per ViLT step; logs in `<out>/<member>.log`); `--models` retrains a subset, and runs with disjoint
+`--models` may share one `--out`; an
 interrupted run names the `--models` to run again, and a member stopped mid-training resumes from its last resume file;
 `--missing` trains only the members `--out` does not hold finished yet (a zoo built over several runs: repeat the command);
 `--out DIR` and `PROBEKIT_TOY_CHECKPOINTS=DIR` run the book on another zoo.

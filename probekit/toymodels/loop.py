@@ -59,7 +59,8 @@ def run(name: str, model: torch.nn.Module, step_fn, lr: float, probe=None, *, da
     key = {"budget": asdict(budget), "seed": data.seed, "device": str(data.device)}
     path, running, first, spent = resume_path(out), [], 1, 0.0
     if path.exists():
-        state = torch.load(path, map_location=data.device, weights_only=False)
+        # on the CPU: the random generators' states must be CPU tensors (load_state_dict moves the rest)
+        state = torch.load(path, map_location="cpu", weights_only=False)
         if state["key"] == key:
             model.load_state_dict(state["model"])
             opt.load_state_dict(state["opt"])

@@ -242,7 +242,8 @@ def main(argv=None) -> int:
     p.add_argument("--save-every", type=int, default=loop.SAVE_EVERY,
                    help=f"steps between resume files (default {loop.SAVE_EVERY})")
     p.add_argument("--jobs", type=int, default=1,
-                   help="members trained at once, one process each (one per core; on a GPU, several); default 1")
+                   help="members trained at once, one process each (one per CPU core; several processes sharing one "
+                        "GPU are slow, see benchmarks/README.md); default 1")
     p.add_argument("--missing", action="store_true",
                    help="train only the members of --models that --out does not hold finished yet (a zoo built over "
                         "several runs: run the same command again; a member stopped mid-training resumes)")
