@@ -305,9 +305,25 @@ def test_a_retrained_zoo_is_used_when_named(tmp_path, monkeypatch):
     assert resolve_source("toy:toy-bert") == str(tmp_path / "toy-bert")
     assert resolve_source("toy:toy-clip") == str(CHECKPOINTS / "toy-clip")     # not retrained: the shipped one
     (tmp_path / "toy-vilt").mkdir()                                # still training there: no weights saved yet
-    assert resolve_source("toy:toy-vilt") == str(CHECKPOINTS / "toy-vilt")
+    with pytest.warns(UserWarning, match="toy-vilt.*no model.safetensors"):
+        assert resolve_source("toy:toy-vilt") == str(CHECKPOINTS / "toy-vilt")
     with pytest.raises(FileNotFoundError, match="train-toy"):
         resolve_source("toy:toy-nothing")
+
+
+def test_a_zoo_path_that_cannot_hold_the_member_is_an_error_not_the_shipped_model(tmp_path, monkeypatch):
+    from probekit.scorers.registry import resolve_source
+    monkeypatch.setenv("PROBEKIT_TOY_CHECKPOINTS", str(tmp_path / "zoo-typo"))
+    with pytest.raises(FileNotFoundError, match="PROBEKIT_TOY_CHECKPOINTS=.*zoo-typo.*unset it"):
+        resolve_source("toy:toy-clip")
+    (tmp_path / "toy-clip").write_text("../zoo-60k/toy-clip")      # a link that became a file holding its target
+    monkeypatch.setenv("PROBEKIT_TOY_CHECKPOINTS", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="toy-clip is not a checkpoint directory.*--models toy-clip"):
+        resolve_source("toy:toy-clip")
+    (tmp_path / "toy-bert").symlink_to(tmp_path / "gone")         # a broken link
+    with pytest.raises(FileNotFoundError, match="toy-bert is not a checkpoint directory"):
+        resolve_source("toy:toy-bert")
+    assert resolve_source("toy:toy-vilt") == str(CHECKPOINTS / "toy-vilt")   # not in this zoo: the shipped one
 
 
 def test_progress_off_silences_probekit_bars_and_restores_them(capfd, monkeypatch):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import os
 from pathlib import Path
+import warnings
 
 #: family -> "module:Class" of its adapter (imported only when a model of that family is loaded)
 FAMILIES = {
@@ -146,16 +147,32 @@ TOY_CHECKPOINTS = Path(__file__).resolve().parent.parent / "toymodels" / "checkp
 
 def resolve_source(source: str) -> str:
     """``toy:<name>`` -> the shipped checkpoint directory, or ``$PROBEKIT_TOY_CHECKPOINTS/<name>`` when that holds
-    saved weights (a zoo, or some of its members, retrained with ``probekit train-toy --out``; a member still
-    training there has no weights yet and comes from the shipped zoo); anything else unchanged."""
-    if source.startswith("toy:"):
-        retrained = Path(os.environ.get("PROBEKIT_TOY_CHECKPOINTS") or TOY_CHECKPOINTS) / source[4:]
-        path = retrained if (retrained / WEIGHTS).is_file() else TOY_CHECKPOINTS / source[4:]
-        if not path.is_dir():
-            raise FileNotFoundError(f"toy checkpoint {path} is missing; build it with `probekit train-toy` "
-                                    f"(or reinstall probekit, which ships it)")
-        return str(path)
-    return source
+    saved weights (a zoo, or some of its members, retrained with ``probekit train-toy --out``); anything else
+    unchanged.  A member the zoo does not hold comes from the shipped zoo; so does one still training there (its
+    directory has no weights yet), with a warning.  A zoo directory that does not exist, or a member path that is not
+    a directory, is an error: falling back there would score the shipped model under the other zoo's name."""
+    if not source.startswith("toy:"):
+        return source
+    name, path = source[4:], TOY_CHECKPOINTS / source[4:]
+    zoo = os.environ.get("PROBEKIT_TOY_CHECKPOINTS")
+    if zoo:
+        retrained = Path(zoo) / name
+        if not Path(zoo).is_dir():
+            raise FileNotFoundError(f"PROBEKIT_TOY_CHECKPOINTS={zoo} is not a directory; point it at a zoo written by "
+                                    f"`probekit train-toy --out DIR`, or unset it to use the shipped zoo")
+        if (retrained / WEIGHTS).is_file():
+            path = retrained
+        elif os.path.lexists(retrained) and not retrained.is_dir():   # lexists: a broken link too
+            raise FileNotFoundError(f"{retrained} is not a checkpoint directory (a broken link, or a file in its "
+                                    f"place); retrain it with `probekit train-toy --out {zoo} --models {name}` or "
+                                    f"remove it to use the shipped {name}")
+        elif retrained.is_dir():
+            warnings.warn(f"{retrained} holds no {WEIGHTS} yet (still training?): {name} comes from the shipped zoo, "
+                          f"{path}", stacklevel=2)
+    if not path.is_dir():
+        raise FileNotFoundError(f"toy checkpoint {path} is missing; build it with `probekit train-toy` "
+                                f"(or reinstall probekit, which ships it)")
+    return str(path)
 
 
 def list_models():
