@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The checks that need a CUDA GPU, in one run of at most 9 minutes (sized for a 15-minute device lease): the figures
+# benchmarks/README.md still lists as not measured on a GPU, and the tests that skip without CUDA.
+#
+#     bash benchmarks/gpu_checks.sh OUTDIR        (from the repository root)
+#
+# Each part has its own time limit and writes OUTDIR/<part>.txt; one that fails or runs out of time does not stop
+# the next.  OUTDIR/summary.txt gives the machine, the versions and each part's exit status and seconds.
+set -u
+out=${1:?usage: bash benchmarks/gpu_checks.sh OUTDIR}
+mkdir -p "$out"
+export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PWD" PYTHONUNBUFFERED=1 PROBEKIT_PROGRESS=0 TOKENIZERS_PARALLELISM=false
+part() {
+    local name=$1 limit=$2 t
+    shift 2
+    t=$(date +%s)
+    timeout "$limit" "$@" > "$out/$name.txt" 2>&1
+    echo "$name: exit $? after $(( $(date +%s) - t )) s (limit $limit s)" | tee -a "$out/summary.txt"
+}
+{ date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; echo "$(nproc) CPUs"
+  python3 -c "import sys, torch, transformers; print(sys.version.split()[0], torch.__version__, transformers.__version__)"
+} > "$out/summary.txt" 2>&1
+# 1. a ViLT and a BERT training step alone on the GPU (toy-clip's was measured: 0.032 s/step)
+part train_alone 100 python3 benchmarks/train_toy.py --device cuda --steps 50 --members toy-vilt toy-vilt-hardneg toy-bert
+# 2. the tests that need CUDA: resuming a toy member on CUDA; pinned batches and fp16 scores
+part cuda_tests 90 python3 -m pytest -q -n 0 -p no:cacheprovider -k cuda tests/test_interrupt.py tests/test_engine_speed_paths.py
+# 3. every paper family's scoring throughput in a steady state (4,096 pairs), and toy fp16 against fp32
+part scoring 320 python3 benchmarks/scoring_gpu.py --pairs 4096 --only vilt-b32-384 blip-itm-base bridgetower-base \
+    flava-full blip-itm-large clip-b32 clip-l14-336 openclip-rn50
