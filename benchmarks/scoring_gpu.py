@@ -31,6 +31,7 @@ from PIL import Image
 
 from probekit.datasets import load_dataset
 from probekit.device import autocast
+from probekit.images import load_image
 from probekit.scorers import load_scorer
 from probekit.scorers.testing import WORDS, word_tokenizer
 
@@ -125,10 +126,6 @@ def toy_precision(device: str, half) -> None:
                   f"(scores {outs[0].min():.2g} to {outs[0].max():.2g})")
 
 
-def _rgb(path: str) -> Image.Image:
-    return Image.open(path).convert("RGB")
-
-
 def forward_only(scorer, pair_images: list, texts: list) -> float:
     """Seconds of the forwards alone for the work probekit does, inputs on the device.  Each kind of batch is
     preprocessed once and run as many times as the work has such batches (the cost of a forward does not depend on
@@ -138,11 +135,11 @@ def forward_only(scorer, pair_images: list, texts: list) -> float:
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     if dual:  # every distinct image and text once
         uniq, utexts = list(dict.fromkeys(pair_images)), list(dict.fromkeys(texts))
-        batches = [(scorer._embed_images, scorer._prepare_images([_rgb(p) for p in uniq[:bs]]), len(uniq) / bs),
+        batches = [(scorer._embed_images, scorer._prepare_images([load_image(p) for p in uniq[:bs]]), len(uniq) / bs),
                    (scorer._embed_texts, scorer._tokenize(utexts[:bs]), len(utexts) / bs)]
     else:  # every distinct pair once
         pairs = list(dict.fromkeys(zip(pair_images, texts)))
-        batches = [(scorer._match_probs, scorer._prepare_pairs([_rgb(p) for p, _ in pairs[:bs]],
+        batches = [(scorer._match_probs, scorer._prepare_pairs([load_image(p) for p, _ in pairs[:bs]],
                                                                 [t for _, t in pairs[:bs]]), len(pairs) / bs)]
     batches = [(fn, {k: v.to(dev) for k, v in inputs.items()}, max(round(n), 1)) for fn, inputs, n in batches]
     sync()

@@ -1,7 +1,8 @@
 """How long the toy zoo takes to train here: seconds per optimiser step of each zoo member, and the wall time of
 the whole zoo at the training budget (``probekit.toymodels.train.Budget``), one member after another.
 
-    PYTHONPATH=. python benchmarks/train_toy.py [--device cuda] [--threads 1] [--steps 40] [--budget-steps N] [--jobs 2] [--members ...]
+    PYTHONPATH=. python benchmarks/train_toy.py [--device cuda] [--threads 1] [--steps 40] [--budget-steps N] [--jobs 2]
+        [--members ...]
 
 Each member trains ``--steps`` steps on a small pool (the first few steps are a warm-up and are not timed) with no
 held-out probes; the projection adds the held-out curve's probes at the budget's ``eval_every``, and gives the wall

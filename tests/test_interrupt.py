@@ -164,20 +164,22 @@ def test_signalled_training_resumes_to_the_uninterrupted_weights(tmp_path, sig, 
     assert hist[0]["step"] == hist[1]["step"] and hist[0]["loss"] == hist[1]["loss"]
 
 
+def _stop_at_step_100(line: str) -> None:
+    """A training log that interrupts the run at its line of step 100 (Ctrl-C there)."""
+    if "step 100/" in line:
+        raise KeyboardInterrupt
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_training_stopped_on_cuda_resumes_to_the_uninterrupted_weights(tmp_path):
     """The resume file holds the CPU generator's state as a CPU tensor: loading it onto the GPU broke every resume
     on CUDA (``RNG state must be a torch.ByteTensor``; seen on an H200, 2026-11-26)."""
     from probekit.toymodels import train
 
-    def stop_at_step_100(line: str) -> None:
-        if "step 100/" in line:   # the resume file of step 90 is written
-            raise KeyboardInterrupt
-
     kw = dict(steps=120, models=["toy-clip"], evaluate=False, pool=64, save_every=30, device="cuda")
     train.train(tmp_path / "whole", log=lambda *_: None, **kw)
     with pytest.raises(train.Interrupted):
-        train.train(tmp_path / "stopped", log=stop_at_step_100, **kw)
+        train.train(tmp_path / "stopped", log=_stop_at_step_100, **kw)
     lines: list[str] = []
     train.train(tmp_path / "stopped", log=lines.append, **kw)
     assert any("resuming at step 91" in line for line in lines)
@@ -189,13 +191,9 @@ def test_a_resume_file_of_another_seed_is_set_aside_not_used(tmp_path):
     from probekit.toymodels import train
     from probekit.toymodels.loop import resume_path
 
-    def stop_at_step_100(line: str) -> None:
-        if "step 100/" in line:
-            raise KeyboardInterrupt
-
     kw = dict(steps=120, models=["toy-bert"], threads=1, evaluate=False, pool=64, save_every=10)
     with pytest.raises(train.Interrupted) as stopped:
-        train.train(tmp_path, seed=0, log=stop_at_step_100, **kw)
+        train.train(tmp_path, seed=0, log=_stop_at_step_100, **kw)
     assert stopped.value.left == ["toy-bert"]
     resume = resume_path(tmp_path / "toy-bert")
     saved = torch.load(resume, weights_only=False)
