@@ -20,9 +20,9 @@ test: $(STAMP) chromium            ## run the test suite (pytest exit 5, "no tes
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -e '.[dev]'
+	$(BIN)/python -m pip install -c constraints.txt -e '.[dev]'
 	touch $@
 
 chromium:                          ## Debian's headless browser for the page-load test
