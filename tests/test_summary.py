@@ -191,3 +191,33 @@ def test_the_committed_pages_were_executed_by_code_that_exports_each_verdicts_ro
     assert set(lab["study"]) == set(STUDIES)
     stale = lab.loc[lab["rows"].isna(), ["study", "what"]]
     assert not len(stale), stale.to_string()
+
+
+def test_a_toy_models_hard_headline_above_95_percent_is_flagged_and_controls_are_not():
+    PAIRS = "pair_accuracy"
+    heads = {"prednoun": [dict(probe="pairs", condition="full"), dict(probe="pairs", condition="cropped")],
+             "masking": [dict(probe="top-k", condition="full image", metric="accuracy"),
+                         dict(probe="top-k", metric="accuracy_diff")]}
+    rows = summary.headline_rows({
+        "prednoun": results.frame([_row("prednoun", "pairs", "toy-clip", 0.94, condition="full", metric=PAIRS),
+                                   _row("prednoun", "pairs", "toy-clip", 0.98, condition="cropped", metric=PAIRS),
+                                   _row("prednoun", "pairs", "CLIP ViT-B/32", 0.99, condition="full", metric=PAIRS)]),
+        "masking": results.frame([_row("masking", "top-k", "toy-vilt", 0.951, condition="full image",
+                                       metric="accuracy"),
+                                  _row("masking", "top-k", "toy-vilt", 0.97, condition="full image − subject ablated",
+                                       metric="accuracy_diff")])}, heads)
+    hard = summary.hard_toy_rows(rows, summary.controls(["prednoun", "masking"]))
+    # the cropped control, the paired difference and the paper-mode model are not hard toy headlines
+    assert sorted(zip(hard["study"], hard["model"], hard["condition"])) == [
+        ("masking", "toy-vilt", "full image"), ("prednoun", "toy-clip", "full")]
+    assert summary.hard_toy_rows(rows, {})["condition"].tolist().count("cropped") == 1   # no controls named
+    above = hard[hard["value"] > summary.CEILING]
+    assert list(above["study"]) == ["masking"] and "95.1" in summary.ceiling_text(hard)
+    at_bar = hard.assign(value=[summary.CEILING, 0.5])   # exactly at the bar is not above it
+    assert "95.0" in summary.ceiling_text(at_bar) and summary.ceiling_text(hard.iloc[:0]) == ""
+
+
+def test_the_predicate_noun_cropped_pairs_are_its_control():
+    from probekit.studies import prednoun
+    assert prednoun.CONTROLS == [dict(probe="pairs", condition="cropped", subset="all", metric="pair_accuracy")]
+    assert all(c in prednoun.HEADLINES for c in prednoun.CONTROLS)

@@ -19,13 +19,16 @@ import pandas as pd
 
 from probekit.report.export import lab_from_notebook
 from probekit.report.figures import heatmap
-from probekit.numbers import is_plain, number
+from probekit.numbers import cell, is_plain, number
 from probekit.report.format import table
 from probekit.report.show import show_figure, show_table, show_text
 from probekit.results import COLUMNS, KEYS, OURS, load, select
 from probekit.studies import STUDIES, lab, lab_seeds
+from probekit.toymodels.zoo import ZOO
 
 LABEL, LINK = "headline probe", "_link"
+#: a toy-zoo model's hard-condition headline above this share says the toy world is too easy for that probe
+CEILING = 0.95
 #: a claim's verdicts, in the order the lab overview counts them
 VERDICTS = (lab.HOLDS, lab.DOES_NOT_HOLD, lab.NOT_RESOLVED, lab.BY_CONSTRUCTION)
 
@@ -99,6 +102,38 @@ def headlines(studies: Sequence[str]) -> dict[str, list[dict]]:
     return {s: list(importlib.import_module(f"probekit.studies.{s}").HEADLINES) for s in studies}
 
 
+def controls(studies: Sequence[str]) -> dict[str, list[dict]]:
+    """{study: its headlines that are controls (``CONTROLS`` of its module; none when it names none)}."""
+    return {s: list(getattr(importlib.import_module(f"probekit.studies.{s}"), "CONTROLS", [])) for s in studies}
+
+
+def hard_toy_rows(rows: pd.DataFrame, ctrl: Mapping[str, Sequence[dict]]) -> pd.DataFrame:
+    """The headline ``rows`` of toy-zoo models in a hard condition: shares (not paired differences or plain
+    metrics such as r), not a study's controls (``ctrl``, e.g. cropped predicate-noun pairs)."""
+    control = pd.Series(False, index=rows.index)
+    for study, conditions in ctrl.items():
+        for where in conditions:
+            control |= (rows["study"] == study) & (rows[list(where)] == pd.Series(where)).all(axis=1)
+    share = pd.Series([not (is_plain(m) or m.endswith("_diff")) for m in rows["metric"]], index=rows.index)
+    return rows[rows["model"].isin(list(ZOO)) & share & ~control]
+
+
+def ceiling_text(hard: pd.DataFrame) -> str:
+    """What :func:`hard_toy_rows` say about the toy world: the rows above CEILING (the world too easy for those
+    probes), else the highest one; "" when there are none (no toy model among the headlines)."""
+    if not len(hard):
+        return ""
+    above = hard[hard["value"] > CEILING]
+    said = lambda r: f"{r[LABEL]}, {r['model']}: {cell(r, with_n=True, unit=True)}"
+    if len(above):
+        return (f"{len(above)} hard-condition headline(s) of the toy zoo are above {CEILING:.0%}, so the toy world is "
+                f"too easy for those probes: " + "; ".join(said(r) for _, r in above.iterrows()) + ".")
+    top = hard.loc[hard["value"].idxmax()]
+    return (f"No hard-condition headline of the toy zoo is above {CEILING:.0%}, the level above which the toy world "
+            f"would be too easy for its probe (controls are meant to be high and are not counted). The highest is "
+            f"{said(top)}.")
+
+
 def _label(r: pd.Series) -> str:
     parts = [r["probe"], r["condition"], "" if r["subset"] == "all" else r["subset"], r["metric"]]
     return f"{r['study']}: " + " · ".join(p for p in parts if p)
@@ -140,6 +175,8 @@ def show(chapters_dir: str | Path = "book/chapters", studies: Sequence[str] = ST
         if len(shares):
             show_figure(heatmap(shares, index=LABEL, columns="model", title="Headline probes in percent (paired "
                                 "differences and plain metrics: table only; blank: model not in that chapter)"))
+        if said := ceiling_text(hard_toy_rows(rows, controls(list(results)))):
+            show_text(said)
     lab = load_lab(chapters_dir, list(results))
     if len(lab):
         show_table(lab_overview(lab), caption="The toy lab (each chapter's last two sections): the papers' claims "

@@ -52,6 +52,8 @@ RELEASED = f"{PAPER}, released outputs"
 LIMBS_PROBE = "pairs-limbs"
 HEADLINES = [dict(probe="pairs", condition="full", subset="all", metric="pair_accuracy"),
              dict(probe="pairs", condition="cropped", subset="all", metric="pair_accuracy")]
+#: the headlines that are controls (meant to be high), not hard conditions
+CONTROLS = [HEADLINES[1]]
 #: what each model parameter must answer (``probekit.scorers.head_for`` questions; at least one of them),
 #: checked from the registry before anything runs (``probekit check``)
 ROLES = {"models": ("choice",), "clip_models": ("choice",), "perplexity_model": ("fill_mask",),
