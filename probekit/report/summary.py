@@ -126,8 +126,10 @@ def ceiling_text(hard: pd.DataFrame) -> str:
     above = hard[hard["value"] > CEILING]
     said = lambda r: f"{r[LABEL]}, {r['model']}: {cell(r, with_n=True, unit=True)}"
     if len(above):
-        return (f"{len(above)} hard-condition headline(s) of the toy zoo are above {CEILING:.0%}, so the toy world is "
-                f"too easy for those probes: " + "; ".join(said(r) for _, r in above.iterrows()) + ".")
+        many = len(above) > 1
+        return (f"{len(above)} hard-condition headline{'s' if many else ''} of the toy zoo {'are' if many else 'is'} "
+                f"above {CEILING:.0%}, so the toy world is too easy for {'those probes' if many else 'that probe'}: "
+                + "; ".join(said(r) for _, r in above.iterrows()) + ".")
     top = hard.loc[hard["value"].idxmax()]
     return (f"No hard-condition headline of the toy zoo is above {CEILING:.0%}, the level above which the toy world "
             f"would be too easy for its probe (controls are meant to be high and are not counted). The highest is "
