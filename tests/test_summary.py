@@ -211,9 +211,11 @@ def test_a_toy_models_hard_headline_above_95_percent_is_flagged_and_controls_are
     assert sorted(zip(hard["study"], hard["model"], hard["condition"])) == [
         ("masking", "toy-vilt", "full image"), ("prednoun", "toy-clip", "full")]
     assert summary.hard_toy_rows(rows, {})["condition"].tolist().count("cropped") == 1   # no controls named
-    above = hard[hard["value"] > summary.CEILING]
+    assert [summary.is_share(m) for m in ("pair_accuracy", "accuracy_diff", "r")] == [True, False, False]
+    above = summary.above_ceiling(hard)
     assert list(above["study"]) == ["masking"] and "95.1" in summary.ceiling_text(hard)
     at_bar = hard.assign(value=[summary.CEILING, 0.5])   # exactly at the bar is not above it
+    assert not len(summary.above_ceiling(at_bar))
     assert "95.0" in summary.ceiling_text(at_bar) and summary.ceiling_text(hard.iloc[:0]) == ""
 
 

@@ -107,15 +107,23 @@ def controls(studies: Sequence[str]) -> dict[str, list[dict]]:
     return {s: list(getattr(importlib.import_module(f"probekit.studies.{s}"), "CONTROLS", [])) for s in studies}
 
 
+def is_share(metric: str) -> bool:
+    """Whether ``metric`` is a share shown in percent: not a plain metric (e.g. Pearson's r), not a paired
+    difference."""
+    return not (is_plain(metric) or metric.endswith("_diff"))
+
+
 def hard_toy_rows(rows: pd.DataFrame, ctrl: Mapping[str, Sequence[dict]]) -> pd.DataFrame:
-    """The headline ``rows`` of toy-zoo models in a hard condition: shares (not paired differences or plain
-    metrics such as r), not a study's controls (``ctrl``, e.g. cropped predicate-noun pairs)."""
-    control = pd.Series(False, index=rows.index)
-    for study, conditions in ctrl.items():
-        for where in conditions:
-            control |= (rows["study"] == study) & (rows[list(where)] == pd.Series(where)).all(axis=1)
-    share = pd.Series([not (is_plain(m) or m.endswith("_diff")) for m in rows["metric"]], index=rows.index)
-    return rows[rows["model"].isin(list(ZOO)) & share & ~control]
+    """The headline ``rows`` of toy-zoo models in a hard condition: shares (:func:`is_share`), not a study's
+    controls (``ctrl``, e.g. cropped predicate-noun pairs)."""
+    control = rows.index.isin([i for study, conditions in ctrl.items() for where in conditions
+                               for i in select(rows, study=study, **where).index])
+    return rows[rows["model"].isin(list(ZOO)) & rows["metric"].map(is_share) & ~control]
+
+
+def above_ceiling(hard: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``hard`` (:func:`hard_toy_rows`) above CEILING: the toy world is too easy for their probes."""
+    return hard[hard["value"] > CEILING]
 
 
 def ceiling_text(hard: pd.DataFrame) -> str:
@@ -123,7 +131,7 @@ def ceiling_text(hard: pd.DataFrame) -> str:
     probes), else the highest one; "" when there are none (no toy model among the headlines)."""
     if not len(hard):
         return ""
-    above = hard[hard["value"] > CEILING]
+    above = above_ceiling(hard)
     said = lambda r: f"{r[LABEL]}, {r['model']}: {cell(r, with_n=True, unit=True)}"
     if len(above):
         many = len(above) > 1
@@ -173,7 +181,7 @@ def show(chapters_dir: str | Path = "book/chapters", studies: Sequence[str] = ST
     if len(rows):
         show_table(summary_table(rows), caption="Headline probes of every executed chapter: value with its 95% "
                    "interval and n, per model; percent unless the metric is plain (e.g. Pearson's r)")
-        shares = rows[[not (is_plain(m) or m.endswith("_diff")) for m in rows["metric"]]]
+        shares = rows[rows["metric"].map(is_share)]
         if len(shares):
             show_figure(heatmap(shares, index=LABEL, columns="model", title="Headline probes in percent (paired "
                                 "differences and plain metrics: table only; blank: model not in that chapter)"))
