@@ -19,6 +19,7 @@ from pathlib import Path
 
 from probekit import book as bk
 from probekit import chapters as ch
+from probekit.environ import environment
 
 
 def _timed(fn):
@@ -50,7 +51,7 @@ def run(repo: Path, work: Path, args) -> None:
     quiet = dict(progress=False, log=lambda msg: None)
     print(f"probekit book build benchmark ({os.cpu_count()} CPUs) in {work}")
 
-    with bk.environment(profile.env):
+    with environment(profile.env):
         failures, t_exec = _timed(lambda: bk.execute_all(project, params, profile="toy", **quiet))
         _, t_html = _timed(lambda: bk.build(project, log=quiet["log"]))
         print(f"full book build, cold caches:    {t_exec + t_html:7.1f} s  "

@@ -32,6 +32,8 @@ import numpy as np
 import pandas as pd
 import torch
 
+from probekit.scorers.hf import transformers_bars_off
+
 ENCODERS = ("text", "vision", "both")
 _PROCESSOR_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json",
                     "merges.txt", "vocab.txt", "preprocessor_config.json", "processor_config.json")
@@ -244,7 +246,8 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
     out_dir = Path(out_dir)
     tmp = out_dir.with_name(out_dir.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
-    model.eval().to("cpu").save_pretrained(tmp)
+    with transformers_bars_off():   # the shards' bar: nothing to wait for
+        model.eval().to("cpu").save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
     processor.save_pretrained(tmp)
     (tmp / "finetune.json").write_text(json.dumps({"base": str(base), "config": dataclasses.asdict(config),
@@ -279,7 +282,8 @@ def patched_model(base, finetuned, alpha: float, out_dir) -> Path:
     orig.load_state_dict(interpolate(orig.state_dict(), ft.state_dict(), alpha))
     tmp = out_dir.with_name(out_dir.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
-    orig.save_pretrained(tmp)
+    with transformers_bars_off():
+        orig.save_pretrained(tmp)
     for name in _PROCESSOR_FILES:
         if (Path(finetuned) / name).exists():
             shutil.copy(Path(finetuned) / name, tmp / name)
