@@ -82,7 +82,8 @@ def _list(root: Path) -> None:
     print(f"book: {root}")
     print(f"profiles: {', '.join(ch.profile_names(root))}")
     try:
-        print(f"models: {', '.join(ch.model_names())} (or a local checkpoint directory)")
+        print(f"models: {', '.join(ch.model_names())}; or a checkpoint directory or hub id (family read from its "
+              f"config), FAMILY:SOURCE (e.g. vilt:my-org/my-vilt), or an open_clip ARCH:TAG (e.g. RN50:yfcc15m)")
     except ImportError as err:
         print(f"models: unavailable ({err})")
     for chapter in ch.CHAPTERS:

@@ -3,7 +3,7 @@ downloading or executing anything.
 
 For each chapter, on its resolved parameters (defaults, then a profile's values, then overrides): every value
 has the parameter's type and every model, dataset and device name is valid (:func:`~probekit.chapters.resolve`);
-each model can answer what its chapter asks of it, read from the registry (the study module's ``ROLES``:
+each model can answer what its chapter asks of it, read from the registry or its config (the study module's ``ROLES``:
 parameter -> questions of :func:`probekit.scorers.head_for`, at least one of which the model must answer);
 no ``toy-*`` model is given real data (unless ``allow_toy``); the dataset's annotation files are present or
 downloadable; the device exists here; the data and score-cache directories are writable and not full.
@@ -160,10 +160,10 @@ def _stand_in(spec) -> SimpleNamespace:
 
 
 def role_problem(name: str, questions: tuple[str, ...], toy_data: bool) -> str | None:
-    from probekit.scorers import REGISTRY, can_answer
-    spec = REGISTRY.get(name)
-    if spec is None or any(can_answer(_stand_in(spec), q) for q in questions):
-        return None  # a checkpoint directory is checked when it loads
+    from probekit.scorers import REGISTRY, can_answer, model_spec
+    spec = model_spec(name)  # already resolved by the parameter check, so it does not fail here
+    if any(can_answer(_stand_in(spec), q) for q in questions):
+        return None
     able = [n for n, s in REGISTRY.items() if n.startswith("toy-") == toy_data
             and any(can_answer(_stand_in(s), q) for q in questions)]
     heads = ", ".join(spec.capabilities) + ("" if spec.calibrated else "; its match head is not calibrated")

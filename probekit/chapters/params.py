@@ -166,13 +166,15 @@ def check_value(chapter: str, param: Parameter, value: Any) -> None:
     if value is None:
         return
     if param.is_models:
-        names = model_names()
+        from probekit.scorers.resolve import UnknownModelError, model_spec
         for name in ([value] if isinstance(value, str) else value):
             if not isinstance(name, str):
                 raise ParameterError(f"{where}: model {name!r} is not a registry name or directory")
-            if name and name not in names and not Path(name).is_dir():
-                raise ParameterError(f"unknown model {name!r}{_near(name, names)} in {where}; valid: "
-                                     f"{', '.join(names)}, or a local checkpoint directory")
+            try:
+                if name:
+                    model_spec(name)
+            except UnknownModelError as err:
+                raise ParameterError(f"{where}: {err}") from None
     elif param.name == "dataset":
         valid = dataset_choices(chapter)
         if value not in valid:
@@ -204,9 +206,8 @@ def _absolute(param: Parameter, value: Any) -> Any:
     if param.name.endswith("_dir") and isinstance(value, str) and value:
         return str(Path(value).expanduser().resolve())
     if param.is_models and value:
-        entries = [str(Path(v).resolve()) if isinstance(v, str) and v not in model_names() and Path(v).is_dir()
-                   else v
-                   for v in ([value] if isinstance(value, str) else value)]
+        from probekit.scorers.resolve import canonical
+        entries = [canonical(v) if isinstance(v, str) else v for v in ([value] if isinstance(value, str) else value)]
         return entries[0] if isinstance(value, str) else entries
     return value
 
@@ -215,7 +216,11 @@ def read_params_file(path: str | os.PathLike) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise ParameterError(f"params file {str(path)!r} does not exist")
-    data = yaml.safe_load(path.read_text()) or {}
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise ParameterError(f"params file {str(path)!r} is not valid YAML: {' '.join(str(err).split())}; fix: "
+                             "write one 'name: value' per line") from None
     if not isinstance(data, dict):
         raise ParameterError(f"params file {str(path)!r} must hold a mapping 'name: value'")
     return data

@@ -2,7 +2,8 @@
 
 >>> from probekit.scorers import load_scorer, MASK
 >>> s = load_scorer("toy-vilt")                 # a registry name ...
->>> s = load_scorer("/path/to/ckpt", family="vilt")   # ... or any hub id / local directory with its family
+>>> s = load_scorer("/path/to/ckpt")            # ... a checkpoint directory or hub id (family from its config)
+>>> s = load_scorer("vilt:my-org/my-vilt")      # ... FAMILY:SOURCE, or open_clip "RN50:yfcc15m" (see resolve)
 >>> s.match(images, texts); s.similarity(images, texts); s.fill_mask([f"a dog {MASK} a ball"], images)
 >>> s.token_logprobs(["a dog holding a ball"], images)    # log P(true token) of each token, masked alone
 >>> load_scorer("owlvit-b32").detect(images, ["dog"])    # one (x, y, w, h) box or None per (image, query)
@@ -17,16 +18,12 @@ import dataclasses
 import difflib
 import importlib
 import os
-from pathlib import Path
 
 from probekit.scorers.base import MASK, CapabilityError, Scorer
 from probekit.scorers.heads import can_answer, head_for
 from probekit.scorers.registry import FAMILIES, FAMILY_CAPABILITIES, FAMILY_HEADS, REGISTRY, ModelSpec, \
     list_models, resolve_source
-
-
-class UnknownModelError(ValueError):
-    """A model name that is neither in the registry nor a hub id / directory given with ``family=``."""
+from probekit.scorers.resolve import UnknownModelError, model_spec
 
 
 def _adapter(family: str) -> type[Scorer]:
@@ -41,7 +38,9 @@ def _adapter(family: str) -> type[Scorer]:
 def load_scorer(name_or_path: str | os.PathLike, family: str | None = None, device: str = "auto",
                 batch_size: int = 32, cache_dir=None, num_workers: int = 0, *, capabilities=None,
                 half: bool | None = None, revision: str | None = None, **options) -> Scorer:
-    """Load a model by registry name, or any hub id / local checkpoint with an explicit ``family``.
+    """Load a model by any name :func:`~probekit.scorers.resolve.model_spec` resolves (registry name, checkpoint
+    directory, hub id, ``FAMILY:SOURCE``, open_clip ``ARCH:TAG``), or a hub id / local checkpoint with an explicit
+    ``family`` (no detection).
 
     cache_dir: where scores persist (parquet); None -> ``$PROBEKIT_CACHE`` or ~/.cache/probekit/scores;
       False -> no on-disk cache.
@@ -54,20 +53,13 @@ def load_scorer(name_or_path: str | os.PathLike, family: str | None = None, devi
     spec = REGISTRY.get(name)
     if spec is not None and family not in (None, spec.family):
         raise ValueError(f"{name!r} is a registered {spec.family} model; drop family={family!r} or pass a path")
-    if spec is None:
-        if family is None:
-            near = difflib.get_close_matches(name, REGISTRY, n=3, cutoff=0.4)
-            hint = f"did you mean {', '.join(map(repr, near))}? " if near else ""
-            kind = "a local path" if Path(name).exists() else "a hub id or path"
-            raise UnknownModelError(
-                f"unknown model {name!r}: {hint}Registered: {', '.join(REGISTRY)}. For {kind}, pass its family, "
-                f"e.g. load_scorer({name!r}, family='vilt'); families: {', '.join(FAMILIES)}")
-        adapter = _adapter(family)
-        spec = ModelSpec(name, family, name, tuple(capabilities) if capabilities else (), (), "", {})
-    else:
-        adapter = _adapter(spec.family)
-        if capabilities:
-            spec = dataclasses.replace(spec, capabilities=tuple(capabilities))
+    if spec is None and family is not None:
+        spec = ModelSpec(name, family, name, ())
+    elif spec is None:
+        spec = model_spec(name)
+    adapter = _adapter(spec.family)
+    if capabilities:
+        spec = dataclasses.replace(spec, capabilities=tuple(capabilities))
     opts = {**spec.options, **options}
     scorer = adapter(spec.name, resolve_source(spec.source), spec.capabilities or None, device=device,
                      batch_size=batch_size, cache_dir=cache_dir, num_workers=num_workers, half=half,
@@ -76,5 +68,5 @@ def load_scorer(name_or_path: str | os.PathLike, family: str | None = None, devi
     return scorer
 
 
-__all__ = ["load_scorer", "list_models", "MASK", "CapabilityError", "UnknownModelError", "REGISTRY", "FAMILIES",
+__all__ = ["load_scorer", "model_spec", "list_models", "MASK", "CapabilityError", "UnknownModelError", "REGISTRY", "FAMILIES",
            "FAMILY_CAPABILITIES", "Scorer", "ModelSpec", "head_for", "can_answer"]

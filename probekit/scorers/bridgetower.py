@@ -13,8 +13,6 @@ from probekit.scorers.cross import TwoHeadScorer
 
 class BridgeTowerScorer(TwoHeadScorer):
     family = "bridgetower"
-    itm_class = "BridgeTowerForImageAndTextRetrieval"
-    mlm_class = "BridgeTowerForMaskedLM"
     backbone = "bridgetower"
 
     def _load(self, source, **options):

@@ -6,19 +6,25 @@ from __future__ import annotations
 
 from probekit.scorers import hf
 from probekit.scorers.base import Scorer
+from probekit.scorers.resolve import HEAD_CLASSES, capabilities_from_architectures
 
 
 class TwoHeadScorer(Scorer):
     family_capabilities = ("match", "fill_mask")
-    itm_class = ""
-    mlm_class = ""
     backbone = ""  # attribute name of the shared backbone in both classes
+
+    @property
+    def itm_class(self) -> str:
+        return HEAD_CLASSES[self.family]["match"]
+
+    @property
+    def mlm_class(self) -> str:
+        return HEAD_CLASSES[self.family]["fill_mask"]
 
     def _load(self, source: str, **options) -> None:
         if self.capabilities is None:  # an unregistered checkpoint: use the heads its config declares
-            archs = hf.architectures(source, self.revision)
-            caps = {c for c, cls in (("match", self.itm_class), ("fill_mask", self.mlm_class)) if cls in archs}
-            self.capabilities = frozenset(caps or self.family_capabilities)
+            self.capabilities = frozenset(capabilities_from_architectures(
+                self.family, hf.architectures(source, self.revision)))
         self.itm_model = self.mlm_model = None
         if "match" in self.capabilities:
             self.itm_model = hf.from_pretrained(self.itm_class, source, self.revision, self.device)

@@ -43,8 +43,6 @@ class _ViltInputs:
 
 class ViltScorer(_ViltInputs, TwoHeadScorer):
     family = "vilt"
-    itm_class = "ViltForImageAndTextRetrieval"
-    mlm_class = "ViltForMaskedLM"
     backbone = "vilt"
 
     def _load(self, source, **options):
