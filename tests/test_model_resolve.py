@@ -149,3 +149,12 @@ def test_own_checkpoints_run_in_a_chapter_and_the_page_names_them(executed_book,
         path = str(mine / f"my-{family}")
         assert rows[path]["family"] == family and rows[path]["head"] == head
         assert rows[path]["head of checkpoint"].endswith(f"checkpoint {path}")
+
+
+def test_fine_tuning_takes_a_clip_by_any_name_and_refuses_another_family(tiny):
+    from probekit.studies.finetune import require_clip
+
+    require_clip(str(tiny["clip"]))
+    require_clip(f"clip:{tiny['clip']}")
+    with pytest.raises(ValueError, match="is a vilt model; fine-tuning needs a Hugging Face CLIPModel"):
+        require_clip(str(tiny["vilt"]))

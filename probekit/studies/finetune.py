@@ -110,25 +110,25 @@ def load_triplets(path) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------------------------ model
-def clip_family(name) -> str | None:
-    """``family`` to pass to ``load_scorer`` for ``name``: None for a registered HF CLIP model, ``"clip"`` for a
-    checkpoint directory / hub id; a registered model of another family cannot be fine-tuned here."""
-    from probekit.scorers import REGISTRY
+def require_clip(name) -> None:
+    """Raises unless ``name`` resolves (:func:`probekit.scorers.model_spec`: a registry name, a checkpoint
+    directory or hub id, ``clip:SOURCE``) to a Hugging Face CLIPModel, the one family fine-tuned here."""
+    from probekit.scorers import REGISTRY, model_spec
 
-    spec = REGISTRY.get(str(name))
-    if spec is not None and spec.family != "clip":
+    spec = model_spec(str(name))
+    if spec.family != "clip":
         clip_models = [n for n, s in REGISTRY.items() if s.family == "clip"]
         raise ValueError(f"{name!r} is a {spec.family} model; fine-tuning needs a Hugging Face CLIPModel: "
-                         f"{', '.join(clip_models)}")
-    return None if spec is not None else "clip"
+                         f"{', '.join(clip_models)}, or a CLIP checkpoint directory or hub id")
 
 
 def load_clip(name_or_path, device: str = "cpu"):
-    """The :class:`~probekit.scorers.hf_clip.ClipScorer` of a registered HF CLIP model or of a CLIP checkpoint
-    directory / hub id (no score cache): its ``model``, ``tokenizer`` and ``image_processor`` are trained here."""
+    """The :class:`~probekit.scorers.hf_clip.ClipScorer` of a CLIP model by any name :func:`require_clip` accepts
+    (no score cache): its ``model``, ``tokenizer`` and ``image_processor`` are trained here."""
     from probekit.scorers import load_scorer
 
-    return load_scorer(str(name_or_path), family=clip_family(name_or_path), device=device, cache_dir=False)
+    require_clip(name_or_path)
+    return load_scorer(str(name_or_path), device=device, cache_dir=False)
 
 
 def _trainable(model, encoders: str) -> list[torch.nn.Parameter]:

@@ -24,10 +24,9 @@ def base_identity(base) -> str:
     or the path / hub id, with a hash of its files when it is local, so that a retrained or swapped base never
     reuses another base's fine-tune."""
     from probekit.cache import model_fingerprint
-    from probekit.scorers.registry import REGISTRY, resolve_source
+    from probekit.scorers import model_spec, resolve_source
 
-    spec = REGISTRY.get(str(base))
-    return model_fingerprint(str(base), resolve_source(spec.source) if spec else str(base))
+    return model_fingerprint(str(base), resolve_source(model_spec(str(base)).source))
 
 
 def run_key(base, config: FinetuneConfig, triplets: pd.DataFrame) -> str:

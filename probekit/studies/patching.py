@@ -148,10 +148,10 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
     from probekit.device import resolve_device
     from probekit.scorers import load_scorer
 
-    family = ft.clip_family(model)
+    ft.require_clip(model)
     train_device = str(resolve_device(device))
-    original = evaluate_clip(load_scorer(model, family=family, device=device, batch_size=batch_size,
-                                         cache_dir=cache_dir), probes, general, seed)
+    original = evaluate_clip(load_scorer(model, device=device, batch_size=batch_size, cache_dir=cache_dir),
+                             probes, general, seed)
     parts, checkpoints, fully, top = [], {}, {}, max(alphas)
     for enc in encoders:
         cfg = ft.FinetuneConfig(**{**(config or {}), "encoders": enc, "seed": seed})
