@@ -3,7 +3,8 @@
 Every loader has the signature ``fn(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.DataFrame``
 and returns the item table of its probe in the schema documented in ``SCHEMAS``; the toy generators and the
 real loaders of one probe return the same columns, so a chapter never knows which one it reads.  Image
-columns hold paths to image files on disk.  Entries are module paths, imported only when used.
+columns hold paths to image files on disk.  Entries are module paths, imported only when used; installed
+packages add sources through the ``probekit.datasets`` entry point (:mod:`probekit.plugins`).
 """
 
 from __future__ import annotations
@@ -81,8 +82,26 @@ def default_data_dir() -> Path:
     return Path(os.environ.get("PROBEKIT_DATA", Path.home() / ".cache" / "probekit" / "data"))
 
 
+def _plugged() -> dict[tuple[str, str], DatasetSpec]:
+    """(probe, source) -> spec of every probe source installed packages declare under the ``probekit.datasets``
+    entry point, named ``"probe:source"`` (:mod:`probekit.plugins`)."""
+    from probekit.plugins import DATASETS as GROUP, plugins
+    found = {}
+    for name, value in plugins(GROUP).items():
+        probe, _, source = name.partition(":")
+        module, _, function = value.partition(":")
+        if probe in SCHEMAS and source and (probe, source) not in DATASETS:
+            found[probe, source] = DatasetSpec(probe, source, module, function, f"plugin {value}")
+    return found
+
+
+def dataset_specs() -> dict[tuple[str, str], DatasetSpec]:
+    """Every probe source: the built-in ones and those installed packages add (a built-in name wins)."""
+    return {**DATASETS, **_plugged()}
+
+
 def sources(probe: str) -> list[str]:
-    return [s.source for s in _SPECS if s.probe == probe]
+    return [source for p, source in dataset_specs() if p == probe]
 
 
 def load_dataset(probe: str, source: str = "toy", *, data_dir: str | os.PathLike | None = None,
@@ -90,7 +109,7 @@ def load_dataset(probe: str, source: str = "toy", *, data_dir: str | os.PathLike
     """Load the item table of ``probe`` from ``source``, checked against the probe's schema."""
     if probe not in SCHEMAS:
         raise ValueError(f"unknown probe {probe!r}; valid probes: {', '.join(SCHEMAS)}")
-    spec = DATASETS.get((probe, source))
+    spec = dataset_specs().get((probe, source))
     if spec is None:
         valid = sources(probe)
         near = difflib.get_close_matches(source, valid, n=1)

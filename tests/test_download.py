@@ -182,3 +182,35 @@ def test_a_redirect_to_a_hosts_placeholder_photo_counts_as_missing(tmp_path):
         assert srv.requests == [] and again["placeholder"].sum() == 3 and again.loc["4", "ok"]
     finally:
         srv.close()
+
+
+def test_a_tampered_annotation_file_is_refused_naming_both_hashes(server, tmp_path, monkeypatch):
+    from hashlib import sha256
+
+    from probekit.data import checksums
+
+    url, good = f"{server.url}/data.csv", b"x,y\n1,2\n"
+    recorded, served = sha256(b"x,y\n1,3\n").hexdigest(), sha256(good).hexdigest()
+    monkeypatch.setitem(checksums.SHA256, url, recorded)
+    dest = tmp_path / "data.csv"
+    with pytest.raises(checksums.ChecksumError) as err:          # a changed upstream file: refused, not kept
+        fetch_file(url, dest, retries=0)
+    assert served in str(err.value) and recorded in str(err.value) and "PROBEKIT_SKIP_SHA256" in str(err.value)
+    assert not dest.exists()
+    dest.write_bytes(good)                                       # the same file placed by hand: refused too
+    with pytest.raises(checksums.ChecksumError, match=str(dest)):
+        fetch_file(url, dest, retries=0)
+    monkeypatch.setenv("PROBEKIT_SKIP_SHA256", "1")               # the documented override
+    assert fetch_file(url, dest, retries=0).read_bytes() == good
+    monkeypatch.delenv("PROBEKIT_SKIP_SHA256")
+    monkeypatch.setitem(checksums.SHA256, url, served)            # the recorded file: kept
+    assert fetch_file(url, dest, retries=0).read_bytes() == good
+
+
+def test_every_predicate_noun_file_the_loaders_download_has_a_recorded_hash():
+    from probekit.data import checksums, prednoun, prednoun_released as released
+
+    urls = [prednoun.EVAL_SET_URL] + [f"{released.BASE_URL}/{folder}/{released.file_name(c, t)}"
+                                      for folder in [*released.MODELS, *released.CTRL_MODELS]
+                                      for c, t in released.runs(folder)]
+    assert len(urls) == 39 and all(len(checksums.SHA256.get(u, "")) == 64 for u in urls)

@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "probekit"
 # lowest first; a module may import its own layer and the ones below it
 LAYERS = [
     {"probekit", "probekit.progress", "probekit.stats", "probekit.results", "probekit.claims", "probekit.numbers",
-     "probekit.device", "probekit.cache", "probekit.images", "probekit.files", "probekit.theme", "probekit.environ"},
+     "probekit.device", "probekit.cache", "probekit.plugins", "probekit.images", "probekit.files", "probekit.theme", "probekit.environ"},
     {"probekit.scorers"},
     {"probekit.toyworld", "probekit.data", "probekit.datasets", "probekit.ablation", "probekit.fillers"},
     {"probekit.metrics"},

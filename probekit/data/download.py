@@ -8,7 +8,7 @@ failed) goes to ``manifest.csv`` in the folder; ids that failed for good (HTTP 4
 placeholder) are not retried unless asked.  An image host's "photo unavailable" placeholder reached by a redirect
 decodes as an image, so it is recognised by where the redirect went (:mod:`probekit.data.placeholders`); such ids
 count as missing.  Images a user already has are used as they are when named ``<id>.<ext>`` in that
-folder.  ``fetch_file`` downloads one data file (an annotation CSV) with the same care.
+folder.  ``fetch_file`` downloads one data file with the same care and checks its recorded SHA-256 (``checksums``).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import pandas as pd
 from PIL import Image
 
 from ..cache import disk_errors
+from .checksums import verify
 from ..progress import bar as tqdm
 from .placeholders import PLACEHOLDER, drop_shared_redirects, placeholder_target
 
@@ -278,12 +279,12 @@ def _manifest_row(row: dict) -> dict:
 
 def fetch_file(url: str, dest: str | os.PathLike, timeout: float = 60, retries: int = 3, *, backoff: float = 1.0,
                max_bytes: int = 2_000_000_000, what: str | None = None) -> Path:
-    """Download ``url`` to ``dest`` unless it is already there; written to a temporary name, then renamed.
-
-    Raises :class:`DownloadError` naming the file, the URL, the reason and how to provide the file by hand.
-    """
-    dest = Path(dest).expanduser()
+    """Download ``url`` to ``dest`` unless it is there (temporary name, then renamed); check it against the SHA-256
+    recorded for ``url`` (:func:`~probekit.data.checksums.verify`; a failing download is not kept).  Raises
+    :class:`DownloadError` naming the file, the URL, the reason and how to provide the file by hand."""
+    dest, what = Path(dest).expanduser(), what or Path(dest).name
     if dest.exists() and dest.stat().st_size > 0:
+        verify(dest.read_bytes(), url, dest, what)
         return dest
     with writing(dest.parent):
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -291,8 +292,9 @@ def fetch_file(url: str, dest: str | os.PathLike, timeout: float = 60, retries: 
         data, _ = _get_with_retries(url, timeout, retries, backoff, max_bytes)
     except _Failure as failure:
         cls = DownloadError if failure.reached_server else OfflineError
-        raise cls(f"could not download {what or dest.name} from {url}: {failure}. Download it by hand "
+        raise cls(f"could not download {what} from {url}: {failure}. Download it by hand "
                   f"(e.g. `curl -L -o {dest} {url}`) and place it at {dest}, or pass a data_dir whose "
                   f"folder already holds it.") from None
+    verify(data, url, f"downloaded, not kept at {dest}", what)
     _atomic_write(dest, data)
     return dest

@@ -16,23 +16,23 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import importlib
 import os
 
 from probekit.scorers.base import MASK, CapabilityError, Scorer
 from probekit.scorers.heads import can_answer, head_for
-from probekit.scorers.registry import FAMILIES, FAMILY_CAPABILITIES, FAMILY_HEADS, REGISTRY, ModelSpec, \
-    list_models, resolve_source
+from probekit.scorers.registry import FAMILIES, FAMILY_CAPABILITIES, FAMILY_HEADS, REGISTRY, ModelSpec, adapter, \
+    families, family_head, list_models, resolve_source
 from probekit.scorers.resolve import UnknownModelError, model_spec
 
 
 def _adapter(family: str) -> type[Scorer]:
-    if family not in FAMILIES:
-        near = difflib.get_close_matches(family, FAMILIES, n=3, cutoff=0.5)
+    known = families()
+    if family not in known:
+        near = difflib.get_close_matches(family, known, n=3, cutoff=0.5)
         hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
-        raise UnknownModelError(f"unknown model family {family!r}{hint}; families: {', '.join(FAMILIES)}")
-    module, cls = FAMILIES[family].split(":")
-    return getattr(importlib.import_module(module), cls)
+        raise UnknownModelError(f"unknown model family {family!r}{hint}; families: {', '.join(known)} (more come "
+                                f"from packages declaring a 'probekit.scorers' entry point)")
+    return adapter(family)
 
 
 def load_scorer(name_or_path: str | os.PathLike, family: str | None = None, device: str = "auto",
@@ -63,7 +63,7 @@ def load_scorer(name_or_path: str | os.PathLike, family: str | None = None, devi
     opts = {**spec.options, **options}
     scorer = adapter(spec.name, resolve_source(spec.source), spec.capabilities or None, device=device,
                      batch_size=batch_size, cache_dir=cache_dir, num_workers=num_workers, half=half,
-                     revision=revision, head=FAMILY_HEADS[spec.family], options=opts)
+                     revision=revision, head=family_head(spec.family), options=opts)
     scorer.match_calibrated = spec.calibrated
     return scorer
 

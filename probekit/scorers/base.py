@@ -36,7 +36,6 @@ class CapabilityError(Exception):
 class Scorer(Engine):
     """One model behind the questions ``match``, ``similarity`` (+ ``choose_text``/``choose_image``), ``fill_mask``
     (+ ``token_logprobs``) and ``detect``."""
-
     family: str = ""
     #: which head answers choose_text/choose_image by default: "similarity" (softmax over candidates) or "match"
     choice_head: str = "match"
@@ -44,6 +43,9 @@ class Scorer(Engine):
     mlm_needs_image: bool | None = True
     text_only: bool = False
     family_capabilities: tuple[str, ...] = ()
+    #: a plugin family's head (how its scores are computed and normalised, one line; built-ins: FAMILY_HEADS) ...
+    head_description: str = ""
+    model_types: tuple[str, ...] = ()  # ... and the config model_type values it scores (built-ins: MODEL_TYPES)
     #: what else a detection depends on (query template, threshold): part of its cache key
     detect_setting: str = ""
 
@@ -96,8 +98,7 @@ class Scorer(Engine):
 
     # ------------------------------------------------------------------------------------------------ helpers
     def __repr__(self) -> str:
-        return (f"<{type(self).__name__} {self.name!r} family={self.family} caps={sorted(self.capabilities)} "
-                f"device={self.device}>")
+        return f"<{type(self).__name__} {self.name!r} {self.family} {sorted(self.capabilities)} on {self.device}>"
 
     def _require(self, capability: str, what: str) -> None:
         if capability not in self.capabilities:

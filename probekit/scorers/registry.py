@@ -58,6 +58,31 @@ FAMILY_HEADS = {
 }
 
 
+def families() -> dict[str, str]:
+    """family -> ``"module:Class"`` of its adapter: :data:`FAMILIES` and the families installed packages add under
+    the ``probekit.scorers`` entry point (:mod:`probekit.plugins`; a built-in name wins)."""
+    from probekit.plugins import SCORERS, plugins
+    return {**FAMILIES, **{name: value for name, value in plugins(SCORERS).items() if name not in FAMILIES}}
+
+
+def adapter(family: str):
+    """The adapter class of ``family`` (imported now); KeyError for a family nobody provides."""
+    import importlib
+    module, cls = families()[family].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def family_capabilities(family: str) -> tuple[str, ...]:
+    """What a checkpoint of ``family`` can do at most: :data:`FAMILY_CAPABILITIES`, or a plugin adapter's own
+    ``family_capabilities``."""
+    return FAMILY_CAPABILITIES.get(family) or tuple(adapter(family).family_capabilities)
+
+
+def family_head(family: str) -> str:
+    """How ``family``'s scores are computed: :data:`FAMILY_HEADS`, or a plugin adapter's ``head_description``."""
+    return FAMILY_HEADS.get(family) or adapter(family).head_description or f"{family} adapter"
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     name: str
@@ -73,7 +98,7 @@ class ModelSpec:
 
     @property
     def head(self) -> str:
-        return FAMILY_HEADS[self.family]
+        return family_head(self.family)
 
 
 def _s(name, family, source, caps=None, papers=(), note="", calibrated=True, **options):

@@ -22,7 +22,7 @@ import os
 import re
 from pathlib import Path
 
-from probekit.scorers.registry import FAMILIES, FAMILY_CAPABILITIES, REGISTRY, ModelSpec
+from probekit.scorers.registry import FAMILIES, REGISTRY, ModelSpec, adapter, families, family_capabilities
 
 CONFIG, OPEN_CLIP_CONFIG = "config.json", "open_clip_config.json"
 
@@ -38,8 +38,11 @@ HEAD_CLASSES = {
 }
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-FORMS = ("a registry name (probekit list), a checkpoint directory, a hub id, FAMILY:SOURCE "
-         f"(families: {', '.join(FAMILIES)}) or an open_clip ARCH:TAG")
+
+
+def _forms() -> str:
+    return (f"a registry name (probekit list), a checkpoint directory, a hub id, FAMILY:SOURCE (families: "
+            f"{', '.join(families())}) or an open_clip ARCH:TAG")
 
 
 class UnknownModelError(ValueError):
@@ -55,7 +58,7 @@ def capabilities_from_architectures(family: str, architectures) -> tuple[str, ..
         listed = tuple(cap for cap, cls in heads.items() if cls in (architectures or ()))
         if listed:
             return listed
-    return FAMILY_CAPABILITIES[family]
+    return family_capabilities(family)
 
 
 def _error(name: str, why: str, fix: str) -> UnknownModelError:
@@ -67,13 +70,21 @@ def _spec(name: str, family: str, source: str, config: dict | None, how: str) ->
     return ModelSpec(name, family, source, caps, note=how)
 
 
+def model_types() -> dict[str, str]:
+    """``model_type`` -> family: :data:`MODEL_TYPES` and the ``model_types`` each plugin adapter declares."""
+    from probekit.plugins import SCORERS, plugins
+    plugged = {t: family for family in plugins(SCORERS) if family not in FAMILIES
+               for t in adapter(family).model_types}
+    return {**plugged, **MODEL_TYPES}
+
+
 def _family_of_config(name: str, config: dict, where: str) -> str:
-    model_type = config.get("model_type")
-    if model_type not in MODEL_TYPES:
+    model_type, known = config.get("model_type"), model_types()
+    if model_type not in known:
         raise _error(name, f"{where} has model_type {model_type!r}, which no probekit family scores "
-                           f"(known: {', '.join(MODEL_TYPES)})",
+                           f"(known: {', '.join(known)})",
                      f"name the family explicitly, e.g. vilt:{name}, or add a family (README: Adding a model family)")
-    return MODEL_TYPES[model_type]
+    return known[model_type]
 
 
 def _read_json(name: str, path: Path) -> dict:
@@ -94,7 +105,7 @@ def _from_directory(name: str, path: Path) -> ModelSpec:
         raise _error(name, f"{path} is ambiguous: it holds both a transformers {CONFIG} ({family}) and an "
                            f"{OPEN_CLIP_CONFIG}", f"name the family, {family}:{name} or open_clip:{name}")
     if has_oc:
-        return ModelSpec(name, "open_clip", str(path), FAMILY_CAPABILITIES["open_clip"],
+        return ModelSpec(name, "open_clip", str(path), family_capabilities("open_clip"),
                          note=f"open_clip local directory ({OPEN_CLIP_CONFIG})")
     if not has_hf:
         raise _error(name, f"{path} holds no {CONFIG} or {OPEN_CLIP_CONFIG}, so it is not a checkpoint directory",
@@ -118,7 +129,7 @@ def _from_hub(name: str) -> ModelSpec:
             config = _read_json(name, _hub_file(name, CONFIG))
         except EntryNotFoundError:
             _hub_file(name, OPEN_CLIP_CONFIG)
-            return ModelSpec(name, "open_clip", f"hf-hub:{name}", FAMILY_CAPABILITIES["open_clip"],
+            return ModelSpec(name, "open_clip", f"hf-hub:{name}", family_capabilities("open_clip"),
                              note=f"open_clip hub repository ({OPEN_CLIP_CONFIG})")
     except Exception as err:  # offline, no such repository, gated, no config: all one line
         if isinstance(err, UnknownModelError):
@@ -127,7 +138,7 @@ def _from_hub(name: str) -> ModelSpec:
         raise _error(name, f"not a registry name or local directory, and its config could not be read from the hub "
                            f"({type(err).__name__}: {why})",
                      f"check the hub id, or name its family (e.g. vilt:{name}) or pass a downloaded directory; "
-                     f"valid: {FORMS}") from None
+                     f"valid: {_forms()}") from None
     family = _family_of_config(name, config, f"{name}/{CONFIG}")
     return _spec(name, family, name, config, f"hub id, family from {CONFIG} (model_type {config['model_type']!r})")
 
@@ -148,7 +159,7 @@ def _open_clip(name: str, arch: str, rest: str) -> ModelSpec | None:
         if rest not in tags:
             raise _error(name, f"open_clip has no pretrained tag {rest!r} for {arch}",
                          f"one of {', '.join(tags) or '(none: pass ARCH:/path/to/weights.pt)'}")
-    return ModelSpec(name, "open_clip", name, FAMILY_CAPABILITIES["open_clip"], note="open_clip ARCH:TAG")
+    return ModelSpec(name, "open_clip", name, family_capabilities("open_clip"), note="open_clip ARCH:TAG")
 
 
 def model_spec(name: str) -> ModelSpec:
@@ -158,7 +169,7 @@ def model_spec(name: str) -> ModelSpec:
     if name in REGISTRY:
         return REGISTRY[name]
     prefix, colon, rest = name.partition(":")
-    if colon and prefix in FAMILIES and rest:
+    if colon and prefix in families() and rest:
         path = Path(rest).expanduser()
         config = None
         if path.is_dir() and (path / CONFIG).is_file():
@@ -181,7 +192,7 @@ def model_spec(name: str) -> ModelSpec:
     import difflib
     near = difflib.get_close_matches(name, REGISTRY, n=3, cutoff=0.4)
     hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
-    raise UnknownModelError(f"unknown model {name!r}{hint}; valid: {FORMS}; registered: {', '.join(REGISTRY)}")
+    raise UnknownModelError(f"unknown model {name!r}{hint}; valid: {_forms()}; registered: {', '.join(REGISTRY)}")
 
 
 def canonical(name: str) -> str:
@@ -190,7 +201,7 @@ def canonical(name: str) -> str:
     if name in REGISTRY:
         return name
     prefix, colon, rest = name.partition(":")
-    if colon and rest and (prefix in FAMILIES or "/" in rest or os.sep in rest) and Path(rest).expanduser().exists():
+    if colon and rest and (prefix in families() or "/" in rest or os.sep in rest) and Path(rest).expanduser().exists():
         return f"{prefix}:{Path(rest).expanduser().resolve()}"
     path = Path(name).expanduser()
     return str(path.resolve()) if path.is_dir() else name
