@@ -26,7 +26,8 @@ Rules, as in the authors' evaluation notebook:
 with both images, scoring each distinct (sentence, image) pair once, and NaN for every other row.
 
 Rows are in the one result schema (:mod:`probekit.results`), ``study="verbs"``, values as fractions, each with
-a percentile-bootstrap 95% interval (``probekit.stats.bootstrap_ci``) over the counted units:
+a percentile-bootstrap 95% interval (``probekit.stats.bootstrap_ci``, which always holds the value: with few
+resamples, e.g. ``n_resamples=10``, an end that misses it is moved to it) over the counted units:
 
 * ``probe="svo"``, ``subset`` "all"/"subject"/"verb"/"object": Table 4's ``pos``/``neg``/``avg`` with
   ``condition="threshold <t>"`` (the rows depend on the threshold; the paper's are at 0.5), and ``pairwise``
