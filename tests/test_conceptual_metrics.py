@@ -2,7 +2,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from probekit.metrics.background import average_precision, probe_b_rows, relative_robustness
+from probekit.metrics.background import (average_precision, probe_b_rows, relative_robustness, score_probe_b,
+                                         single_object_correct)
 from probekit.metrics.conceptual import (log_odds, probe_c_rows, probe_r_item_metrics, probe_r_rows, winoground,
                                          zero_shot_rows, zero_shot_scores)
 from probekit.results import one
@@ -64,13 +65,45 @@ def test_average_precision_hand_computed():
     assert average_precision([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1]) == pytest.approx((1 + 2 / 3) / 2)
     assert average_precision([0, 0, 1], [0.9, 0.8, 0.7]) == pytest.approx(1 / 3)
     assert average_precision([1, 1, 0], [0.2, 0.9, 0.1]) == 1.0
-    # ties: by the classes' order (the authors' stable sort) by default, or against the positives
-    assert average_precision([1, 0], [0.5, 0.5]) == 1.0 and average_precision([0, 1], [0.5, 0.5]) == 0.5
+    # ties: the later class first by default, as the authors' argsort()[::-1] ranks [0.5, 0.5] (class 1, then 0)
+    assert average_precision([1, 0], [0.5, 0.5]) == 0.5 and average_precision([0, 1], [0.5, 0.5]) == 1.0
+    # three tied classes rank 2, 1, 0: positives at ranks 1 and 3; a tie below a higher score keeps that order
+    assert average_precision([1, 0, 1], [0.7, 0.7, 0.7]) == pytest.approx((1 + 2 / 3) / 2)
+    assert average_precision([1, 0, 0], [0.9, 0.2, 0.2]) == 1.0
+    assert average_precision([0, 1, 0, 1], [0.9, 0.2, 0.2, 0.1]) == pytest.approx((1 / 3 + 2 / 4) / 2)
     assert average_precision([1, 0], [0.5, 0.5], ties="pessimistic") == pytest.approx(0.5)
     assert average_precision([0, 1, 1], [0.7, 0.7, 0.7], ties="pessimistic") == pytest.approx((1 / 2 + 2 / 3) / 2)
     with pytest.raises(ValueError, match="ties"):
         average_precision([1, 0], [0.5, 0.5], ties="optimistic")
     assert np.isnan(average_precision([0, 0], [1, 2]))
+
+
+def test_single_object_accuracy_is_argmax_and_the_first_of_tied_maxima_wins():
+    # classes [bird, dog, car], logits [0, 3, 3]: argmax is dog (index 1), the first of the two maxima
+    assert single_object_correct([0, 3, 3], 1) == 1.0           # target dog: right (a strict rule gave 0)
+    assert single_object_correct([0, 3, 3], 2) == 0.0           # target car: wrong
+    assert single_object_correct([0, 3, 3], 0) == 0.0
+    assert np.isnan(single_object_correct([0, np.nan, 3], 1))
+
+
+class _Fixed:
+    """Every image scores the class prompts [bird, dog, car] at [0, 3, 3]."""
+    name, capabilities = "fixed", {"similarity"}
+
+    def similarity(self, images, texts):
+        return np.array([[{"a bird": 0.0, "a dog": 3.0, "a car": 3.0}[t] for t in texts] for _ in images])
+
+
+def test_score_probe_b_scores_single_object_ties_in_the_classes_order():
+    classes = ["bird", "dog", "car"]
+    prompts = {c: f"a {c}" for c in classes}
+    derived = pd.DataFrame({"item_id": ["i1", "i2"], "filler": "black", "single_object": True,
+                            "labels": [["dog"], ["car"]], "target": ["dog", "car"],
+                            "x0": ["a.png", "b.png"], "x0_patch": ["c.png", "d.png"], "x1_fill": ["e.png", "f.png"]})
+    scored = score_probe_b(_Fixed(), derived, classes, prompts)
+    # dog ties car at 3 and comes first among the classes: right; car ties dog and comes after it: wrong
+    assert scored["h_x0"].tolist() == [1.0, 0.0] and scored["h_x1_fill"].tolist() == [1.0, 0.0]
+    assert scored["conf_x0"].tolist() == pytest.approx([np.exp(3) / (1 + 2 * np.exp(3))] * 2)
 
 
 def test_relative_robustness_hand_computed():

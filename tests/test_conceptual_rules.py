@@ -16,7 +16,7 @@ from probekit.data.conceptual import load_probe_r
 from probekit.datasets import load_dataset
 from probekit.fillers import derive_probe_b, fill_background, patch_image, unrelated_scene
 from probekit.metrics import authors_code
-from probekit.metrics.conceptual import group_means, log_odds, sigmoid, softmax
+from probekit.metrics.conceptual import group_means, log_odds, sigmoid, softmax, winoground
 from probekit.papers.conceptual import rows as paper_rows, undo_readings
 from probekit.results import one
 from probekit.studies.conceptual_claims import corrected_paper, readings_claims
@@ -219,9 +219,19 @@ def test_bridgetower_confidence_differs_from_the_authors_softmax_of_the_match_lo
 
 # ------------------------------------------------------------------------------------ the authors' code
 def test_the_two_readings_of_the_authors_code_on_hand_cases():
-    c = pd.DataFrame({"model": ["flava"] * 2, "text": [1.0, 0.0], "image": [0.0, 0.0], "group": [0.0, 0.0]})
+    # s_ij = f(image_i, caption_j), caption_i describes image_i; group 1 (5, 4, 6, 7): each image prefers its own
+    # caption (text 1), caption 0 prefers image 1 (image 0)
+    s = dict(s00=[2.0, 5.0], s01=[1.0, 4.0], s10=[0.0, 6.0], s11=[0.0, 7.0])
+    c = pd.DataFrame({"model": ["flava"] * 2, **s, **winoground(*s.values())})
+    assert c["confidence"][0] == pytest.approx(0.6155, abs=5e-5)   # ours: softmax over the two captions per image
     swapped = authors_code.swap_text_image(c)
-    assert swapped["image"].tolist() == [1.0, 0.0] and swapped["text"].tolist() == [0.0, 0.0]
+    # the authors' μ(c): rows of contrastive_logits_per_text, a softmax over the two images per caption,
+    # (σ(s00 − s10) + σ(s11 − s01)) / 2 = (σ(2) + σ(-1)) / 2
+    assert swapped["confidence"][0] == pytest.approx(0.5749, abs=5e-5)
+    assert swapped["confidence"][0] == pytest.approx((sigmoid(2.0) + sigmoid(-1.0)) / 2)
+    assert swapped["text"].tolist() == c["image"].tolist() and swapped["image"].tolist() == c["text"].tolist()
+    assert (c["text"][1], c["image"][1]) == (1, 0) and (swapped["text"][1], swapped["image"][1]) == (0, 1)
+    assert swapped["group"].tolist() == c["group"].tolist()
     assert list(swapped.columns) == list(c.columns) and authors_code.swap_text_image(swapped).equals(c)
     b = pd.DataFrame({"h_x0": [0.9], "h_x0_patch": [0.8], "h_x1_fill": [0.5],
                       "conf_x0": [0.7], "conf_x0_patch": [0.6], "conf_x1_fill": [0.3]})

@@ -33,3 +33,12 @@ def test_statistic_over_rows_of_a_2d_array():
     both_right = lambda rows: rows.all(axis=1).mean()  # noqa: E731
     lo, hi = bootstrap_ci(pairs, both_right, n_resamples=500)
     assert 0.0 <= lo <= 0.5 <= hi <= 1.0
+
+
+def test_an_interval_that_misses_the_point_estimate_is_widened_to_it():
+    values = [1.0, 1.0, 0.0]                                  # mean 2/3
+    assert bootstrap(values, n_resamples=2).tolist() == pytest.approx([2 / 3, 1.0])
+    # the percentile interval of those two draws, [0.675, 0.9917], lies above the mean: its lower end moves to it
+    assert bootstrap_ci(values, n_resamples=2) == (pytest.approx(2 / 3), pytest.approx(0.675 + 0.3167, abs=1e-3))
+    big = bootstrap(values, n_resamples=1000)                  # an interval that holds the mean is unchanged
+    assert bootstrap_ci(values, n_resamples=1000) == tuple(np.percentile(big, [2.5, 97.5]))

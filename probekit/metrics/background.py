@@ -38,20 +38,28 @@ def pair_label(a: str, b: str) -> str:
     return f"({LABEL[a]}, {LABEL[b]})"
 
 
-TIES = ("index", "pessimistic")
+TIES = ("later", "pessimistic")
 
 
-def average_precision(positive, scores, ties: str = "index") -> float:
+def average_precision(positive, scores, ties: str = "later") -> float:
     """Average precision of one ranking: the mean, over the positives, of the precision at each positive's
-    rank (classes sorted by decreasing score).  Tied scores: ``"index"`` keeps the classes' order (the authors'
-    code, a stable sort), ``"pessimistic"`` puts negatives first.  NaN without positives."""
+    rank (classes sorted by decreasing score).  NaN without positives.
+
+    Tied scores: ``"later"`` (the default) ranks the later class first, as the authors' ``output.argsort()[::-1]``
+    does: the reverse of an ascending order that keeps tied classes in their order, so ``average_precision([1, 0],
+    [0.5, 0.5])`` is 0.5 (the negative, class 1, ranks first).  numpy's default argsort (quicksort) is not stable in
+    general: for ``[0.5, 0.5]`` it returns ``[0, 1]`` (so the authors' ranking is ``[1, 0]``), but on longer arrays
+    with ties it can return tied indices in another order (numpy 2.4 with AVX-512 already does on five elements), so
+    on those the authors' ranking among ties depends on their numpy and CPU; probekit reverses a stable sort, the
+    authors' result wherever their sort kept tied indices in order.  ``"pessimistic"`` puts negatives first among
+    ties (the lowest AP any order gives)."""
     if ties not in TIES:
         raise ValueError(f"ties={ties!r}; valid: {', '.join(TIES)}")
     positive = np.asarray(positive, dtype=bool)
     scores = np.asarray(scores, dtype=float)
     if positive.sum() == 0 or np.isnan(scores).any():
         return float("nan")
-    order = np.argsort(-scores, kind="stable") if ties == "index" else np.lexsort((positive, -scores))
+    order = np.argsort(scores, kind="stable")[::-1] if ties == "later" else np.lexsort((positive, -scores))
     hits = positive[order]
     ranks = np.flatnonzero(hits) + 1
     return float(np.mean(np.arange(1, len(ranks) + 1) / ranks))
@@ -67,12 +75,22 @@ def relative_robustness(h, h_tilde, average=np.mean) -> float:
 
 
 def probe_b_candidates(row, classes: Sequence[str]) -> list[str]:
-    """Class names a Probe-B image is scored against: all classes for multi-object items; for single-object
-    items the target plus the classes absent from the original image (the paper's Probe-B_R prompts)."""
+    """Class names a Probe-B image is scored against, in the order of ``classes``: all classes for multi-object
+    items; for single-object items the target and the classes absent from the original image (the paper's
+    Probe-B_R prompts), the target in its own place (the order decides ties, :func:`single_object_correct`)."""
     if not row["single_object"]:
         return list(classes)
-    present = set(row["labels"])
-    return [row["target"]] + [c for c in classes if c not in present]
+    present = set(row["labels"]) - {row["target"]}
+    return [c for c in classes if c not in present]
+
+
+def single_object_correct(logits, target: int) -> float:
+    """Single-object accuracy of one image (Table 9): 1.0 when ``np.argmax(logits) == target``, the authors'
+    ``argmax == label``.  Among tied maxima numpy's argmax takes the first, so a tie is won by the class that comes
+    first in the candidates' (the classes') order: logits [0, 3, 3] over [bird, dog, car] give 1 for dog and 0 for
+    car.  NaN when a logit is missing."""
+    z = np.asarray(logits, dtype=float)
+    return float("nan") if np.isnan(z).any() else float(int(np.argmax(z)) == target)
 
 
 def score_probe_b(scorer, derived: pd.DataFrame, classes: Sequence[str],
@@ -98,7 +116,7 @@ def score_probe_b(scorer, derived: pd.DataFrame, classes: Sequence[str],
             z = logits[row_of[str(rec[v])]][cand]
             p = softmax(z)
             if rec["single_object"]:
-                h = np.nan if np.isnan(z).any() else float(z[0] > np.max(z[1:], initial=-np.inf))
+                h = single_object_correct(z, int(np.flatnonzero(pos)[0]))
             else:
                 h = average_precision(pos, z)
             out[f"h_{v}"] = h

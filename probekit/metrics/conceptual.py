@@ -187,6 +187,8 @@ def group_means(scored: pd.DataFrame) -> pd.DataFrame:
 
 
 def probe_r_item_metrics(logit_correct, logit_wrong) -> dict:
+    """Per item: ``confidence`` σ(correct − wrong) and ``correct``, 1 when the correct prompt's logit is strictly
+    higher (the paper: "the confidence of the correct prompt is higher"; a tie is wrong); NaN where one is missing."""
     c, w = np.asarray(logit_correct, float), np.asarray(logit_wrong, float)
     bad = np.isnan(c) | np.isnan(w)
     conf = np.where(bad, np.nan, sigmoid(c - w))
@@ -205,7 +207,8 @@ def probe_r_rows(scored: pd.DataFrame, seed: int = 0, by: Mapping[str, str] | No
 def winoground(s00, s01, s10, s11) -> dict:
     """Winoground scores of 2x2 groups; ``s_ij = f(image_i, caption_j)`` and caption_i describes image_i.
 
-    text: each image prefers its own caption; image: each caption prefers its own image; group: both.
+    text: each image prefers its own caption; image: each caption prefers its own image; group: both.  Every
+    preference is strict, as in the paper's definition (Winoground's, f(p₁, x₁) > f(p₂, x₁)...): a tie fails.
     confidence: mean over the two images of the softmax (over the two captions) of the correct caption."""
     s00, s01, s10, s11 = (np.asarray(s, dtype=float) for s in (s00, s01, s10, s11))
     bad = np.isnan(s00) | np.isnan(s01) | np.isnan(s10) | np.isnan(s11)
@@ -248,7 +251,8 @@ def probe_c_rows(scored: pd.DataFrame, seed: int = 0, by: Mapping[str, str] | No
 def zero_shot_scores(scorer, items: pd.DataFrame, prompts: dict[str, str], top: Sequence[int] = (1, 5)
                      ) -> pd.DataFrame:
     """Per image (``item_id``): whether zero-shot classification against one prompt per class puts the true
-    label in the top k (columns ``top1``, ``top5``...; only k up to the number of classes)."""
+    label in the top k (columns ``top1``, ``top5``...; only k up to the number of classes).  The gold class's rank
+    counts every other class scored at least as high, so a tie counts against it (probekit's rule)."""
     classes = list(prompts)
     items = items[items["image"].notna()]
     logits = class_logits(scorer, items["image"].tolist(), [prompts[c] for c in classes])

@@ -8,13 +8,16 @@ Rules, as in the authors' evaluation notebook:
 * **A row is scored whole or not at all.**  A row whose positive or negative image is missing (or unreadable)
   is dropped entirely: its positive pair is not counted either (:func:`coverage` says how many rows were
   dropped for a missing positive and for a missing negative image).
-* ``itm_accuracy``: a pair is predicted a match when its score >= ``threshold``.  Accuracy on positives (each
+* ``itm_accuracy``: a pair is predicted a match when its score >= ``threshold`` (a score equal to the threshold
+  is a match: the paper labels a pair "negative if the classifier output is < 0.5 and positive otherwise").  Accuracy on positives (each
   (sentence, positive image) counted once), on negatives (each (sentence, negative image) counted once) and
   their equal-weight average, overall and per negative type.  A row belongs to a negative type when exactly
   that one of ``subj_neg``/``verb_neg``/``obj_neg`` is set; "all" is the union of those rows (rows with
   several or no flags set are left out everywhere, as in the paper's Table 4).
 * ``pairwise_accuracy``: the fraction of (sentence, positive image, negative image) triples where the positive
-  image scores higher; ties count 1/2.  Every model gets it (dual encoders only it).
+  image scores higher; a tie counts 1/2 (probekit's rule: the authors' notebook has no pairwise metric, and 1/2 is
+  what a coin flip between tied images scores, so a model blind to the image sits at chance).  Every model gets it
+  (dual encoders only it).
 * ``verb_accuracy`` (Table 6): only SVO *triplets* (the positive triplet) with at least ``min_negatives``
   distinct negative images are kept (:func:`triplet_negative_counts`); accuracy per verb (lemma of the
   triplet's verb) over the rows of its kept triplets.  A verb spread over small triplets is dropped however many
@@ -26,7 +29,8 @@ Rules, as in the authors' evaluation notebook:
 with both images, scoring each distinct (sentence, image) pair once, and NaN for every other row.
 
 Rows are in the one result schema (:mod:`probekit.results`), ``study="verbs"``, values as fractions, each with
-a percentile-bootstrap 95% interval (``probekit.stats.bootstrap_ci``) over the counted units:
+a percentile-bootstrap 95% interval (``probekit.stats.bootstrap_ci``, which always holds the value: with few
+resamples, e.g. ``n_resamples=10``, an end that misses it is moved to it) over the counted units:
 
 * ``probe="svo"``, ``subset`` "all"/"subject"/"verb"/"object": Table 4's ``pos``/``neg``/``avg`` with
   ``condition="threshold <t>"`` (the rows depend on the threshold; the paper's are at 0.5), and ``pairwise``
@@ -186,6 +190,8 @@ def score_pairs(scorer, items: pd.DataFrame, head: str) -> tuple[np.ndarray, np.
 
 
 def _pair_correct(scored: pd.DataFrame) -> np.ndarray:
+    """Per distinct (sentence, positive, negative) triple: 1 when the positive image scores higher, 1/2 on a tie,
+    0 otherwise (``pairwise`` here, in :func:`pairwise_by` and in :func:`verb_accuracy`)."""
     unique = scored.drop_duplicates(["sentence", "pos_image_id", "neg_image_id"])
     diff = unique["pos_score"].to_numpy() - unique["neg_score"].to_numpy()
     return np.where(diff > 0, 1.0, np.where(diff == 0, 0.5, 0.0))
@@ -193,7 +199,8 @@ def _pair_correct(scored: pd.DataFrame) -> np.ndarray:
 
 def pairwise_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = "model", n_resamples: int = 1000,
                       seed: int = 0) -> pd.DataFrame:
-    """Fraction of (sentence, positive, negative) triples whose positive image scores higher (metric "pairwise")."""
+    """Fraction of (sentence, positive, negative) triples whose positive image scores higher (metric "pairwise");
+    a tie counts 1/2."""
     scored = _scored(items, pos_scores, neg_scores)
     return frame([_row(model, "pairwise", subset, _pair_correct(_subset(scored, subset)), np.mean, n_resamples, seed)
                   for subset in SUBSETS])
@@ -221,7 +228,8 @@ def verb_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = "mod
     """Per-verb accuracy on negatives over the SVO triplets with at least ``min_negatives`` negative images.
 
     ``metric="neg"``: fraction of (sentence, negative image) pairs scored below ``threshold`` (condition
-    "threshold <t>"); ``metric="pairwise"``: fraction of triples where the positive image wins.  ``probe`` is
+    "threshold <t>"; a score equal to it is a match); ``metric="pairwise"``: fraction of triples where the positive
+    image wins, a tie counting 1/2.  ``probe`` is
     "svo-verbs" and ``subset`` holds the verb; the triplets' counts are :func:`triplet_negative_counts`.
     """
     if metric not in {"neg", "pairwise"}:

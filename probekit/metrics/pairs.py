@@ -2,7 +2,8 @@
 
 :func:`score_triplets` asks a scorer for ``s_target`` = s(I, S_target) and ``s_distractor`` = s(I, S_distractor)
 with the head :func:`probekit.scorers.head_for` picks for a choice.  A triplet is right when
-``s_target > s_distractor`` (a tie is wrong); a pair (rows sharing ``pair_id``) is right when both its triplets
+``s_target > s_distractor`` (a tie is wrong, as in the authors' evaluation script: ``prob_target_match >
+prob_distractor_match``); a pair (rows sharing ``pair_id``) is right when both its triplets
 are, so a model that ignores the image is right on at most one of them and chance is 0.25.  Triplets without a
 score (unreadable image) are left out, and so is the pair they belong to; each row's ``n`` says how many were used.
 
@@ -59,7 +60,8 @@ def score_triplets(scorer, items: pd.DataFrame, images: Sequence | None = None,
 
 
 def triplet_correct(items: pd.DataFrame) -> pd.DataFrame:
-    """``items`` plus ``correct``: 1.0 when s_target > s_distractor, 0.0 otherwise, NaN where a score is missing."""
+    """``items`` plus ``correct``: 1.0 when s_target > s_distractor, 0.0 otherwise (a tie is wrong, the authors'
+    rule), NaN where a score is missing."""
     out = items.copy()
     valid = out["s_target"].notna() & out["s_distractor"].notna()
     out["correct"] = (out["s_target"] > out["s_distractor"]).astype(float).where(valid)

@@ -242,7 +242,8 @@ UNDONE = " (reading undone)"
 
 def undo_readings(rows_: pd.DataFrame) -> pd.DataFrame:
     """The paper's rows that its code's two readings touch, with the reading undone (source ``<table> (reading
-    undone)``): FLAVA's text and image scores exchanged back (Tables 4, 6); ViLT's and BridgeTower's x̃0 and x̃1
+    undone)``): FLAVA's text and image scores exchanged back (Tables 4, 6; its μ(c), in the authors' code a softmax
+    over the two images, cannot be recomputed from the table and is left out); ViLT's and BridgeTower's x̃0 and x̃1
     exchanged back in the per-model rows of Tables 8 and 9 (h and the pairs with x0 exchanged, Δc(x̃0, x̃1) negated;
     γ(x̃0, x̃1), a mean of per-item ratios, cannot be inverted from the table and is left out)."""
     out = []

@@ -44,8 +44,9 @@ FILLERS = ("black", "gray", "noise", "scene")
 #: about 3.4 items (subject swaps and subject-only images), and every other Probe-C group is a composition group
 #: giving two triplets
 TRAIN_ITEMS = {"probe-r": 4, "probe-c": 1}
-#: the probes of our rows recomputed as the authors' released code reads them (FLAVA's Probe-C text and image
-#: scores exchanged; ViLT's and BridgeTower's Probe-B x̃0 and x̃1 exchanged), for the models concerned
+#: the probes of our rows recomputed as the authors' released code reads them (FLAVA's Probe-C scores transposed:
+#: text and image exchanged, μ(c) over the two images; ViLT's and BridgeTower's Probe-B x̃0 and x̃1 exchanged), for
+#: the models concerned
 AUTHORS_READING = {"probe-c": "probe-c (authors' code)", "probe-b": "probe-b (authors' code)"}
 
 

@@ -34,7 +34,8 @@ def items(data_dir, seed: int = 0, n: int = N_ITEMS, split: str = "eval") -> pd.
 
 
 def two_way(scorer, images: Sequence, right: Sequence[str], wrong: Sequence[str]) -> np.ndarray:
-    """Whether the scorer's choice head scores ``right[i]`` above ``wrong[i]`` for ``images[i]``."""
+    """Whether the scorer's choice head scores ``right[i]`` strictly above ``wrong[i]`` for ``images[i]`` (a tie
+    fails: probekit's control, held to the predicate–noun rule)."""
     scores = scorer.choose_text(list(images), [[r, w] for r, w in zip(right, wrong)])
     return scores[:, 0] > scores[:, 1]
 
