@@ -32,4 +32,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/book_build.py
 
 clean:
-	rm -rf _build book/chapters/*.ipynb book/chapters/*.results.parquet
+	rm -rf _build book/chapters/*.ipynb book/chapters/*.results.parquet book/chapters/*.items.parquet

@@ -20,14 +20,14 @@ from probekit import chapters as ch
 def copy_project(root: Path, dest: Path, *, with_outputs: Path | None = None) -> Path:
     """Copy the book project at ``root`` (config, toc, pages, sources, profiles; no executed chapters, no
     build) to ``dest``, e.g. to execute and build elsewhere; ``with_outputs`` is a directory of executed
-    ``<chapter>.ipynb`` (and their ``<chapter>.results.parquet``) to put in place."""
+    ``<chapter>.ipynb`` (and their ``<chapter>.results.parquet`` and ``.items.parquet``) to put in place."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy2(Path(root) / name, dest / name)
     shutil.copytree(Path(root) / "book", dest / "book", ignore=shutil.ignore_patterns("chapters", ".*"))
     (dest / "book" / "chapters").mkdir()
-    for pattern in ("*.ipynb", "*.results.parquet") if with_outputs else ():
+    for pattern in ("*.ipynb", "*.results.parquet", "*.items.parquet") if with_outputs else ():
         for path in Path(with_outputs).glob(pattern):
             shutil.copy2(path, dest / "book" / "chapters" / path.name)
     return dest

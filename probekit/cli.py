@@ -4,6 +4,7 @@
     probekit check [CHAPTER...] [-p NAME VALUE]... [--params FILE.yaml] [--profile toy|paper|FILE] [--allow-toy]
     probekit run CHAPTER [-p NAME VALUE]... [--params FILE.yaml] [--profile toy|paper|FILE] [--no-build] [--quiet]
     probekit book [--profile toy|paper|FILE] [--no-execute] [--quiet]
+    probekit export [CHAPTER...] [--format csv|json|parquet] [--items] [--out DIR]
     probekit train-toy [...]            (trains the shipped toy models; see probekit.toymodels.train)
 
 Bad input (chapter, parameter, value, profile, a model without the head its chapter needs, a toy model on real
@@ -62,6 +63,13 @@ def _parser() -> argparse.ArgumentParser:
     bookp.add_argument("--profile", default="toy", help="toy (default), paper, or a profile YAML file")
     bookp.add_argument("--no-execute", action="store_true",
                        help="only build the HTML from the notebooks already in book/chapters/")
+
+    exportp = sub.add_parser("export", help="write chapters' result rows (and per-item rows) as CSV, JSON or "
+                             "parquet, from their last run")
+    exportp.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapters to export (default: all)")
+    exportp.add_argument("--format", default="csv", help="csv (default), json or parquet")
+    exportp.add_argument("--items", action="store_true", help="also one row per scored item and model")
+    exportp.add_argument("--out", default=".", help="directory to write into (default: here)")
 
     sub.add_parser("train-toy", add_help=False, help="train the toy models shipped in the package")
     return parser
@@ -155,6 +163,11 @@ def main(argv: list[str] | None = None) -> int:
             if not code:
                 print(f"probekit: check passed: {', '.join(given)}")
             return code
+        if args.command == "export":
+            from probekit.chapters.export import export
+            for path in export(root, args.chapters or list(ch.CHAPTERS), args.format, args.items, Path(args.out)):
+                print(f"probekit: wrote {path}")
+            return 0
         if args.command == "book" and args.no_execute:
             bk.build(root)
             return 0

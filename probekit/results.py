@@ -125,6 +125,32 @@ def one_or_none(rows: pd.DataFrame, **where: Any) -> pd.Series | None:
     return found.iloc[0] if len(found) == 1 else None
 
 
+#: the columns every per-item row has (one row per scored item, model and condition); a study adds its own after
+#: them (texts, image paths, scores, prediction).  ``correct`` is what the item adds to its accuracy (1, 0, 1/2
+#: for a tie scored half), NaN where the item was not scored; a study's accuracies are means of it.
+ITEM_COLUMNS = ["study", "probe", "model", "condition", "item_id", "correct"]
+
+
+def items_frame(items: pd.DataFrame | Iterable[Mapping[str, Any]], **defaults: Any) -> pd.DataFrame:
+    """Per-item rows -> a validated DataFrame with :data:`ITEM_COLUMNS` first (``defaults`` fill missing ones;
+    ``condition`` defaults to "")."""
+    df = items.copy() if isinstance(items, pd.DataFrame) else pd.DataFrame(list(items))
+    if df.empty and not len(df.columns):
+        df = pd.DataFrame(columns=ITEM_COLUMNS)
+    for key, value in {"condition": "", **defaults}.items():
+        if key not in df.columns:
+            df[key] = value
+    missing = [c for c in ITEM_COLUMNS if c not in df.columns]
+    if missing:
+        raise SchemaError(f"item rows lack column(s) {missing}; every item row needs {ITEM_COLUMNS}")
+    for c in ITEM_COLUMNS[:5]:
+        df[c] = df[c].astype(str)
+    df["correct"] = pd.to_numeric(df["correct"]).astype(float)
+    if ((df["correct"] < 0) | (df["correct"] > 1)).any():
+        raise SchemaError("item column 'correct' must lie in [0, 1] (NaN: not scored)")
+    return df[ITEM_COLUMNS + [c for c in df.columns if c not in ITEM_COLUMNS]].reset_index(drop=True)
+
+
 def save(rows: pd.DataFrame, path: str | Path) -> Path:
     """Write rows as parquet (atomically: a reader never sees half a file)."""
     path = Path(path)
@@ -147,6 +173,8 @@ class StudyResult:
     ``data``: what figures and example panels need beyond the rows (per-item tables, image paths, matrices).
     ``facts``: counts and settings the page states (dataset sizes, skipped items, which head scored what).
     ``claims``: the discussion's sentences, each a :class:`probekit.claims.Claim` computed from ``rows``.
+    ``items``: one row per scored item of ours (:data:`ITEM_COLUMNS`, then the study's own columns), exported
+    beside the page as ``<chapter>.items.parquet`` (``probekit export --items``).
     """
 
     study: str
@@ -155,6 +183,7 @@ class StudyResult:
     data: dict[str, Any] = field(default_factory=dict)
     facts: dict[str, Any] = field(default_factory=dict)
     claims: list = field(default_factory=list)
+    items: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ITEM_COLUMNS))
 
     def ours(self) -> pd.DataFrame:
         return self.rows[self.rows["source"] == OURS]

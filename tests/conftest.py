@@ -98,7 +98,8 @@ def executed_book(tmp_path_factory) -> Path:
 
     Returns a directory ``B`` laid out as:
     - ``B/<chapter>.ipynb``: the executed notebook of each chapter that ran (verbs, prednoun, masking,
-      conceptual), and ``B/<chapter>.results.parquet`` the result rows it exported; a chapter that failed has
+      conceptual), ``B/<chapter>.results.parquet`` the result rows it exported (and ``.items.parquet`` its item
+      rows, where its study keeps them); a chapter that failed has
       neither and ``B/<chapter>.error.txt`` holds the one-line error (chapter, cell, exception) instead;
     - ``B/summary.ipynb``: the summary page executed after the chapters (or ``B/summary.error.txt``);
     - ``B/html/``: the built HTML book (``html/index.html``; chapter pages ``html/book/chapters/<chapter>.html``,
@@ -124,6 +125,8 @@ def executed_book(tmp_path_factory) -> Path:
         shutil.copy2(ch.output_path(project, chapter), out / f"{chapter}.ipynb")
         if chapter != ch.SUMMARY:
             shutil.copy2(ch.results_path(project, chapter), out / f"{chapter}.results.parquet")
+            if ch.items_path(project, chapter).exists():
+                shutil.copy2(ch.items_path(project, chapter), out / f"{chapter}.items.parquet")
     html = bk.build(project, log=lambda msg: None)
     shutil.copytree(html, out / "html")
     if data_root != out / "data":

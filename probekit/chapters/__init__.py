@@ -11,11 +11,11 @@ from probekit.chapters.params import (DEVICE_RE, PAPER_SUITE, Parameter, check_v
                                       model_names, parameters, parse_parameters, read_params_file, resolve)
 from probekit.chapters.profiles import Profile, load_profile, profile_names
 from probekit.chapters.project import (CHAPTERS, SUMMARY, ChapterFailed, ParameterError, check_chapter, find_root,
-                                       output_path, read_source, results_path, source_path, title,
+                                       items_path, output_path, read_source, results_path, source_path, title,
                                        write_placeholder)
 
 __all__ = ["drop_stderr", "execute", "execute_summary", "fold_code", "DEVICE_RE", "PAPER_SUITE", "Parameter",
            "check_value", "coerce", "dataset_choices", "model_names", "parameters", "parse_parameters",
            "read_params_file", "resolve", "Profile", "load_profile", "profile_names", "CHAPTERS", "SUMMARY",
            "ChapterFailed", "ParameterError", "check_chapter", "find_root", "output_path", "read_source",
-           "results_path", "source_path", "title", "write_placeholder"]
+           "items_path", "results_path", "source_path", "title", "write_placeholder"]

@@ -20,8 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from probekit.chapters.project import (SUMMARY, ChapterFailed, output_path, read_source, results_path,
-                                       source_path)
+from probekit.chapters.project import (SUMMARY, ChapterFailed, items_path, output_path, read_source,
+                                       results_path, source_path)
+from probekit.environ import environment
 from probekit.progress import kernel_startup, progress_enabled
 
 
@@ -110,8 +111,10 @@ def _papermill(root: Path, name: str, params: dict[str, Any], tmp: Path, progres
     return executed
 
 
-def _write(nb, out: Path, rows=None, rows_out: Path | None = None) -> None:
-    """Write the notebook (and the rows beside it) only once both are complete: staged, then moved."""
+def _write(nb, out: Path, rows=None, rows_out: Path | None = None, items=None, items_out: Path | None = None
+           ) -> None:
+    """Write the notebook (and the rows and item rows beside it) only once all are complete: staged, then moved;
+    a chapter that exported no item rows leaves none from an earlier run."""
     import nbformat
 
     from probekit.results import save
@@ -119,6 +122,12 @@ def _write(nb, out: Path, rows=None, rows_out: Path | None = None) -> None:
     nbformat.write(nb, staged)
     if rows is not None:
         save(rows, rows_out)  # itself staged, then moved
+    if items is not None:
+        part = items_out.with_name(f".{items_out.name}.partial")
+        items.to_parquet(part, index=False)
+        os.replace(part, items_out)
+    elif items_out is not None:
+        items_out.unlink(missing_ok=True)
     os.replace(staged, out)
 
 
@@ -132,7 +141,9 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
     ``_build/failed/`` and ``ChapterFailed`` names the chapter, the cell and the error."""
     import nbformat
 
-    from probekit.report.export import rows_from_notebook
+    import pandas as pd
+
+    from probekit.report.export import ITEMS_FILE, ITEMS_OUT, rows_from_notebook
 
     root = Path(root)
     out = output_path(root, chapter)
@@ -140,7 +151,9 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
     log(f"probekit: executing chapter {chapter!r}" + (f" with {params}" if params else ""))
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"probekit-{chapter}-") as tmp:
-        executed = _papermill(root, chapter, params, Path(tmp), progress, log)
+        with environment({ITEMS_OUT: tmp}):
+            executed = _papermill(root, chapter, params, Path(tmp), progress, log)
+        items = pd.read_parquet(Path(tmp) / ITEMS_FILE) if (Path(tmp) / ITEMS_FILE).exists() else None
     seconds = time.perf_counter() - start
     rows = rows_from_notebook(executed)
     if rows is None:
@@ -151,7 +164,7 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
     executed.cells.insert(at, nbformat.v4.new_markdown_cell(_run_card(chapter, params, profile, seconds)))
     executed.metadata["probekit"] = {"chapter": chapter, "parameters": params, "profile": profile,
                                      "seconds": round(seconds, 1), "rows": len(rows)}
-    _write(executed, out, rows, results_path(root, chapter))
+    _write(executed, out, rows, results_path(root, chapter), items, items_path(root, chapter))
     log(f"probekit: chapter {chapter!r} done in {seconds:.0f} s -> {out}")
     return out
 

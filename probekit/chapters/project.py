@@ -57,6 +57,11 @@ def results_path(root: Path, chapter: str) -> Path:
     return Path(root) / "book" / "chapters" / f"{chapter}.results.parquet"
 
 
+def items_path(root: Path, chapter: str) -> Path:
+    """The per-item rows a chapter exported on its last successful run (``probekit export --items``)."""
+    return Path(root) / "book" / "chapters" / f"{chapter}.items.parquet"
+
+
 def check_chapter(chapter: str) -> str:
     if chapter not in CHAPTERS:
         raise ParameterError(f"unknown chapter {chapter!r}{_near(chapter, CHAPTERS)}; "

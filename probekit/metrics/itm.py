@@ -48,7 +48,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from probekit.results import COLUMNS, frame
+from probekit.results import COLUMNS, frame, items_frame
 from probekit.stats import bootstrap_ci
 
 NEG_TYPES = {"subject": "subj_neg", "verb": "verb_neg", "object": "obj_neg"}
@@ -204,6 +204,16 @@ def pairwise_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = 
     scored = _scored(items, pos_scores, neg_scores)
     return frame([_row(model, "pairwise", subset, _pair_correct(_subset(scored, subset)), np.mean, n_resamples, seed)
                   for subset in SUBSETS])
+
+
+def pair_items(items: pd.DataFrame, pos_scores, neg_scores, model: str = "model") -> pd.DataFrame:
+    """The item rows (:func:`probekit.results.items_frame`) behind :func:`pairwise_accuracy`: one per distinct
+    (sentence, positive, negative) triple it counts, with its images, negative ``type``, both scores and
+    ``correct``; the mean of ``correct`` over a negative type's rows (all rows for "all") is that row's value."""
+    unique = _scored(items, pos_scores, neg_scores).drop_duplicates(["sentence", "pos_image_id", "neg_image_id"])
+    own = items.loc[unique.index, ["item_id", "pos_image", "neg_image"]]
+    return items_frame(pd.concat([own, unique.drop(columns="verb")], axis=1).assign(correct=_pair_correct(unique)),
+                       study="verbs", probe=PROBE, model=model)
 
 
 def pairwise_by(items: pd.DataFrame, pos_scores, neg_scores, groups: pd.Series, probe: str, model: str = "model",

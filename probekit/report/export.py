@@ -5,20 +5,25 @@ custom MIME type :data:`MIME` (the cell is tagged ``remove-cell``, so readers ne
 run, the book reads them back with :func:`rows_from_notebook` and saves them beside the notebook as
 ``<chapter>.results.parquet``, the input of the summary page.  The same output carries the toy lab's verdicts
 (:func:`probekit.studies.lab.verdict_lines`; lab rows are not result rows), read back with
-:func:`lab_from_notebook`.
+:func:`lab_from_notebook`.  The study's per-item rows (``StudyResult.items``), too many for a notebook, go to
+``$PROBEKIT_ITEMS_OUT/items.parquet`` when the executor sets that variable (it then keeps them beside the page as
+``<chapter>.items.parquet``, with the same all-or-nothing guarantee).
 """
 
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pandas as pd
 from IPython.display import display
 
-from probekit.results import COLUMNS, StudyResult, frame
+from probekit.results import COLUMNS, StudyResult, frame, items_frame
 from probekit.studies.lab import VERDICT_COLUMNS, verdict_lines
 
 MIME = "application/vnd.probekit.results+json"
+ITEMS_OUT, ITEMS_FILE = "PROBEKIT_ITEMS_OUT", "items.parquet"
 
 def export(result: StudyResult | pd.DataFrame) -> None:
     """Record ``result``'s rows (a StudyResult or a frame of result rows) in the executing notebook."""
@@ -30,6 +35,8 @@ def export(result: StudyResult | pd.DataFrame) -> None:
         payload["lab"] = verdict_lines(result.study, result.data.get("lab_checks"),
                                        result.data.get("lab_claims")).to_dict(orient="records")
     display({MIME: payload}, raw=True)
+    if isinstance(result, StudyResult) and os.environ.get(ITEMS_OUT):
+        items_frame(result.items).to_parquet(Path(os.environ[ITEMS_OUT]) / ITEMS_FILE, index=False)
 
 
 def rows_from_notebook(nb) -> pd.DataFrame | None:
