@@ -63,7 +63,9 @@ def _cell_summary(source: str) -> str:
     return first if len(first) <= 70 else first[:67] + "..."
 
 
-def _run_card(chapter: str, params: dict[str, Any], profile: str | None, seconds: float) -> str:
+def _run_card(chapter: str, params: dict[str, Any], profile: str | None, seconds: float, items: bool) -> str:
+    """The page's note on how it was made: when, with what, the command that re-runs it, and links to its rows
+    (and item rows) for download."""
     from probekit import __version__
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     given = ", ".join(f"`{k} = {v!r}`" for k, v in params.items()) or "none (the defaults above)"
@@ -71,7 +73,20 @@ def _run_card(chapter: str, params: dict[str, Any], profile: str | None, seconds
     prof = f", profile `{profile}`" if profile else ""
     return (f":::{{admonition}} How this page was made\n:class: note\n"
             f"Executed {when} in {seconds:.0f} s with probekit {__version__}{prof}. "
-            f"Parameters given: {given}.\n\nRe-run: `{cmd}`\n:::")
+            f"Parameters given: {given}.\n\n{_own_models(params)}Re-run: `{cmd}`\n\nDownload: {{download}}`result rows "
+            f"<{chapter}.results.parquet>`" + (f", {{download}}`item rows <{chapter}.items.parquet>`" if items else "")
+            + f" (as CSV or JSON: `probekit export {chapter}{' --items' if items else ''} --format csv`)\n:::")
+
+
+def _own_models(params: dict[str, Any]) -> str:
+    """A paragraph naming, for every model given that is not a registry name, the family, checkpoint and head it
+    was resolved to (registry models are described by ``probekit list`` and the methods page)."""
+    from probekit.scorers import REGISTRY, model_spec
+    names = [v for k, value in params.items() if k == "models" or k.endswith(("_models", "_model"))
+             for v in ([value] if isinstance(value, str) else value or []) if isinstance(v, str)]
+    own = [model_spec(n) for n in dict.fromkeys(names) if n and n not in REGISTRY]
+    return "".join(f"Model `{s.name}`: family {s.family}, checkpoint `{s.source}` (revision: the hub's latest where "
+                   f"it is a hub id), {s.head}.\n\n" for s in own)
 
 
 def _shell(value: Any) -> str:
@@ -161,7 +176,7 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
                             "`report.export(result)`; no page was changed")
     at = max([i + 1 for i, c in enumerate(executed.cells)
               if {"parameters", "injected-parameters"} & set(c.metadata.get("tags", []))], default=0)
-    executed.cells.insert(at, nbformat.v4.new_markdown_cell(_run_card(chapter, params, profile, seconds)))
+    executed.cells.insert(at, nbformat.v4.new_markdown_cell(_run_card(chapter, params, profile, seconds, items is not None)))
     executed.metadata["probekit"] = {"chapter": chapter, "parameters": params, "profile": profile,
                                      "seconds": round(seconds, 1), "rows": len(rows)}
     _write(executed, out, rows, results_path(root, chapter), items, items_path(root, chapter))

@@ -26,6 +26,7 @@ condition).  A row the run did not produce (a model left out of ``lab_models``) 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -150,6 +151,20 @@ def deciding(*found) -> str:
     return json.dumps([{k: r.get(k) for k in ROW_FIELDS} for r in found], default=float)
 
 
+#: relative tolerance within which two runs' deciding numbers are the same (float noise between builds is ~1e-8)
+SAME_RTOL = 1e-6
+
+
+def same_rows(a: str, b: str, rtol: float = SAME_RTOL) -> bool:
+    """Whether two :func:`deciding` texts hold the same rows: equal text fields, and numbers equal within ``rtol``
+    (relative; NaN equals NaN), so a rebuild's float noise does not make a line "another run"."""
+    a, b = json.loads(a), json.loads(b)
+    return len(a) == len(b) and all(
+        (math.isclose(x[k], y[k], rel_tol=rtol, abs_tol=1e-12) or (math.isnan(x[k]) and math.isnan(y[k])))
+        if isinstance(x[k], float) and isinstance(y[k], float) else x[k] == y[k]
+        for x, y in zip(a, b) for k in ROW_FIELDS)
+
+
 def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: pd.DataFrame | None) -> pd.DataFrame:
     """A study's judged checks (:func:`checks`) and claims (:func:`claims`) as one line each: the check's model,
     probe and role or the claim's text (``what``), the models it reads, its verdict, ``as_expected`` (True/False
@@ -169,7 +184,7 @@ def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: p
 
 
 __all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "versus_floor", "claim_verdict",
-           "verdict_lines", "deciding", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
+           "verdict_lines", "deciding", "same_rows", "SAME_RTOL", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
            "TARGET", "CONTROL", "TRAINED", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "AT_FLOOR",
            "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD", "NOT_RESOLVED", "BY_CONSTRUCTION", "NOT_RUN", "HIGHER", "LOWER",
            "BELOW"]

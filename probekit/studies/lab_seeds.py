@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from probekit.studies.lab import verdict_lines
+from probekit.studies.lab import same_rows, verdict_lines
 
 STUDIES = ("verbs", "prednoun", "masking", "conceptual")
 NOT_RETRAINED = "not retrained"
@@ -165,15 +165,16 @@ def agreeing(table: pd.DataFrame, kind: str) -> tuple[int, int]:
 def beside(lines: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """For a page's verdict lines (:func:`~probekit.studies.lab.verdict_lines`, scored with the comparison's first
     zoo): one column per other zoo of ``table``, that zoo's verdict for the line ("not retrained" where it waits
-    for members). Only a line whose verdict and numbers (``rows``) on the page are the first zoo's in the comparison
-    is set beside it; any other line (run with other parameters, another zoo, or not in the comparison) reads
+    for members). Only a line whose verdict and numbers (``rows``, within :data:`~probekit.studies.lab.SAME_RTOL`)
+    on the page are the first zoo's in the comparison is set beside it; any other line (run with other parameters, another zoo, or not in the comparison) reads
     :data:`OTHER_RUN`."""
     first, *others = zoo_columns(table)
     known = table.drop_duplicates(LINE, keep=False).set_index(LINE)
     out = pd.DataFrame(index=lines.index, columns=[UNDER + z for z in others], dtype=object)
     for i, line in lines.iterrows():
         k = tuple(line[LINE])
-        same = k in known.index and (known.at[k, first], known.at[k, first + ROWS]) == (line["verdict"], line["rows"])
+        same = (k in known.index and known.at[k, first] == line["verdict"]
+                and same_rows(known.at[k, first + ROWS], line["rows"]))
         out.loc[i] = [known.at[k, z] if same else OTHER_RUN for z in others]
     return out
 
