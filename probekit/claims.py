@@ -4,6 +4,7 @@ A comparison is stated only when the data resolves it:
 
 * :func:`versus_chance`: ``above chance`` / ``below chance`` when the 95% interval excludes the row's ``chance``,
   else ``not resolved``;
+* :func:`within`: the equivalence test (TOST) that an interval lies within a margin around a value;
 * :func:`compare`: ``higher`` / ``lower`` when the two rows' intervals do not overlap, else ``not resolved``;
 * :func:`difference`: for a paired-difference row (metric ``<metric>_diff``, the interval from a paired
   bootstrap over the same items): ``higher`` / ``lower`` when its interval excludes 0, else ``not resolved``.
@@ -44,6 +45,13 @@ def versus_chance(r) -> str:
     if math.isnan(chance):
         return NO_CHANCE
     return {HIGHER: ABOVE, LOWER: BELOW}.get(difference(r, chance), UNRESOLVED)
+
+
+def within(r, centre: float, margin: float) -> bool:
+    """Whether a row's 95% interval lies within ``centre`` ± ``margin``: two one-sided tests (TOST), each at the
+    2.5% level, that the value is neither below ``centre - margin`` nor above ``centre + margin`` (equivalence;
+    False without an interval)."""
+    return _has_interval(r) and centre - margin <= number(r, "ci_low") and number(r, "ci_high") <= centre + margin
 
 
 def compare(a, b) -> str:

@@ -13,7 +13,7 @@ def _r(model, value, low, high, chance=0.5, metric="acc", condition=""):
 
 
 ACC = {"metric": "acc", "condition": ""}
-ROWS = frame([_r("ko", 0.52, 0.42, 0.62), _r("parent", 0.8, 0.7, 0.9), _r("ko", 0.9, 0.85, 0.95, condition="crop"),
+ROWS = frame([_r("ko", 0.51, 0.47, 0.54), _r("parent", 0.8, 0.7, 0.9), _r("ko", 0.9, 0.85, 0.95, condition="crop"),
               _r("blind", 0.5, 0.5, 0.5), _r("blind", 0.0, 0.0, 0.0, chance=0.25, metric="pairs"),
               _r("leaky", 0.7, 0.6, 0.8), _r("weak", 0.8, 0.75, 0.84, condition="crop"),
               _r("a", 0.3, 0.25, 0.35), _r("b", 0.6, 0.55, 0.65), _r("c", 0.33, 0.28, 0.7),
@@ -34,6 +34,20 @@ def test_every_role_gets_its_verdict_from_the_interval():
     table = lab_report.checks_table(found)
     assert list(table.index) == [c.model for c in checks] and table["result"].iloc[-1] == "not run"
     assert table["as it should be"].iloc[5] == "no (should be not above chance)"
+
+
+def test_at_chance_is_an_equivalence_test_with_a_stated_margin():
+    """Three verdicts for a knock-out's target: at chance (the interval within chance ± 5 points), above chance
+    (the interval excludes chance upward) and not resolved (it holds chance but reaches past the margin: with an
+    interval about ±7 points wide, "at chance" cannot be told from a small effect)."""
+    rows = frame([_r("narrow", 0.51, 0.47, 0.54), _r("wide", 0.52, 0.42, 0.62), _r("edge", 0.5, 0.45, 0.55),
+                  _r("over", 0.52, 0.44, 0.56), _r("above", 0.6, 0.56, 0.64), _r("q", 0.27, 0.21, 0.29, chance=0.25)])
+    found = lab.checks(rows, [lab.Check(m, lab.TARGET, "t") for m in ("narrow", "wide", "edge", "over", "above", "q")])
+    assert lab.CHANCE_MARGIN == 0.05
+    assert list(found["verdict"]) == [lab.AT_CHANCE, lab.NOT_RESOLVED, lab.AT_CHANCE, lab.NOT_RESOLVED, "above chance",
+                                      lab.AT_CHANCE]
+    assert list(found["ok"]) == [True, False, True, False, False, True]
+    assert "within chance ± 5% (an equivalence test)" in lab_report.judged_by(found)
 
 
 def test_a_trained_models_control_needs_the_higher_floor():

@@ -5,7 +5,8 @@ knock-outs trained without one kind of information and a blind (text-only) basel
 ``<study>_lab`` module:
 
 * :class:`Check` s, for "Does the probe measure what it claims?": a knock-out's **target** row (the probe that needs
-  the removed information) must sit at chance while its **parent** (the same recipe with the information) is
+  the removed information) must sit at chance (its 95% interval within chance ± :data:`CHANCE_MARGIN`, an
+  equivalence test; an interval that holds chance but is wider is **not resolved**) while its **parent** (the same recipe with the information) is
   above chance on it, its **control** rows must pass (:data:`FLOORS`: 0.85 for a knock-out, 0.90 for a **trained**
   model, one that saw every kind of information, on the same control probe; judged like every other verdict from
   the 95% interval: **passes** when it lies at or above the floor, **fails** when below it, **at the floor** when it
@@ -32,13 +33,16 @@ from typing import Mapping
 
 import pandas as pd
 
-from probekit.claims import ABOVE, BELOW, HIGHER, LOWER, UNRESOLVED, compare, difference, number, versus_chance
+from probekit.claims import (ABOVE, BELOW, HIGHER, LOWER, NO_CHANCE, UNRESOLVED, compare, difference, number,
+                             versus_chance, within)
 from probekit.results import select
 
 TARGET, CONTROL, BLIND, PARENT, FLOOR, TRAINED = "target", "control", "blind", "parent", "text floor", "trained"
 #: the floor a control row's 95% interval must lie at or above: a knock-out's, and a model's trained with every kind
 #: of information (:func:`versus_floor`)
 FLOORS = {CONTROL: 0.85, TRAINED: 0.90}
+#: "at chance" means the 95% interval lies within chance ± this margin (absolute, a fraction: 5 points)
+CHANCE_MARGIN = 0.05
 AT_CHANCE, PASSES, FAILS, AT_FLOOR, NOT_ABOVE = "at chance", "passes", "fails", "at the floor", "not above chance"
 HOLDS, DOES_NOT_HOLD, NOT_RESOLVED, BY_CONSTRUCTION = "holds", "does not hold", "not resolved", "decided by construction"
 NOT_RUN = "not run"
@@ -90,6 +94,10 @@ def versus_floor(r, floor: float) -> str:
 
 
 def check_verdict(r, role: str) -> str:
+    """A check's verdict from its row's 95% interval: against a floor for a control; for a blind row, whether it
+    beats chance; otherwise :data:`AT_CHANCE` when the interval lies within chance ± :data:`CHANCE_MARGIN` (an
+    equivalence test), above or below chance when it excludes chance, and :data:`NOT_RESOLVED` when it holds
+    chance but reaches past the margin (too few items to tell "at chance" from a small effect)."""
     if r is None:
         return NOT_RUN
     if role in FLOORS:
@@ -97,7 +105,9 @@ def check_verdict(r, role: str) -> str:
     vs = versus_chance(r)
     if role in (BLIND, FLOOR):
         return NOT_ABOVE if vs != ABOVE else ABOVE
-    return {UNRESOLVED: AT_CHANCE, ABOVE: ABOVE, BELOW: BELOW}.get(vs, vs)
+    if vs != NO_CHANCE and within(r, number(r, "chance"), CHANCE_MARGIN):
+        return AT_CHANCE
+    return {UNRESOLVED: NOT_RESOLVED}.get(vs, vs)
 
 
 def claim_verdict(c: PaperClaim, a, b, diff=None) -> str:
@@ -158,11 +168,13 @@ SAME_RTOL = 1e-6
 def same_rows(a: str, b: str, rtol: float = SAME_RTOL) -> bool:
     """Whether two :func:`deciding` texts hold the same rows: equal text fields, and numbers equal within ``rtol``
     (relative; NaN equals NaN), so a rebuild's float noise does not make a line "another run"."""
+    def same(u, v) -> bool:
+        if isinstance(u, float) and isinstance(v, float):
+            return math.isclose(u, v, rel_tol=rtol, abs_tol=1e-12) or (math.isnan(u) and math.isnan(v))
+        return u == v
+
     a, b = json.loads(a), json.loads(b)
-    return len(a) == len(b) and all(
-        (math.isclose(x[k], y[k], rel_tol=rtol, abs_tol=1e-12) or (math.isnan(x[k]) and math.isnan(y[k])))
-        if isinstance(x[k], float) and isinstance(y[k], float) else x[k] == y[k]
-        for x, y in zip(a, b) for k in ROW_FIELDS)
+    return len(a) == len(b) and all(same(x.get(k), y.get(k)) for x, y in zip(a, b) for k in {*x, *y})
 
 
 def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: pd.DataFrame | None) -> pd.DataFrame:
@@ -184,7 +196,7 @@ def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: p
 
 
 __all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "versus_floor", "claim_verdict",
-           "verdict_lines", "deciding", "same_rows", "SAME_RTOL", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
+           "verdict_lines", "deciding", "same_rows", "SAME_RTOL", "CHANCE_MARGIN", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
            "TARGET", "CONTROL", "TRAINED", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "AT_FLOOR",
            "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD", "NOT_RESOLVED", "BY_CONSTRUCTION", "NOT_RUN", "HIGHER", "LOWER",
            "BELOW"]
