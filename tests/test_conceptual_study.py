@@ -1,13 +1,16 @@
 """The conceptual study: its claims on hand-made rows (resolved and not), the paper's rows and facts, and
 ``studies.conceptual.run`` on the toy world with small limits and a short fine-tuning."""
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from probekit import papers
 from probekit.claims import HIGHER, LOWER, UNRESOLVED, by_topic
+from probekit.metrics.background import average_precision
 from probekit.papers.conceptual import count, parse_condition, patch_condition
 from probekit.report import conceptual as figures
-from probekit.results import frame, one, row, select
+from probekit.results import frame, items_frame, one, row, select
 from probekit.studies import conceptual
 from probekit.studies.conceptual_claims import REPORTED, patching_claims, probe_b_claims, probe_c_claims, \
     probe_r_claims
@@ -167,3 +170,42 @@ def test_the_toy_probe_r_and_c_tables_fit_under_the_sweeps_cap_so_it_scores_the_
 
     cap = inspect.signature(conceptual.run).parameters["finetune_eval_limit"].default   # = the chapter's
     assert DEFAULT_SIZE["probe-r"] <= cap and DEFAULT_SIZE["probe-c"] <= cap
+
+
+def test_item_rows_recompute_the_headlines(result, tmp_path):
+    """Probe-R's acc and Probe-C's text/image/group are means of the item rows' columns, Probe-B's mAP is the mean of
+    the average precision recomputed from each item's class scores, and its single-object acc a mean of
+    ``correct``; exactly, per model and subset (condition for Probe-B)."""
+    items = items_frame(result.items)
+    ours = result.ours()
+    checked = 0
+    for (probe, model, condition), part in items.groupby(["probe", "model", "condition"]):
+        if probe == "probe-r":
+            for kind, rows in part.groupby("kind"):
+                assert one(ours, probe=probe, model=model, subset=kind, metric="acc")["value"] == \
+                    rows["correct"].dropna().to_numpy().mean()
+                checked += kind == "predicate_swap"
+        elif probe == "probe-c":
+            assert (part["correct"].dropna() == part["group_correct"].dropna()).all()
+            for split, rows in part.groupby("split"):
+                for metric, column in (("group", "correct"), ("text", "text_correct"), ("image", "image_correct")):
+                    assert one(ours, probe=probe, model=model, subset=split, metric=metric)["value"] == \
+                        rows[column].dropna().to_numpy().mean()
+                checked += split == "composition"
+        else:
+            assert probe == "probe-b" and condition in {"black", "scene"}
+            for view, rows in part.groupby("view"):
+                one_object = rows["single_object"].astype(bool)
+                multi, single = rows[~one_object], rows[one_object]
+                assert multi["correct"].isna().all() and single["correct"].notna().all()
+                ap = np.array([average_precision(p, s) for p, s in zip(multi["positive"], multi["scores"])])
+                assert np.array_equal(ap, multi["ap"].to_numpy(), equal_nan=True)
+                assert one(ours, probe=probe, model=model, condition=condition, subset=view, metric="map")["value"] \
+                    == ap[~np.isnan(ap)].mean()
+                assert one(ours, probe="probe-b-single", model=model, condition=condition, subset=view,
+                           metric="acc")["value"] == single["correct"].to_numpy().mean()
+                checked += (condition, view) == ("black", "x̃1")
+    assert checked == 3 * 2   # the three headlines of both models
+    assert set(items["probe"]) == {"probe-r", "probe-c", "probe-b"}
+    assert items_frame(pd.read_parquet(result.items.to_parquet(tmp_path / "items.parquet") or
+                                       tmp_path / "items.parquet")).shape == items.shape

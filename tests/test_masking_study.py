@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from probekit.claims import ABOVE, HIGHER, LOWER, UNRESOLVED, by_topic
-from probekit.results import frame, one, row, select
+from probekit.results import frame, items_frame, one, row, select
 from probekit.studies import masking
 from probekit.studies.masking_claims import BROKEN, ORDER, claims, order_verdict
 from probekit.toyworld import vocab
@@ -180,3 +180,27 @@ def test_claims_on_whole_words_and_the_pooled_average():
     assert verdict["m: whole words, full image − subject ablated"] == LOWER
     assert verdict["m: ITM avg, image ablated"] == LOWER
     assert verdict["m: ITM avg_pooled, image ablated"] == HIGHER
+
+
+def test_item_rows_recompute_the_accuracies(result):
+    """Per model that answered and condition, the mean of ``correct`` (``word_correct``) over the item rows is the
+    ``accuracy`` (``word_accuracy``) row, on ``all`` and on the captions left out; each side of a drop too."""
+    items = items_frame(result.items)
+    assert not items.duplicated(["model", "condition", "subset", "item_id"]).any()
+    ours = select(result.ours(), probe="top-k")
+    checked = 0
+    for (model, condition, subset), part in items.groupby(["model", "condition", "subset"]):
+        for metric, column in (("accuracy", "correct"), ("word_accuracy", "word_correct")):
+            assert one(ours, model=model, condition=condition, subset=subset, metric=metric)["value"] == \
+                part[column].dropna().to_numpy().mean()
+            checked += 1
+    accuracies = select(ours, metric=["accuracy", "word_accuracy"])
+    assert checked == len(accuracies) > 0
+    headline = masking.HEADLINES[0]
+    assert set(select(result.ours(), **headline)["model"]) <= set(items["model"])
+    drop = one(ours, model="toy-vilt", **masking.HEADLINES[1])
+    table = items[items["subset"] == "all"].pivot(index="item_id", columns=["model", "condition"], values="correct")
+    a, b = (table[("toy-vilt", c)] for c in ("full image", "subject ablated"))
+    assert drop["value"] == (a - b).dropna().to_numpy().mean()
+    assert drop["value"] == pytest.approx(a.mean() - b.mean())
+    assert set(items["sentence"].dropna()) <= set(result.data["items"]["sentence"]) and items["sentence"].notna().all()

@@ -10,7 +10,7 @@ import pytest
 
 from probekit import claims as cl
 from probekit.report import render_claims
-from probekit.results import frame, one, row, select
+from probekit.results import frame, items_frame, one, row, select
 from probekit.scorers.mlm import pseudo_perplexity
 from probekit.studies import prednoun
 from probekit.studies.prednoun_claims import UNDEFINED, claims
@@ -201,3 +201,25 @@ def test_report_tables_put_our_rows_beside_the_papers(result):
     assert t9.loc[("ours", "toy-vilt"), ("bounding box size", "r")] == cell(size) != "n/a"
     with pytest.raises(ValueError, match="tables: 1, 6, 7, 8, 9"):
         figures.table(result, 2)
+
+
+def test_item_rows_recompute_the_pair_accuracies(result):
+    """One item row per pair of every run; the mean of ``correct`` over a run's pairs (a swap's) is its row."""
+    items = items_frame(result.items)
+    assert set(zip(items["model"], items["condition"], items["probe"])) >= {
+        (m, c, "pairs") for m in MODELS for c in ("full", "cropped")}
+    for headline in prednoun.HEADLINES:
+        for model in MODELS:
+            mine = items[(items["model"] == model) & (items["probe"] == headline["probe"])
+                         & (items["condition"] == headline["condition"])]
+            assert mine["item_id"].is_unique and len(mine) == result.facts["n_pairs"]
+            assert one(result.ours(), model=model, **headline)["value"] == mine["correct"].dropna().mean()
+    for (model, condition, probe), mine in items.groupby(["model", "condition", "probe"]):
+        for swap, part in mine.groupby("swap"):
+            expected = one(result.ours(), model=model, condition=condition, probe=probe, subset=swap,
+                           metric="pair_accuracy")["value"]
+            assert expected == part["correct"].dropna().mean()
+    shown = {c: set(items.loc[items["condition"] == c, ["image_shown_1", "image_shown_2"]].stack().dropna())
+             for c in ("full", "cropped")}
+    assert shown["full"] <= set(result.data["items"]["image"]) and shown["cropped"] <= set(result.data["items"]["crop"])
+    assert set(items["sentence_target_1"]) <= set(result.data["items"]["sentence_target"])

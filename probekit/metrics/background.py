@@ -95,8 +95,9 @@ def single_object_correct(logits, target: int) -> float:
 
 def score_probe_b(scorer, derived: pd.DataFrame, classes: Sequence[str],
                   prompts: dict[str, str]) -> pd.DataFrame:
-    """Per item x filler: h (AP over the class prompts, or 1/0 accuracy for single-object items) and mean
-    softmax confidence of the present objects, for each of x0, x̃0 and x̃1.
+    """Per item x filler: h (AP over the class prompts, or 1/0 accuracy for single-object items), mean softmax
+    confidence of the present objects and the logits (``scores_<view>``, over ``candidates``, ``positive`` saying
+    which are the image's objects), for each of x0, x̃0 and x̃1.
 
     ``derived`` is :func:`probekit.fillers.derive_probe_b`'s table (one row per item x filler with the
     paths of the three views); ``prompts`` maps each class name to its prompt text."""
@@ -111,7 +112,8 @@ def score_probe_b(scorer, derived: pd.DataFrame, classes: Sequence[str],
         wanted = [rec["target"]] if rec["single_object"] else list(rec["labels"])
         pos = np.array([classes[k] in wanted for k in cand])
         out = {"model": scorer.name, "item_id": rec["item_id"], "filler": rec["filler"],
-               "single_object": bool(rec["single_object"]), "target": rec["target"]}
+               "single_object": bool(rec["single_object"]), "target": rec["target"],
+               "candidates": [classes[k] for k in cand], "positive": pos.tolist()}
         for v in VIEWS:
             z = logits[row_of[str(rec[v])]][cand]
             p = softmax(z)
@@ -119,7 +121,7 @@ def score_probe_b(scorer, derived: pd.DataFrame, classes: Sequence[str],
                 h = single_object_correct(z, int(np.flatnonzero(pos)[0]))
             else:
                 h = average_precision(pos, z)
-            out[f"h_{v}"] = h
+            out[f"h_{v}"], out[f"scores_{v}"] = h, z.tolist()
             out[f"conf_{v}"] = float(np.mean(p[pos])) if pos.any() else np.nan
         rows.append(out)
     return pd.DataFrame(rows)

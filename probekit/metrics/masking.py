@@ -31,7 +31,7 @@ import pandas as pd
 
 from probekit.metrics.itm import itm_accuracy, negative_type, score_pairs
 from probekit.metrics.verb_pieces import (piece_ranks, pieces_correct, top_candidates, verb_lemmas)
-from probekit.results import concat, frame, row
+from probekit.results import concat, frame, items_frame, row
 from probekit.scorers import MASK
 from probekit.stats import bootstrap_ci
 
@@ -119,6 +119,19 @@ def accuracy_rows(per_item: pd.DataFrame, chance: float = float("nan"), seed: in
                             metric=metric, value=hits.mean() if len(hits) else np.nan,
                             ci=bootstrap_ci(hits, seed=seed), n=len(hits), chance=chance))
     return frame(rows)
+
+
+def topk_items(per_item: pd.DataFrame, sentences: pd.Series, subset: str = "all") -> pd.DataFrame:
+    """The item rows (:func:`probekit.results.items_frame`) behind :func:`accuracy_rows`: one per caption, model that
+    answered (``model`` = ``scored_by``, a text-only model once) and condition, with the ``sentence``
+    (``sentences``: item_id -> sentence), gold ``verb`` and its ``pieces``, the top-k whole words (``predictions``,
+    ``probs``), ``rank``, ``word_correct``, ``hits`` and ``correct`` (the paper's rule), and ``subset``; the mean of
+    ``correct`` (``word_correct``) over a model and condition's rows is its ``accuracy`` (``word_accuracy``) row."""
+    once = per_item.drop_duplicates(["scored_by", "condition", "item_id"])
+    out = once.drop(columns="model").rename(columns={"scored_by": "model"})
+    out.insert(1, "sentence", out["item_id"].map(sentences).to_numpy())
+    return items_frame(out.assign(subset=subset, word_correct=out["word_correct"].astype(float)), study=STUDY,
+                       probe=PROBE)
 
 
 def drop_rows(per_item: pd.DataFrame, pairs=DROPS, seed: int = 0) -> pd.DataFrame:

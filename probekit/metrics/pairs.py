@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from probekit.results import frame, row
+from probekit.results import frame, items_frame, row
 from probekit.scorers import head_for
 from probekit.stats import bootstrap_ci, bootstrap_std
 
@@ -88,6 +88,27 @@ def pair_results(items: pd.DataFrame) -> pd.DataFrame:
                                                   first["word_target"], first["word_distractor"])]
     out["nouns"], out["predicates"] = [n for n, _ in concepts], [p for _, p in concepts]
     return out
+
+
+#: per triplet of a pair, the columns :func:`pair_items` keeps (suffixed ``_1`` / ``_2``)
+TRIPLET_ITEM_COLUMNS = ["item_id", "sentence_target", "sentence_distractor", "image_shown", "s_target",
+                        "s_distractor"]
+
+
+def pair_items(items: pd.DataFrame, *, model: str, probe: str, condition: str) -> pd.DataFrame:
+    """The item rows (:func:`probekit.results.items_frame`) behind :func:`accuracy`: one per pair (``item_id`` the
+    pair id), with its ``swap``, each triplet's id, sentences, image shown (``image_shown``, the items' ``image``
+    where the table has none), scores and ``correct_1``/``correct_2``, and ``correct`` = both right
+    (:func:`pair_results`, NaN when a triplet is unscored): the mean of ``correct`` over the rows with one (of a
+    swap's rows for ``noun`` / ``predicate``) is that row's ``pair_accuracy``."""
+    pairs = pair_results(items)
+    table = items if "image_shown" in items else items.assign(image_shown=items["image"])
+    own = table[["pair_id", *TRIPLET_ITEM_COLUMNS]].astype({"image_shown": object})
+    first = own.groupby("pair_id", sort=False).nth(0).set_index("pair_id").add_suffix("_1")
+    second = own.groupby("pair_id", sort=False).nth(1).set_index("pair_id").add_suffix("_2")
+    out = pairs[["pair_id", "swap", "correct", "correct_1", "correct_2"]].join(first, on="pair_id").join(
+        second, on="pair_id").rename(columns={"pair_id": "item_id"})
+    return items_frame(out, study=STUDY, probe=probe, model=model, condition=condition)
 
 
 def pair_concepts(pos: str, subject: str, obj: str, word_target: str, word_distractor: str

@@ -3,7 +3,9 @@
 ``run(**params)`` takes the chapter's parameters and returns a :class:`~probekit.results.StudyResult`: rows of
 every probe for every model (ours) beside the paper's Tables 2-4, 6, 8-10; ``data`` for the figures (the Probe-B
 views of one item, the patching sweep with its encoders and α, the training losses); ``facts`` the page states;
-``claims`` from :mod:`probekit.studies.conceptual_claims`.
+``claims`` from :mod:`probekit.studies.conceptual_claims`; ``items`` the per-item rows of Probe-R, Probe-C and Probe-B
+(:mod:`probekit.metrics.conceptual_items`: Probe-R's and Probe-C's accuracies are means of ``correct``, Probe-B's mAP
+is recomputed from its score columns), not the α sweep's.
 
 On the toy world, ``lab_models`` (the toy zoo, :mod:`probekit.studies.conceptual_lab`) are scored on the same Probe-R
 and Probe-C items (models of ``models`` reused, not scored twice): their rows, with the α sweep's and Probe-B's that
@@ -23,8 +25,9 @@ from probekit.fillers import derive_probe_b
 from probekit.metrics import authors_code
 from probekit.metrics import background as mb
 from probekit.metrics import conceptual as mc
+from probekit.metrics import conceptual_items as mi
 from probekit.papers.conceptual import parse_condition, undo_readings
-from probekit.results import StudyResult, concat, empty, select
+from probekit.results import StudyResult, concat, empty, items_frame, select
 from probekit.studies import conceptual_claims, conceptual_lab, finetune, finetune_cache, lab, patching
 from probekit.toyworld import classify
 
@@ -72,7 +75,8 @@ def _probes(scorers, items_r, items_c, seed) -> tuple[pd.DataFrame, dict[str, pd
     return rows, {"probe-r": scored_r, "probe-c": scored_c}
 
 
-def _background(scorers, items_b, fillers, root, seed, toy) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list]:
+def _background(scorers, items_b, fillers, root, seed, toy
+                ) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list, pd.DataFrame]:
     used = [f for f in fillers if f != "scene" or items_b.attrs.get("scene_dir")]
     if toy and "scene" in used:  # the toy world knows each item's background and its objects' typical scenes
         items_b = with_toy_scenes(items_b)
@@ -86,7 +90,7 @@ def _background(scorers, items_b, fillers, root, seed, toy) -> tuple[pd.DataFram
                    mb.probe_b_rows(swapped[~swapped["single_object"]], {"model": "model"}, seed,
                                    condition=mb.ALL_FILLERS, probe=AUTHORS_READING["probe-b"])])
     example = derived[derived["item_id"] == derived["item_id"].iloc[0]][["filler", "original", *mb.VIEWS]]
-    return rows, example.reset_index(drop=True), used, derived.attrs["no_unrelated_scene"]
+    return rows, example.reset_index(drop=True), used, derived.attrs["no_unrelated_scene"], scored
 
 
 def sweep_plan(dataset: str, train_data, general_task: str, imagenet_dir) -> dict:
@@ -164,7 +168,8 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
     scorers = {m: load_scorer(m, device=device, batch_size=batch_size, cache_dir=cache_dir) for m in models}
     rc_rows, scored = _probes(scorers, items_r, items_c, seed)
     scored_c = scored["probe-c"]
-    b_rows, example, used, no_scene = _background(scorers, items_b, fillers, root, seed, sources["probe-b"] == "toy")
+    b_rows, example, used, no_scene, scored_b = _background(scorers, items_b, fillers, root, seed,
+                                                            sources["probe-b"] == "toy")
     facts = {"dataset": "toy world" if dataset == "toy" else "the authors' release",
              "probe_r_items": len(items_r), "probe_r_groups": items_r["group_id"].nunique(),
              "probe_c_groups": len(items_c), "probe_b_images": len(items_b),
@@ -207,7 +212,9 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
     on = len(data["lab"]) > 0
     data["lab_checks"] = lab.checks(data["lab"], conceptual_lab.CHECKS if on else [])
     data["lab_claims"] = lab.claims(data["lab"], conceptual_lab.CLAIMS if on else [])
-    return StudyResult(STUDY, params, rows, data, facts, claims)
+    per_item = [mi.probe_r_items(scored["probe-r"], items_r), mi.probe_c_items(scored_c, items_c),
+                mi.probe_b_items(scored_b)]
+    return StudyResult(STUDY, params, rows, data, facts, claims, items_frame(pd.concat(per_item, ignore_index=True)))
 
 
 def _lab(lab_models, dataset, *, scorers, items, scored, b_rows, background, sweep, seed, load

@@ -11,6 +11,9 @@ Rows (vocabulary shared with :mod:`probekit.papers.guided_masking`):
 * probe ``top-k``, metrics ``accuracy_diff``/``word_accuracy_diff``, condition "a − b" (``full image − subject
   ablated``, ``full image − image ablated``, ``full image − text only``, ``subject ablated − image ablated``):
   paired bootstrap over the same captions, chance 0;
+* ``items`` (:func:`probekit.metrics.masking.topk_items`): one row per caption, model that answered and condition
+  (probe ``top-k``, ``subset`` as the rows'), ``correct`` its verdict by the paper's rule, whose mean is the
+  ``accuracy`` row (the two conditions of an ``accuracy_diff`` each recomputed from their rows);
 * probe ``itm``, metrics ``avg`` (balanced) / ``avg_pooled`` / ``pos`` / ``neg``, subset ``all``/negative type,
   per ITM model and condition, on the pairs with both images in every condition.
 
@@ -36,8 +39,8 @@ from probekit.ablation import CONDITIONS, PatchGrid, condition_images, patches_u
 from probekit.data.masking import pair_subject_boxes, triplet_subjects
 from probekit.datasets import default_data_dir, load_dataset, sources
 from probekit.metrics.masking import (accuracy_rows, common_items, drop_rows, guided_masking, itm_under_ablation,
-                                      topk_chance)
-from probekit.results import StudyResult, concat
+                                      topk_chance, topk_items)
+from probekit.results import StudyResult, concat, items_frame
 from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.studies import lab, masking_lab
 from probekit.studies.masking_claims import claims
@@ -204,4 +207,7 @@ def run(models=("toy-vilt",), dataset: str = "toy", data_dir=None, limit: int | 
     lab_data, facts["lab"] = _lab(dataset, lab_models, items, load, root, pairs, seed)
     facts["lab_models"] = lab_models
     data.update(lab_data)
-    return StudyResult(study=STUDY, params=params, rows=rows, data=data, facts=facts, claims=claims(rows, k=k))
+    sentences = items.set_index("item_id")["sentence"]
+    per_row = [topk_items(t, sentences, subset) for t, subset in ((per_item, "all"), (left, LEFT_OUT)) if len(t)]
+    return StudyResult(study=STUDY, params=params, rows=rows, data=data, facts=facts, claims=claims(rows, k=k),
+                       items=items_frame(pd.concat(per_row, ignore_index=True)) if per_row else items_frame([]))

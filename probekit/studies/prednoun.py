@@ -17,6 +17,10 @@ Rows (vocabulary shared with :mod:`probekit.papers.prednoun`):
 * with ``released_outputs``: the same pair, concept and tuple rows computed from the authors' released per-item
   outputs (:mod:`probekit.data.prednoun_released`), source :data:`RELEASED`, models named as in the paper.
 
+``items`` (:func:`probekit.metrics.pairs.pair_items`): one row per pair of every scored run (probe ``pairs`` /
+``pairs-alt``, condition ``full`` / ``cropped``), ``correct`` 1 when both triplets are right; its mean over a run's
+rows (a swap's rows) is that run's ``pair_accuracy`` on ``all`` (the swap).
+
 On the toy world, ``lab_models`` (the toy zoo, :mod:`probekit.studies.prednoun_lab`) are scored on the same triplets,
 full and cropped: their rows are ``data["lab"]`` (not in ``rows``), judged in ``data["lab_checks"]`` and
 ``data["lab_claims"]`` (:mod:`probekit.studies.lab`); ``facts["limbs_only"]`` is the best pair and triplet accuracy
@@ -36,7 +40,7 @@ from probekit.data.prednoun import crop_to_targets
 from probekit.datasets import default_data_dir, load_dataset
 from probekit.metrics import confounds, crop_overlap, pairs
 from probekit.papers.prednoun import PAPER
-from probekit.results import StudyResult, concat
+from probekit.results import StudyResult, concat, items_frame
 from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.scorers.mlm import pseudo_perplexity
 from probekit.scorers.registry import REGISTRY
@@ -62,12 +66,14 @@ ROLES = {"models": ("choice",), "clip_models": ("choice",), "perplexity_model": 
 
 def score_run(name: str, scorer, items: pd.DataFrame, views: dict, condition: str, template: str
               ) -> pd.DataFrame:
-    """``items`` with ``name``'s s_target and s_distractor on the images of ``condition``: ``views[condition]``
-    (e.g. ``{"cropped": crops}``), the items' own images where ``views`` has none, with the default or the
-    alternative sentences (``template``)."""
-    scores = pairs.score_triplets(scorer, items, images=views.get(condition), template=template)
+    """``items`` with ``name``'s s_target and s_distractor on the images of ``condition`` (``image_shown``):
+    ``views[condition]`` (e.g. ``{"cropped": crops}``), the items' own images where ``views`` has none, with the
+    default or the alternative sentences (``template``)."""
+    shown = views.get(condition)
+    scores = pairs.score_triplets(scorer, items, images=shown, template=template)
     return items.assign(model=name, condition=condition, template=template, s_target=scores["s_target"],
-                        s_distractor=scores["s_distractor"])
+                        s_distractor=scores["s_distractor"],
+                        image_shown=list(items["image"] if shown is None else shown))
 
 
 def limbs_rows(scored: dict, seed: int) -> pd.DataFrame:
@@ -196,4 +202,6 @@ def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, li
                 counts=pd.DataFrame({"triplets": swaps.size(), "pairs": swaps["pair_id"].nunique()}),
                 scores=_stack(list(scored.values())),
                 concepts=concepts, tuples=tuples, perplexity=perplexity)
-    return StudyResult(STUDY, params, rows, data=data, facts=facts, claims=claims(rows, main))
+    per_item = [pairs.pair_items(s, model=m, probe=PROBES[t], condition=c) for (m, c, t), s in scored.items()]
+    return StudyResult(STUDY, params, rows, data=data, facts=facts, claims=claims(rows, main),
+                       items=items_frame(pd.concat(per_item, ignore_index=True)) if per_item else items_frame([]))
