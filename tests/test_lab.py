@@ -47,7 +47,7 @@ def test_at_chance_is_an_equivalence_test_with_a_stated_margin():
     assert list(found["verdict"]) == [lab.AT_CHANCE, lab.NOT_RESOLVED, lab.AT_CHANCE, lab.NOT_RESOLVED, "above chance",
                                       lab.AT_CHANCE]
     assert list(found["ok"]) == [True, False, True, False, False, True]
-    assert "within chance ± 5% (an equivalence test)" in lab_report.judged_by(found)
+    assert "within chance ± 5 points (an equivalence test)" in lab_report.judged_by(found)
 
 
 def test_a_trained_models_control_needs_the_higher_floor():

@@ -43,7 +43,7 @@ def judged_by(found: pd.DataFrame) -> str:
     floors = [f"{floor:.0%} ({_FLOOR_OF[role]})" for role, floor in lab.FLOORS.items() if role in set(found["role"])]
     target = lab.TARGET in set(found["role"])
     return "verdict from the 95% interval" + (
-        f"; a target is {lab.AT_CHANCE} when its interval lies within chance ± {lab.CHANCE_MARGIN:.0%} (an "
+        f"; a target is {lab.AT_CHANCE} when its interval lies within chance ± {lab.CHANCE_MARGIN * 100:g} points (an "
         f"equivalence test), {lab.NOT_RESOLVED} when it holds chance but reaches further" if target else "") + (
         f"; a control passes when its interval lies at or above {' or '.join(floors)}, fails when it lies below, "
         f"and is {lab.AT_FLOOR} when it holds the floor" if floors else "")
