@@ -18,7 +18,7 @@ LAYERS = [
     {"probekit.toyworld", "probekit.data", "probekit.datasets", "probekit.ablation", "probekit.fillers"},
     {"probekit.metrics"},
     {"probekit.papers"},
-    {"probekit.studies", "probekit.finetune", "probekit.toymodels"},
+    {"probekit.studies", "probekit.toymodels"},
     {"probekit.report"},
     {"probekit.book", "probekit.chapters", "probekit.cli"},
 ]
@@ -81,6 +81,12 @@ def test_no_module_imports_a_layer_above_it():
             if other > own:
                 bad.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target} (layer {other} > {own})")
     assert not bad, "imports against the layering:\n" + "\n".join(bad)
+
+
+def test_the_layers_name_only_modules_that_exist():
+    modules = {module for module, _ in _modules()}
+    gone = sorted(name for names in LAYERS for name in names if name not in modules)
+    assert not gone, f"tests/test_layers.py names modules that do not exist: {gone}"
 
 
 def test_modules_are_small():
