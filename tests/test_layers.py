@@ -46,6 +46,11 @@ def _modules():
         yield ".".join(parts), path
 
 
+def _is_module(name: str) -> bool:
+    path = PACKAGE.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
 def _imports(module: str, path: Path):
     is_pkg = path.name == "__init__.py"
     for node in ast.walk(ast.parse(path.read_text())):
@@ -62,11 +67,9 @@ def _imports(module: str, path: Path):
             else:
                 target = node.module or ""
             if target.startswith("probekit"):
-                if node.module is None or target == "probekit":  # "from probekit import x": x may be a module
-                    for alias in node.names:
-                        yield node.lineno, f"{target}.{alias.name}"
-                else:
-                    yield node.lineno, target
+                for alias in node.names:   # "from probekit.studies import verbs": x may be a module
+                    sub = f"{target}.{alias.name}"
+                    yield node.lineno, sub if _is_module(sub) else target
 
 
 def test_no_module_imports_a_layer_above_it():
@@ -81,6 +84,38 @@ def test_no_module_imports_a_layer_above_it():
             if other > own:
                 bad.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target} (layer {other} > {own})")
     assert not bad, "imports against the layering:\n" + "\n".join(bad)
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module -> the probekit modules it imports (module-level or inside a function); ``from pkg import name``
+    is an import of the module ``pkg.name`` where there is one, else of ``pkg``."""
+    modules = dict(_modules())
+    graph = {}
+    for module, path in modules.items():
+        found = set()
+        for _, target in _imports(module, path):
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            found |= {target} - {module, ""}
+        graph[module] = found
+    return graph
+
+
+def test_no_import_circle():
+    """No module reaches itself through imports: a study hands its lab the functions it needs instead of the lab
+    importing the study back (verbs, prednoun, masking), and the zoo's folder lives in zoo.py, not in train.py."""
+    graph, circles = _module_graph(), []
+    for start in graph:
+        stack, seen = [(start, [start])], set()
+        while stack:
+            node, path = stack.pop()
+            for nxt in graph[node]:
+                if nxt == start:
+                    circles.append(" -> ".join([*path, start]))
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, [*path, nxt]))
+    assert not circles, "import circles:\n" + "\n".join(sorted(set(circles))[:10])
 
 
 def test_the_layers_name_only_modules_that_exist():

@@ -11,6 +11,8 @@ from probekit.studies import lab, object_control, prednoun, prednoun_lab
 from probekit.studies.prednoun_claims import CROP_GAIN
 from probekit.studies.prednoun_lab import CHECKS, CLAIMS, LAB_MODELS
 
+STUDY = prednoun_lab.Study(prednoun.score_run, prednoun.analyse, prednoun.limbs_rows)
+
 
 def _r(model, condition, value, low, high, subset="all", metric="pair_accuracy", probe="pairs"):
     chance = {"pair_accuracy": 0.25, "triplet_accuracy": 0.5, "pair_accuracy_diff": 0.0}[metric]
@@ -143,7 +145,7 @@ def test_lab_rows_reuse_the_main_runs_scores():
                           "other_agent": ["woman", "man", "woman", "woman"]})
     scored = {("no-such-model", c, "default"): items.assign(s_target=[0.9, 0.8, 0.7, 0.2], s_distractor=0.5)
               for c in ("full", "cropped")}
-    rows = prednoun_lab.lab_rows(items, ["no-such-model"], views={}, scored=scored)
+    rows = prednoun_lab.lab_rows(items, ["no-such-model"], views={}, scored=scored, study=STUDY)
     assert set(rows["model"]) == {"no-such-model"}
     assert one(rows, condition="full", subset="all", metric="pair_accuracy")["value"] == 0.5
     assert one(rows, condition=CROP_GAIN, metric="pair_accuracy_diff")["value"] == 0.0
@@ -164,7 +166,7 @@ def test_a_dual_encoder_and_a_cross_encoder_are_compared_pair_by_pair():
     target = {"toy-clip": [0.9, 0.8, 0.7, 0.2], "toy-vilt": [0.9, 0.9, 0.9, 0.9]}
     scored = {(m, c, "default"): items.assign(s_target=t, s_distractor=0.5) for m, t in target.items()
               for c in ("full", "cropped")}
-    rows = prednoun_lab.lab_rows(items, list(target), views={}, scored=scored)
+    rows = prednoun_lab.lab_rows(items, list(target), views={}, scored=scored, study=STUDY)
     diff = select(rows, metric="pair_accuracy_diff", condition=prednoun_lab.versus("toy-clip", "toy-vilt"))
     assert list(zip(diff["model"], diff["value"], diff["n"])) == [("toy-clip", -0.5, 2)]
     assert len(select(rows, metric="pair_accuracy_diff")) == 3   # and each model's cropped − full

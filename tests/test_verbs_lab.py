@@ -116,7 +116,8 @@ def test_lab_rows_reuse_rows_already_scored(tmp_path):
     items = load_dataset("verbs", "toy", data_dir=tmp_path, limit=6, seed=0)
     mine = frame(_rows("not-a-registry-model") + [row(study="verbs", probe=itm.VERB_PROBE, model="x", metric="neg",
                                                       value=0.5, subset="hold")])
-    got = verbs_lab.lab_rows(items, ["not-a-registry-model"], scored={"not-a-registry-model": (mine, None)})
+    got = verbs_lab.lab_rows(items, ["not-a-registry-model"], scored={"not-a-registry-model": (mine, None)},
+                             score=verbs.score_model)
     assert len(got) == len(itm.SUBSETS) * 4 and set(got["probe"]) == {itm.PROBE}  # no loading, svo rows only
 
 
@@ -126,7 +127,8 @@ def test_each_noisy_member_is_paired_with_the_clean_one_and_judged_on_the_paired
     rejects, accepts = (np.full(n, 0.9), np.full(n, 0.1)), (np.full(n, 0.9), np.full(n, 0.9))
     scored = {"toy-vilt": (frame(_rows("toy-vilt")), rejects),
               "toy-vilt-mismatch": (frame(_rows("toy-vilt-mismatch")), accepts)}
-    got = verbs_lab.lab_rows(items, ["toy-vilt", "toy-vilt-mismatch"], scored=scored, n_resamples=50)
+    got = verbs_lab.lab_rows(items, ["toy-vilt", "toy-vilt-mismatch"], scored=scored, n_resamples=50,
+                             score=verbs.score_model)
     paired = select(got, condition=f"toy-vilt-mismatch − toy-vilt, {AT}")
     assert dict(zip(paired["metric"], paired["value"])) == {"neg_diff": -1.0, "pos_diff": 0.0, "avg_diff": -0.5}
     # the two models' own rows (0.5 [0.4, 0.6] each) overlap; the paired rows resolve the negatives and the average

@@ -118,7 +118,8 @@ def itm_rows(pairs: pd.DataFrame, pos_boxes, neg_boxes, scorers, root) -> pd.Dat
 
 def _lab(dataset: str, lab_models, items, load, root, pairs, seed: int) -> tuple[dict, str | None]:
     """The lab's rows, checks and claims on the toy world; empty frames and why otherwise."""
-    rows = (masking_lab.lab_rows(items, lab_models, load, root, pairs, seed=seed)
+    rows = (masking_lab.lab_rows(items, lab_models, load, root, pairs, seed=seed, condition_paths=condition_paths,
+                                 itm_rows=itm_rows)
             if dataset == "toy" and lab_models else concat([]))
     why = (None if len(rows) else "The lab runs on the toy world only." if dataset != "toy"
            else "No lab models were given (lab_models)." if not lab_models else "The lab models scored nothing.")

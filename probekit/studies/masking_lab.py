@@ -18,6 +18,8 @@ calibrated match head, ITM on the verb pairs.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -74,13 +76,13 @@ def at_k(per_item: pd.DataFrame, k: int) -> pd.DataFrame:
     return per_item.assign(correct=correct, word_correct=words)
 
 
-def lab_rows(items: pd.DataFrame, lab_models, load, root, pairs=None, seed: int = 0) -> pd.DataFrame:
+def lab_rows(items: pd.DataFrame, lab_models, load, root, pairs=None, seed: int = 0, *, condition_paths: Callable,
+             itm_rows: Callable) -> pd.DataFrame:
     """Schema rows of the ``lab_models`` (registry names, loaded with ``load(name)``) on the study's ``items``
     (with their subject boxes): top-5 and top-1 accuracy per model and condition, the paired drops, and ITM on
     ``pairs`` = (verbs table, positive boxes, negative boxes) when given.  Only the captions every lab model
-    answered in every condition are counted."""
-    from probekit.studies.masking import condition_paths, itm_rows   # the study imports this module
-
+    answered in every condition are counted.  ``condition_paths`` and ``itm_rows`` are the study's (passed in, so
+    this module does not import the study that imports it)."""
     scorers = [load(name) for name in dict.fromkeys(lab_models)]
     texts = [s for s in scorers if s.text_only and can_answer(s, "fill_mask")]
     mlm = [s for s in scorers if not s.text_only and can_answer(s, "fill_mask")]

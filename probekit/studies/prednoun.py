@@ -175,7 +175,8 @@ def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, li
     if dataset == "toy" and lab_models:
         objects = object_control.items(root, seed)
         data["lab"] = prednoun_lab.lab_rows(items, lab_models, views=views, objects=objects, scored=scored,
-                                            seed=seed, device=device, batch_size=batch_size, cache_dir=cache_dir)
+                                            study=prednoun_lab.Study(score_run, analyse, limbs_rows), seed=seed,
+                                            device=device, batch_size=batch_size, cache_dir=cache_dir)
         data["lab_checks"] = lab.checks(data["lab"], prednoun_lab.CHECKS)
         data["lab_claims"] = lab.claims(data["lab"], prednoun_lab.CLAIMS)
         facts["lab"] = (f"{', '.join(dict.fromkeys(data['lab']['model']))} scored on the same {len(items)} "

@@ -24,7 +24,8 @@ them tells the rest (:func:`probekit.toyworld.prednoun.limbs_only_accuracy`).
 
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import pandas as pd
 
@@ -110,16 +111,24 @@ CLAIMS = [
 ]
 
 
-def lab_rows(items: pd.DataFrame, lab_models: Sequence[str] = LAB_MODELS, *, views: dict,
+@dataclass(frozen=True)
+class Study:
+    """What the lab needs of the predicate–noun study, handed over by it (this module does not import the study,
+    which imports this one): its ``score_run``, ``analyse`` and ``limbs_rows``."""
+    score_run: Callable
+    analyse: Callable
+    limbs_rows: Callable
+
+
+def lab_rows(items: pd.DataFrame, lab_models: Sequence[str] = LAB_MODELS, *, views: dict, study: Study,
              objects: pd.DataFrame | None = None, scored: dict | None = None, seed: int = 0, device: str = "auto",
              batch_size: int = 32, cache_dir=None) -> pd.DataFrame:
     """Rows of every model of ``lab_models`` on ``items`` (every condition of :data:`RUNS`, its images from ``views``,
     e.g. ``{"cropped": crops}``; default template), reusing the runs of ``scored`` (the main
     study's ``{(model, condition, template): scored items}``), and on the single-object control ``objects``
     (:func:`probekit.studies.object_control.items`; None: not scored); a model without an image–text choice head
-    gives no rows (its checks and claims say "not run")."""
-    from probekit.studies import prednoun as study  # the study imports this module for its defaults
-
+    gives no rows (its checks and claims say "not run").  ``study``: the study's scoring and analysis
+    (:class:`Study`, passed in, so this module does not import the study that imports it)."""
     scored, runs, controls = dict(scored or {}), {}, []
     for model in dict.fromkeys(lab_models):
         keys = [(model, condition, template) for condition, template in RUNS]
@@ -131,7 +140,7 @@ def lab_rows(items: pd.DataFrame, lab_models: Sequence[str] = LAB_MODELS, *, vie
         for key in keys:
             runs[key] = scored[key] if key in scored else study.score_run(model, scorer, items, views, *key[1:])
         if objects is not None:
-            controls.append(object_control.rows(scorer, model, objects, study.STUDY, seed))
+            controls.append(object_control.rows(scorer, model, objects, "prednoun", seed))
     if not runs:
         return frame([])
     rows, _, _ = study.analyse(runs, list(dict.fromkeys(m for m, _, _ in runs)), seed, min_concept_count=0,

@@ -102,7 +102,7 @@ def run_lab(items: pd.DataFrame, dataset: str, lab_models: Sequence[str], scored
         none = empty()
         return ({"lab": none, "lab_checks": lab.checks(none, []), "lab_claims": lab.claims(none, [])},
                 "the lab runs on the toy world only" if dataset != "toy" else "no lab models were given")
-    rows = verbs_lab.lab_rows(items, lab_models, scored=scored, **scoring)
+    rows = verbs_lab.lab_rows(items, lab_models, score=score_model, scored=scored, **scoring)
     return ({"lab": rows, "lab_checks": lab.checks(rows, verbs_lab.CHECKS),
              "lab_claims": lab.claims(rows, verbs_lab.CLAIMS)},
             f"{', '.join(dict.fromkeys(lab_models))} on the same {len(items)} toy rows, ITM heads at threshold "

@@ -23,7 +23,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -91,20 +91,19 @@ CLAIMS = [
 ]
 
 
-def lab_rows(items: pd.DataFrame, lab_models: Sequence[str], *, min_triplet_negatives: int = 30,
-             n_resamples: int = 1000, seed: int = 0, device: str = "auto", batch_size: int = 32, cache_dir=None,
-             scored: Mapping[str, tuple] | None = None) -> pd.DataFrame:
+def lab_rows(items: pd.DataFrame, lab_models: Sequence[str], *, score: Callable,
+             min_triplet_negatives: int = 30, n_resamples: int = 1000, seed: int = 0, device: str = "auto",
+             batch_size: int = 32, cache_dir=None, scored: Mapping[str, tuple] | None = None) -> pd.DataFrame:
     """The lab models' SVO-Probes rows (probe "svo": pairwise, and Table 4 at :data:`THRESHOLD` for calibrated
     ITM heads) on ``items``, and each of :data:`NOISY`'s paired differences against :data:`CLEAN`
     (:func:`probekit.metrics.itm.itm_accuracy_diff`) where both ran.  ``scored``: the (rows, scores) a model
-    already has from the main run at :data:`THRESHOLD` (reused, not scored again)."""
-    from probekit.studies.verbs import score_model  # verbs imports this module for its default lab_models
-
+    already has from the main run at :data:`THRESHOLD` (reused, not scored again); ``score``: the study's
+    ``score_model`` (passed in, so this module does not import the study that imports it), for the others."""
     scored = dict(scored or {})
     for name in dict.fromkeys(lab_models):
         if name not in scored:
             scorer = load_scorer(name, device=device, batch_size=batch_size, cache_dir=cache_dir)
-            rows, _, _, scores = score_model(scorer, items, THRESHOLD, min_triplet_negatives, n_resamples, seed)
+            rows, _, _, scores = score(scorer, items, THRESHOLD, min_triplet_negatives, n_resamples, seed)
             scored[name] = rows, scores
     parts = [select(scored[name][0], probe=itm.PROBE) for name in dict.fromkeys(lab_models)]
     thresholded = {name for name in lab_models if len(select(scored[name][0], metric="avg"))}

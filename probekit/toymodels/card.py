@@ -8,8 +8,7 @@ from pathlib import Path
 from ..toyworld.vocab import AGENTS, OBJECTS, POSES, SCENES, TYPICAL_SCENE_P, VERBS, prior_topk
 from .build import FFN, HEADS, LAYERS, MAX_TEXT, WIDTH, tokenizer
 from .convergence import FLAT_WITHIN, PER_STEPS, cell, trends, unsettled
-from .train import CHECKPOINTS
-from .zoo import ZOO
+from .zoo import CHECKPOINTS, ZOO
 
 #: the training curve's held-out keys: (line style, chance level)
 CURVE_KEYS = {"object": ("-", 0.5), "prednoun_pair": ("--", 0.25), "crop_predicate": ("-.", 0.5),

@@ -8,8 +8,7 @@ from pathlib import Path
 
 from . import record as zoo_record
 from .record import ZooError
-from .train import CHECKPOINTS
-from .zoo import MODELS
+from .zoo import CHECKPOINTS, MODELS
 
 
 def rescore(out: str | Path | None = None, models=MODELS, log=print) -> dict:

@@ -32,9 +32,7 @@ from . import build, loop
 from . import record as zoo_record
 from .batches import Batches, mask_tokens
 from .record import ZooError
-from .zoo import MODELS, ZOO, Member
-
-CHECKPOINTS = Path(__file__).parent / "checkpoints"
+from .zoo import CHECKPOINTS, MODELS, ZOO, Member
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..scorers.registry import TOY_CHECKPOINTS as CHECKPOINTS  # the shipped zoo's folder
 from ..toyworld import stream
 
 
