@@ -5,8 +5,8 @@ steps on one thread, and measure what it costs and whether the two hard sub-prob
         [--root /work/pilot] [--time-others]
     PYTHONPATH=. python benchmarks/recipe_pilot.py --table [--root /work/pilot]
 
-Each run trains into ``<root>/<size>-<steps>/`` (a zoo directory of ``probekit train-toy``: its ``training.json``
-and held-out curves) and writes its measurements to ``<root>/<size>-<steps>/pilot.json``.  The same command again
+Each run trains into ``<root>/<size>-<steps>[-lr<lr>]/`` (a zoo directory of ``probekit train-toy``: its ``training.json``
+and held-out curves) and writes its measurements to ``pilot.json`` there.  The same command again
 goes on where it stopped: a member already trained is not retrained (one stopped mid-training resumes from its
 resume file, written every ``--save-every`` steps), one already measured is not measured again.
 
@@ -23,8 +23,11 @@ Measured, with the chapters' own study code on evaluation-split items rendered i
   and the first probe step from which every curve of the run so far is flat (a prefix of the schedule: the
   learning rate has not decayed there yet, so it is a lower bound's hint, not a converged run).
 
-``--time-others`` also times a training step of every other kind of member at this size (CLIP, CLIP with swaps,
-BERT; a ViLT with swaps when it was not trained) on a small pool, for the projection of the whole zoo:
+``--shipped`` measures the shipped zoo's ``--models`` the same way (on the same items), into
+``<root>/full-30000-shipped/``, its cost and curves read from the shipped ``training.json``: the baseline.
+
+``--time-others`` also times a training step of every kind of member at this size (ViLT, ViLT with swaps, CLIP,
+CLIP with swaps, BERT) on a small pool, for the projection of the whole zoo:
 ``--table`` projects the zoo (its members at the run's steps, pool rendering and curve probes included) x 3 seeds
 in core-hours.
 """
@@ -75,7 +78,8 @@ def train_member(zoo: Path, name: str, a, log) -> dict:
     resumed = (zoo / f"{name}.resume.pt").exists()
     c0, t0 = cpu_s(), time.time()
     T.train(zoo, steps=a.steps, seed=a.seed, models=[name], threads=1, size=a.size, log=log,
-            save_every=a.save_every, pool=a.pool, eval_every=a.eval_every)
+            save_every=a.save_every, pool=a.pool, eval_every=a.eval_every,
+            **({"lr_vilt": a.lr_vilt} if a.lr_vilt else {}))
     return {"cpu_s_process": cpu_s() - c0, "wall_s_process": time.time() - t0, "resumed": resumed}
 
 
@@ -174,14 +178,20 @@ def run(a, log=print) -> dict:
     import torch
     torch.set_num_threads(1)
     from probekit.toymodels import evaluate as ev
-    zoo = a.root / f"{a.size}-{a.steps}"
-    zoo.mkdir(parents=True, exist_ok=True)
-    path = zoo / "pilot.json"
+    from probekit.toymodels import train as T
+    if a.shipped:
+        zoo, here = T.CHECKPOINTS, a.root / "full-30000-shipped"
+        a.size, a.steps, a.pool, a.eval_every = "full", T.Budget.steps, T.Budget.pool, T.Budget.eval_every
+    else:
+        zoo = here = a.root / (f"{a.size}-{a.steps}" + (f"-lr{a.lr_vilt:g}" if a.lr_vilt else ""))
+    here.mkdir(parents=True, exist_ok=True)
+    path = here / "pilot.json"
     state = _read(path)
-    state.update(size=a.size, steps=a.steps, seed=a.seed, pool=a.pool, eval_every=a.eval_every)
+    state.update(size=a.size, steps=a.steps, seed=a.seed, pool=a.pool, eval_every=a.eval_every,
+                 lr_vilt=a.lr_vilt or T.Budget.lr_vilt)
     members = state.setdefault("members", {})
     for name in a.models:
-        cost = train_member(zoo, name, a, log)
+        cost = {} if a.shipped else train_member(zoo, name, a, log)
         m = members.setdefault(name, {})
         if cost:
             m["cost"] = cost
@@ -240,7 +250,8 @@ def member_cpu_s(state: dict, name: str) -> float | None:
 
 def table(root: Path) -> str:
     from probekit.toymodels.zoo import ZOO
-    lines = ["| size | member | steps | s/step (CPU) | core-min per member | zoo x 3 seeds (core-h) | "
+    lines = ["| size | member | steps | s/step: wall, CPU (all in), CPU (step alone) | core-min per member | "
+             "zoo x 3 seeds (core-h) | "
              "(a) limbs alike: pair acc, chance 25 | (a) limbs alike: triplet acc, chance 50 | "
              "(b) verb negs by the object's place, chance 50 | easy: limbs differ pair acc | easy: cropped pair acc | "
              "easy: verb negs by the pose | held-out curves at the end | all flat from step | load (1, 5, 15 min) |",
@@ -256,10 +267,13 @@ def table(root: Path) -> str:
             cpu = cost.get("cpu_s_process")
             flat = m["flatness"]
             not_flat = [f"{k} {v[0]} {v[1]:+.1f}" for k, v in flat["end"].items() if v[0] != "flat"]
-            step = f"{m['wall_s'] / s['steps']:.3f} wall" + (f", {cpu / s['steps']:.3f} CPU" if cpu else "")
+            alone = s.get("timing", {}).get("step_cpu_s", {}).get(name)
+            step = " / ".join([f"{m['wall_s'] / s['steps']:.3f}", f"{cpu / s['steps']:.3f}" if cpu else "—",
+                               f"{alone:.3f}" if alone else "—"])
             zoo_cell = f"{zoo_h:.1f}" if zoo_h else "—"
+            lr = f", lr {s['lr_vilt']:g}" if s.get("lr_vilt", 5e-4) != 5e-4 else ""
             lines.append(
-                f"| {s['size']} | {name} | {s['steps']} | {step} | {(cpu or m['wall_s']) / 60:.1f} | {zoo_cell} | "
+                f"| {s['size']}{lr} | {name} | {s['steps']} | {step} | {(cpu or m['wall_s']) / 60:.1f} | {zoo_cell} | "
                 f"{_pct(p.get('prednoun full, limbs alike: pair_accuracy'))} | "
                 f"{_pct(p.get('prednoun full, limbs alike: triplet_accuracy'))} | "
                 f"{_pct(p.get(HARD_B))} | "
@@ -280,12 +294,15 @@ def main(argv=None) -> int:
     p.add_argument("--models", nargs="+", default=["toy-vilt"], choices=list(ZOO))
     p.add_argument("--root", type=Path, default=ROOT, help=f"scratch directory, outside the repository ({ROOT})")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--lr-vilt", type=float, default=None, help="the ViLT members' peak learning rate (default: the "
+                                                                  "Budget's); the run's directory says it")
     p.add_argument("--pool", type=int, default=60000)
     p.add_argument("--eval-every", type=int, default=250, help="steps between held-out curve probes")
     p.add_argument("--save-every", type=int, default=250, help="steps between resume files")
     p.add_argument("--prednoun-items", type=int, default=4800, help="triplets (a fifth of pairs: limbs alike)")
     p.add_argument("--verbs-items", type=int, default=2000, help="SVO rows (about a quarter: object's place)")
     p.add_argument("--remeasure", action="store_true")
+    p.add_argument("--shipped", action="store_true", help="measure the shipped zoo's --models (the baseline)")
     p.add_argument("--time-others", action="store_true")
     p.add_argument("--table", action="store_true", help="print the table of every run under --root")
     a = p.parse_args(argv)
