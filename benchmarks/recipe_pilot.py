@@ -230,9 +230,10 @@ def _pct(r: dict | None) -> str:
     return f"{100 * r['value']:.1f} [{100 * r['ci'][0]:.1f}, {100 * r['ci'][1]:.1f}] ({r['n']})"
 
 
-def member_cpu_s(state: dict, name: str) -> float | None:
+def member_cpu_s(state: dict, name: str, steps_of_size: dict | None = None) -> float | None:
     """CPU seconds of one member at the run's steps: measured when it was trained here, else its kind's step time
-    from ``--time-others`` plus its curve probes; the pool's rendering added either way."""
+    from ``--time-others`` (this run's, else ``steps_of_size``: another run's of the same size) plus its curve
+    probes and the pool's rendering."""
     from probekit.toymodels.zoo import ZOO
     member, timing = ZOO[name], state.get("timing", {})
     kind = {("vilt", False): "toy-vilt", ("vilt", True): "toy-vilt-hardneg", ("clip", False): "toy-clip",
@@ -241,7 +242,7 @@ def member_cpu_s(state: dict, name: str) -> float | None:
     own = state["members"].get(name) or state["members"].get(kind)
     if own and own.get("cost") and not own["cost"]["resumed"]:
         return own["cost"]["cpu_s_process"]   # pool, probes and the held-out evaluation are in it
-    step = timing.get("step_cpu_s", {}).get(kind)
+    step = timing.get("step_cpu_s", {}).get(kind) or (steps_of_size or {}).get(kind)
     if step is None:
         return None
     probes = state["steps"] // state["eval_every"] if state["eval_every"] else 0
@@ -256,9 +257,12 @@ def table(root: Path) -> str:
              "(b) verb negs by the object's place, chance 50 | easy: limbs differ pair acc | easy: cropped pair acc | "
              "easy: verb negs by the pose | held-out curves at the end | all flat from step | load (1, 5, 15 min) |",
              "|---" * 15 + "|"]
-    for path in sorted(root.glob("*/pilot.json")):
-        s = _read(path)
-        per = {m: member_cpu_s(s, m) for m in ZOO}
+    runs = [_read(path) for path in sorted(root.glob("*/pilot.json"))]
+    steps_of_size: dict = {}
+    for s in runs:
+        steps_of_size.setdefault(s["size"], {}).update(s.get("timing", {}).get("step_cpu_s", {}))
+    for s in runs:
+        per = {m: member_cpu_s(s, m, steps_of_size[s["size"]]) for m in ZOO}
         zoo_h = 3 * sum(per.values()) / 3600 if all(v is not None for v in per.values()) else None
         for name, m in s.get("members", {}).items():
             if "probes" not in m:
