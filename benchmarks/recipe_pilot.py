@@ -107,17 +107,19 @@ def probe_s(name: str, size: str, heldout) -> float:
     return cpu_s() - t0
 
 
-def step_s(name: str, size: str, steps: int = 30, warmup: int = 5) -> float:
-    """CPU seconds per training step of ``name`` at ``size`` (small pool, no probes), as benchmarks/train_toy.py."""
+def step_s(name: str, size: str, steps: int = 60, warmup: int = 5) -> float:
+    """CPU seconds per training step of ``name`` at ``size`` (small pool, no probes), as benchmarks/train_toy.py:
+    the difference of a ``warmup + steps`` and a ``warmup``-step run, after a throwaway run (the first run of a
+    process pays one-time costs, which made the difference of the next two come out negative)."""
     from probekit.toymodels import train as T
     cpu = []
-    for n in (warmup, warmup + steps):
+    for n in (2, warmup, warmup + steps):
         with tempfile.TemporaryDirectory() as out:
             c0 = cpu_s()
             T.train(out, steps=n, models=[name], evaluate=False, log=lambda *_: None, pool=512, eval_every=0,
                     size=size, threads=1)
             cpu.append(cpu_s() - c0)
-    return (cpu[1] - cpu[0]) / steps
+    return (cpu[2] - cpu[1]) / steps
 
 
 def flatness(history: dict) -> dict:
@@ -212,7 +214,9 @@ def run(a, log=print) -> dict:
             heldout = heldout or ev.HeldOut(seed=a.seed)
             timing.setdefault("probe_cpu_s", {})[name] = probe_s(name, a.size, heldout)
             _write(path, state)
-    if a.time_others:
+    if a.retime:
+        timing.pop("step_cpu_s", None)
+    if a.time_others or a.retime:
         for name in ("toy-vilt", "toy-vilt-hardneg", "toy-clip", "toy-clip-hardneg", "toy-bert"):
             if name not in timing.setdefault("step_cpu_s", {}):
                 timing["step_cpu_s"][name] = step_s(name, a.size)
@@ -242,7 +246,7 @@ def member_cpu_s(state: dict, name: str, steps_of_size: dict | None = None) -> f
     own = state["members"].get(name) or state["members"].get(kind)
     if own and own.get("cost") and not own["cost"]["resumed"]:
         return own["cost"]["cpu_s_process"]   # pool, probes and the held-out evaluation are in it
-    step = timing.get("step_cpu_s", {}).get(kind) or (steps_of_size or {}).get(kind)
+    step = (steps_of_size or {}).get(kind) or timing.get("step_cpu_s", {}).get(kind)
     if step is None:
         return None
     probes = state["steps"] // state["eval_every"] if state["eval_every"] else 0
@@ -257,12 +261,15 @@ def table(root: Path) -> str:
              "(b) verb negs by the object's place, chance 50 | easy: limbs differ pair acc | easy: cropped pair acc | "
              "easy: verb negs by the pose | held-out curves at the end | all flat from step | load (1, 5, 15 min) |",
              "|---" * 15 + "|"]
-    runs = [_read(path) for path in sorted(root.glob("*/pilot.json"))]
-    steps_of_size: dict = {}
+    runs = [{**_read(path), "shipped": path.parent.name.endswith("-shipped")}
+            for path in sorted(root.glob("*/pilot.json"), key=lambda q: (q.parent.name.startswith("full"), q.parent.name))]
+    found: dict = {}   # per size and kind, every run's step timing: the table uses their mean
     for s in runs:
-        steps_of_size.setdefault(s["size"], {}).update(s.get("timing", {}).get("step_cpu_s", {}))
+        for kind, v in s.get("timing", {}).get("step_cpu_s", {}).items():
+            found.setdefault(s["size"], {}).setdefault(kind, []).append(v)
+    steps_of_size = {size: {k: float(np.mean(v)) for k, v in kinds.items()} for size, kinds in found.items()}
     for s in runs:
-        per = {m: member_cpu_s(s, m, steps_of_size[s["size"]]) for m in ZOO}
+        per = {m: member_cpu_s(s, m, steps_of_size.get(s["size"], {})) for m in ZOO}
         zoo_h = 3 * sum(per.values()) / 3600 if all(v is not None for v in per.values()) else None
         for name, m in s.get("members", {}).items():
             if "probes" not in m:
@@ -271,11 +278,11 @@ def table(root: Path) -> str:
             cpu = cost.get("cpu_s_process")
             flat = m["flatness"]
             not_flat = [f"{k} {v[0]} {v[1]:+.1f}" for k, v in flat["end"].items() if v[0] != "flat"]
-            alone = s.get("timing", {}).get("step_cpu_s", {}).get(name)
+            alone = steps_of_size.get(s["size"], {}).get(name)
             step = " / ".join([f"{m['wall_s'] / s['steps']:.3f}", f"{cpu / s['steps']:.3f}" if cpu else "—",
                                f"{alone:.3f}" if alone else "—"])
             zoo_cell = f"{zoo_h:.1f}" if zoo_h else "—"
-            lr = f", lr {s['lr_vilt']:g}" if s.get("lr_vilt", 5e-4) != 5e-4 else ""
+            lr = (f", lr {s['lr_vilt']:g}" if s.get("lr_vilt", 5e-4) != 5e-4 else "") + (" (shipped zoo)" if s["shipped"] else "")
             lines.append(
                 f"| {s['size']}{lr} | {name} | {s['steps']} | {step} | {(cpu or m['wall_s']) / 60:.1f} | {zoo_cell} | "
                 f"{_pct(p.get('prednoun full, limbs alike: pair_accuracy'))} | "
@@ -308,6 +315,7 @@ def main(argv=None) -> int:
     p.add_argument("--remeasure", action="store_true")
     p.add_argument("--shipped", action="store_true", help="measure the shipped zoo's --models (the baseline)")
     p.add_argument("--time-others", action="store_true")
+    p.add_argument("--retime", action="store_true", help="time the steps again (--time-others, dropping the old)")
     p.add_argument("--table", action="store_true", help="print the table of every run under --root")
     a = p.parse_args(argv)
     if a.table:
