@@ -171,6 +171,82 @@ def test_train_toy_tiny_budget(tmp_path):
     assert (tmp_path / "training.json").exists()
 
 
+def test_the_default_size_is_the_shipped_zoos_build():
+    from probekit.toymodels import build
+    from probekit.toymodels.train import untrained
+    tok = build.tokenizer()
+    vilt, clip, bert = (untrained(t, tok).config for t in ("vilt", "clip", "bert"))
+    assert (vilt.hidden_size, vilt.num_hidden_layers, vilt.num_attention_heads, vilt.intermediate_size) == (128, 4, 4, 256)
+    for tower in (clip.text_config, clip.vision_config, bert):
+        assert (tower.hidden_size, tower.num_hidden_layers, tower.intermediate_size) == (128, 3, 256)
+    assert clip.projection_dim == 128
+    shipped = json.loads((CHECKPOINTS / "toy-vilt" / "config.json").read_text())
+    assert {k: shipped[k] for k in ("hidden_size", "num_hidden_layers", "intermediate_size")} == {
+        "hidden_size": 128, "num_hidden_layers": 4, "intermediate_size": 256}
+    assert build.vilt_config(len(tok)).to_dict() == build.vilt_config(len(tok), "full").to_dict()
+
+
+def test_size_sets_the_saved_widths_and_depths_and_the_record_and_card_say_it(tmp_path):
+    from probekit.toymodels import build
+    from probekit.toymodels.card import write
+    tiny = ["--steps", "2", "--pool", "16", "--no-eval", "--threads", "1"]
+    assert main(["--out", str(tmp_path), *tiny, "--size", "small", "--models", "toy-vilt", "toy-clip", "toy-bert"]) == 0
+    small = build.SIZES["small"]
+    vilt = json.loads((tmp_path / "toy-vilt" / "config.json").read_text())
+    assert (vilt["hidden_size"], vilt["num_hidden_layers"], vilt["intermediate_size"]) == (64, 2, 128)
+    clip = json.loads((tmp_path / "toy-clip" / "config.json").read_text())
+    for tower in (clip["text_config"], clip["vision_config"], json.loads((tmp_path / "toy-bert" / "config.json")
+                                                                        .read_text())):
+        assert (tower["hidden_size"], tower["num_hidden_layers"]) == (small.width, small.tower_layers)
+    assert json.loads((tmp_path / "training.json").read_text())["size"] == "small"
+    card = write(tmp_path).read_text()
+    assert "ViLT: one encoder (width 64, 2 layers" in card and "--seed 0 --size small`" in card
+    assert main(["--out", str(tmp_path / "full"), *tiny, "--models", "toy-bert"]) == 0
+    assert "size" not in json.loads((tmp_path / "full" / "training.json").read_text())   # the default: as before
+
+
+def test_a_zoo_of_another_size_is_refused(tmp_path, capsys):
+    from probekit.toymodels import record
+    tiny = ["--steps", "2", "--pool", "16", "--no-eval", "--threads", "1"]
+    assert main(["--out", str(tmp_path), *tiny, "--size", "medium", "--models", "toy-bert"]) == 0
+    capsys.readouterr()
+    assert main(["--out", str(tmp_path), *tiny, "--models", "toy-clip"]) == 2
+    err = capsys.readouterr().err
+    assert "size: medium there, full here" in err and err.strip().endswith("or pass --size medium")
+    assert not (tmp_path / "toy-clip").exists()
+    assert main(["--out", str(tmp_path), *tiny, "--size", "medium", "--models", "toy-clip"]) == 0   # same size: fine
+    # a record written before the option has no size: it is of the default size
+    header = dict(seed=0, budget={"steps": 40}, quick=False, device="cpu", threads=1)
+    record.save_entry(tmp_path / "old", header, "toy-clip", {"wall_s": 1})
+    record.start(tmp_path / "old", header, ["toy-bert"])
+    with pytest.raises(record.ZooError, match="size: full there, small here.*--size full$"):
+        record.start(tmp_path / "old", {**header, "size": "small"}, ["toy-bert"])
+    record.start(tmp_path / "old", {**header, "size": "small"}, ["toy-clip"])   # the only member retrained: fine
+    assert json.loads((tmp_path / "old" / "training.json").read_text())["size"] == "small"
+    record.start(tmp_path / "old", header, ["toy-clip"])
+    assert "size" not in json.loads((tmp_path / "old" / "training.json").read_text())   # no stale size left
+
+
+def test_a_resume_file_of_another_size_is_set_aside(tmp_path, capsys, monkeypatch):
+    from probekit.toymodels import loop
+    tiny = ["--out", str(tmp_path), "--steps", "4", "--pool", "16", "--no-eval", "--threads", "1", "--save-every", "2",
+            "--models", "toy-bert"]
+    real = loop._save
+
+    def killed_after_saving(*args):   # a run stopped right after its resume file of step 2
+        real(*args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(loop, "_save", killed_after_saving)
+    assert main([*tiny, "--size", "small"]) == 130
+    monkeypatch.setattr(loop, "_save", real)
+    assert loop.resume_path(tmp_path / "toy-bert").exists()
+    capsys.readouterr()
+    assert main(tiny) == 0                          # the default size does not resume the small model's file
+    assert "was written under another budget, seed, device or size" in capsys.readouterr().out
+    assert json.loads((tmp_path / "toy-bert" / "config.json").read_text())["hidden_size"] == 128
+
+
 JOBS = ["--steps", "2", "--pool", "16", "--no-eval", "--threads", "1", "--jobs", "2"]
 
 

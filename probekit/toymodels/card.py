@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 from ..toyworld.vocab import AGENTS, OBJECTS, POSES, SCENES, TYPICAL_SCENE_P, VERBS, prior_topk
-from .build import FFN, HEADS, LAYERS, MAX_TEXT, WIDTH, tokenizer
+from .build import MAX_TEXT, size_of, tokenizer
 from .convergence import FLAT_WITHIN, PER_STEPS, cell, trends, unsettled
+from .record import settings
 from .zoo import CHECKPOINTS, ZOO
 
 #: the training curve's held-out keys: (line style, chance level)
@@ -140,6 +141,8 @@ intervals.
 def write(folder: Path = CHECKPOINTS) -> Path:
     rec = json.loads((folder / "training.json").read_text())
     plot(rec, folder / "loss_curves.png")
+    z = size_of(settings(rec)["size"])
+    size_flag = f" --size {rec['size']}" if "size" in rec else ""
     b = rec["budget"]
     recipes, scores = [], []
     for name, m in rec["models"].items():
@@ -172,10 +175,10 @@ drawn uniformly among the plausible ones, so a masked verb's best text-only top-
 - images 64x64 RGB, patches 16 px; mean = std = 0.5.
 - word-level tokenizer (PreTrainedTokenizerFast, lower-casing, {len(tokenizer())} entries with [PAD] [UNK] [CLS] [SEP] [MASK]),
   at most {MAX_TEXT} tokens.
-- CLIP: `CLIPModel`, text and vision towers of width {WIDTH}, 3 layers, {HEADS} heads, MLP {FFN}, projection {WIDTH}.
-- ViLT: one encoder (width {WIDTH}, {LAYERS} layers, {HEADS} heads, MLP {FFN}, `max_image_length=-1`) with both heads in
+- CLIP: `CLIPModel`, text and vision towers of width {z.width}, {z.tower_layers} layers, {z.heads} heads, MLP {z.ffn}, projection {z.width}.
+- ViLT: one encoder (width {z.width}, {z.layers} layers, {z.heads} heads, MLP {z.ffn}, `max_image_length=-1`) with both heads in
   one directory: `ViltForImageAndTextRetrieval` (ITM score = sigmoid of `rank_output`) and `ViltForMaskedLM`.
-- BERT: `BertForMaskedLM`, width {WIDTH}, 3 layers, text only (blind baseline, perplexity; `toy-bert-blind` is the
+- BERT: `BertForMaskedLM`, width {z.width}, {z.tower_layers} layers, text only (blind baseline, perplexity; `toy-bert-blind` is the
   same checkpoint answering image-text questions from the text alone).
 - weights: float32 safetensors, {size:.1f} MB together.
 
@@ -202,7 +205,7 @@ The probes score the same items every time, so the CI measures how steadily a cu
 | CLIP loss | symmetric InfoNCE over the batch; with swaps, each caption's swap added to the texts (image -> 2B texts) |
 | device | {rec.get('device')}, {rec.get('threads')} torch thread{'' if rec.get('threads') == 1 else 's'}; {trained_min:.0f} min of training, summed over the members (a resumed member's segments included) |
 
-Reproduce: `probekit train-toy --seed {rec['seed']}` (or `python -m probekit.toymodels.train`); `--device cuda` on a GPU;
+Reproduce: `probekit train-toy --seed {rec['seed']}{size_flag}` (or `python -m probekit.toymodels.train`); `--device cuda` on a GPU;
 `--jobs N` trains N members at once, one process each (one per core, not several sharing a GPU, where ten at once
 took about 1 s per ViLT step; logs in `<out>/<member>.log`); `--models` retrains a subset, and runs with disjoint
 `--models` may share one `--out`; an

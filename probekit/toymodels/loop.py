@@ -5,7 +5,7 @@ Every ``save_every`` steps the loop writes everything the rest of the run depend
 schedule state, both random generators, the curves so far) to ``<out>.resume.pt`` beside the member's directory.
 A run interrupted mid-member therefore continues from its last save when it is started again, and ends with the
 weights and curves an uninterrupted run would have had (same device and thread count).  A resume file written
-under another budget, seed or device is set aside, not used.  It is deleted when the member finishes.
+under another budget, seed, device or model size is set aside, not used.  It is deleted when the member finishes.
 """
 
 from __future__ import annotations
@@ -49,14 +49,17 @@ def _set_rng_state(data, state: dict) -> None:
 
 
 def run(name: str, model: torch.nn.Module, step_fn, lr: float, probe=None, *, data, budget, out: Path, log,
-        save_every: int = SAVE_EVERY) -> dict:
+        save_every: int = SAVE_EVERY, size: str = "full") -> dict:
     """Train ``model`` for ``budget.steps`` steps of ``step_fn`` (which returns the loss); return its history
-    (loss every 25 steps, held-out ``probe`` every ``budget.eval_every`` steps, wall time)."""
+    (loss every 25 steps, held-out ``probe`` every ``budget.eval_every`` steps, wall time).  ``size`` (the zoo's,
+    ``build.SIZES``) is in the resume file's key unless it is the default, so that resume files written before
+    the option still match."""
     params = list(model.parameters())
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
     sched = schedule(opt, budget.steps, budget.warmup)
     history = {"step": [], "loss": [], "probe_step": [], "probe": []}
-    key = {"budget": asdict(budget), "seed": data.seed, "device": str(data.device)}
+    key = {"budget": asdict(budget), "seed": data.seed, "device": str(data.device),
+           **({} if size == "full" else {"size": size})}
     path, running, first, spent = resume_path(out), [], 1, 0.0
     if path.exists():
         # on the CPU: the random generators' states must be CPU tensors (load_state_dict moves the rest)
@@ -70,7 +73,7 @@ def run(name: str, model: torch.nn.Module, step_fn, lr: float, probe=None, *, da
             log(f"[{name}] resuming at step {first} of {budget.steps} from {path}")
         else:
             path.replace(path.with_suffix(".stale"))
-            log(f"[{name}] {path} was written under another budget, seed or device: set aside as "
+            log(f"[{name}] {path} was written under another budget, seed, device or size: set aside as "
                 f"{path.with_suffix('.stale').name}; training from step 1")
     t0 = time.time() - spent
     for step in range(first, budget.steps + 1):

@@ -1,7 +1,9 @@
 """The zoo's training record, ``<out>/training.json``: the run's header (seed, budget, device, threads) and one
 entry per trained member.  Runs with disjoint ``--models`` may share one ``--out`` (one per core, say): each entry
 is merged into the file under a lock when its member is saved, so no run overwrites another's.  A run whose header
-differs from that of members it does not retrain is refused, since the model card states one recipe for the zoo."""
+differs from that of members it does not retrain is refused, since the model card states one recipe for the zoo.
+The models' size (``train-toy --size``) is written only when it is not the default, so a record without one (every
+zoo trained before the option) is of the default size."""
 
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ from pathlib import Path
 
 from .zoo import MODELS
 
-HEADER = ("seed", "budget", "quick", "device", "threads")
+HEADER = ("seed", "budget", "quick", "device", "threads", "size")
+#: what a record without the setting was trained with (settings added after zoos were written with the default)
+DEFAULTS = {"size": "full"}   # build.DEFAULT_SIZE
 FLAGS = {"seed": "--seed", "budget.steps": "--steps", "budget.pool": "--pool", "device": "--device",
-         "threads": "--threads"}   # the train-toy options that set them
+         "threads": "--threads", "size": "--size"}   # the train-toy options that set them
 
 
 class ZooError(ValueError):
@@ -53,9 +57,26 @@ def _differences(old: dict, new: dict, prefix: str = "") -> dict:
     return out
 
 
+def settings(record: dict) -> dict:
+    """The run settings a record (or a run's header) states, with :data:`DEFAULTS` where it has none."""
+    return {k: record.get(k, DEFAULTS.get(k)) for k in HEADER}
+
+
+def header_of(record: dict) -> dict:
+    """The header a record was written with (a setting of :data:`DEFAULTS` only where the record has it)."""
+    return {k: record.get(k) for k in HEADER if k in record or k not in DEFAULTS}
+
+
+def _update(record: dict, header: dict) -> None:
+    record.update(header)
+    for k in DEFAULTS:
+        if k not in header:
+            record.pop(k, None)   # the default: not written (a stale value of members all retrained goes)
+
+
 def _check(out: Path, record: dict, header: dict, mine) -> None:
     kept = [m for m in record.get("models", {}) if m not in mine]
-    differ = _differences({k: record.get(k) for k in HEADER}, header)
+    differ = _differences(settings(record), settings(header))
     if kept and differ:
         said = "; ".join(f"{k}: {old} there, {new} here" for k, (old, new) in differ.items())
         fix = " ".join(f"{FLAGS[k]} {old}" for k, (old, _) in differ.items() if k in FLAGS)
@@ -77,7 +98,7 @@ def start(out: Path, header: dict, models) -> dict:
     with _locked(out) as path:
         record = _read(path)
         _check(out, record, header, models)
-        record.update(header)
+        _update(record, header)
         record.setdefault("models", {})
         _write(path, record)
         return record
@@ -89,7 +110,7 @@ def save_entry(out: Path, header: dict, name: str, entry: dict) -> dict:
     with _locked(out) as path:
         record = _read(path)
         _check(out, record, header, [name])
-        record.update(header)
+        _update(record, header)
         record.setdefault("models", {})[name] = entry
         _write(path, record)
         return record

@@ -26,7 +26,7 @@ def rescore(out: str | Path | None = None, models=MODELS, log=print) -> dict:
     if missing:
         raise ZooError(f"{out} has no trained {missing}; pass --models with the members it holds")
     heldout = ev.HeldOut(seed=record["seed"])
-    header = {k: record.get(k) for k in zoo_record.HEADER}
+    header = zoo_record.header_of(record)
     for name in models:
         entry = {**record["models"][name], "heldout": heldout.evaluate_dir(name, out / name)}
         record = zoo_record.save_entry(out, header, name, entry)

@@ -52,8 +52,9 @@ class Budget:
 QUICK = dict(steps=300, pool=3000, eval_every=100)
 
 
-def train_clip(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None) -> dict:
-    model = untrained("clip", tok).to(data.device)
+def train_clip(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None,
+               size: str = build.DEFAULT_SIZE) -> dict:
+    model = untrained("clip", tok, size).to(data.device)
     model.train()
 
     def step():
@@ -99,8 +100,9 @@ class ViltMultiTask(torch.nn.Module):
         self.config.save_pretrained(out)
 
 
-def train_vilt(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None) -> dict:
-    model = untrained("vilt", tok).to(data.device)
+def train_vilt(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None,
+               size: str = build.DEFAULT_SIZE) -> dict:
+    model = untrained("vilt", tok, size).to(data.device)
     model.train()
     half = budget.batch // 2
 
@@ -129,8 +131,9 @@ def train_vilt(member: Member, data: Batches, tok, budget: Budget, out: Path, fi
     return hist
 
 
-def train_bert(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None) -> dict:
-    model = untrained("bert", tok).to(data.device)
+def train_bert(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None,
+               size: str = build.DEFAULT_SIZE) -> dict:
+    model = untrained("bert", tok, size).to(data.device)
     model.train()
 
     def step():
@@ -149,25 +152,28 @@ def train_bert(member: Member, data: Batches, tok, budget: Budget, out: Path, fi
 TRAINERS = {"clip": train_clip, "vilt": train_vilt, "bert": train_bert}
 
 
-def untrained(trainer: str, tok) -> torch.nn.Module:
-    """The freshly initialised model a ``trainer`` of ``TRAINERS`` starts from (and its held-out probe scores)."""
+def untrained(trainer: str, tok, size: str = build.DEFAULT_SIZE) -> torch.nn.Module:
+    """The freshly initialised model a ``trainer`` of ``TRAINERS`` starts from (and its held-out probe scores), of
+    the ``size`` of ``build.SIZES``."""
     from transformers import BertForMaskedLM, CLIPModel
-    make = {"clip": lambda: CLIPModel(build.clip_config(len(tok), tok)),
-            "vilt": lambda: ViltMultiTask(build.vilt_config(len(tok))),
-            "bert": lambda: BertForMaskedLM(build.bert_config(len(tok), tok))}
+    make = {"clip": lambda: CLIPModel(build.clip_config(len(tok), tok, size)),
+            "vilt": lambda: ViltMultiTask(build.vilt_config(len(tok), size)),
+            "bert": lambda: BertForMaskedLM(build.bert_config(len(tok), tok, size))}
     return make[trainer]()
 
 
 # ----------------------------------------------------------------------------------------------- entry points
 def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0, models=MODELS,
           quick: bool = False, threads: int | None = None, evaluate: bool = True, device: str = "cpu", log=print,
-          save_every: int = loop.SAVE_EVERY, **overrides) -> dict:
-    """Train ``models`` into ``out/<name>/`` (default: the shipped checkpoints dir); return the run record
-    (budget, histories, held-out scores, wall times), also written to ``out/training.json``."""
+          save_every: int = loop.SAVE_EVERY, size: str = build.DEFAULT_SIZE, **overrides) -> dict:
+    """Train ``models`` of ``size`` (``build.SIZES``; default the shipped zoo's) into ``out/<name>/`` (default: the
+    shipped checkpoints dir); return the run record (budget, histories, held-out scores, wall times), also written
+    to ``out/training.json`` (its ``size`` only when not the default: a record without one is of the default)."""
     from . import evaluate as ev
     unknown = [m for m in models if m not in ZOO]
     if unknown:
         raise ValueError(f"unknown toy model(s) {unknown}; choose from {list(ZOO)}")
+    build.size_of(size)   # an unknown size is refused before anything is written
     out = Path(out) if out else CHECKPOINTS
     budget = Budget(**{**(QUICK if quick else {}), **overrides, **({"steps": steps} if steps else {})})
     if threads:
@@ -177,7 +183,8 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     tok = build.tokenizer()
     pools: dict = {}
     heldout = ev.HeldOut(seed=seed) if evaluate else None
-    header = dict(seed=seed, budget=asdict(budget), quick=quick, device=device, threads=torch.get_num_threads())
+    header = dict(seed=seed, budget=asdict(budget), quick=quick, device=device, threads=torch.get_num_threads(),
+                  **({} if size == build.DEFAULT_SIZE else {"size": size}))
     record = zoo_record.start(out, header, models)   # refused if a member it keeps has other settings
     if not models:   # --missing, and every member asked for is held
         log(f"nothing to train: {out} holds every member asked for, trained with these settings")
@@ -190,7 +197,7 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
                 log(f"rendering {budget.pool} training images (seed {seed}; {member.recipe.describe()})")
                 pools[member.recipe] = stream.pool(budget.pool, seed, recipe=member.recipe)
             entry = _train_member(name, member, Batches(pools[member.recipe], seed, tok, device), tok, budget, out, log,
-                                  heldout, save_every)
+                                  heldout, save_every, size)
         except KeyboardInterrupt as err:
             raise Interrupted(out, list(models[i:]), save_every) from err
         record = zoo_record.save_entry(out, header, name, entry)
@@ -201,12 +208,14 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     return record
 
 
-def _train_member(name, member, data, tok, budget, out, log, heldout, save_every) -> dict:
+def _train_member(name, member, data, tok, budget, out, log, heldout, save_every, size=build.DEFAULT_SIZE) -> dict:
     torch.manual_seed(data.seed)
-    fit = functools.partial(loop.run, name, data=data, budget=budget, out=out / name, log=log, save_every=save_every)
+    fit = functools.partial(loop.run, name, data=data, budget=budget, out=out / name, log=log, save_every=save_every,
+                            size=size)
     (out / name).mkdir(parents=True, exist_ok=True)
     with transformers_bars_off():   # save_pretrained draws none: the log is lines only (the probes draw none either)
-        hist = TRAINERS[member.trainer](member, data, tok, budget, out / name, fit, heldout and heldout.probe_for(name))
+        hist = TRAINERS[member.trainer](member, data, tok, budget, out / name, fit, heldout and heldout.probe_for(name),
+                                        size=size)
     loop.resume_path(out / name).unlink(missing_ok=True)      # the member is saved: nothing left to resume
     entry = {"history": hist, "wall_s": hist["wall_s"], "recipe": member.recipe.describe(),
              "parent": member.parent, "factor": member.factor, "hard_negatives": member.hard_negatives}
@@ -234,6 +243,11 @@ def main(argv=None) -> int:
     p.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     p.add_argument("--quick", action="store_true", help="a few minutes: small pool, few steps")
     p.add_argument("--pool", type=int, default=None, help="number of training images")
+    p.add_argument("--size", default=build.DEFAULT_SIZE, choices=list(build.SIZES),
+                   help=f"the models' widths and depths (default {build.DEFAULT_SIZE}, the shipped zoo's): "
+                        + "; ".join(f"{k} width {z.width}, ViLT {z.layers} layers, CLIP towers and BERT "
+                                    f"{z.tower_layers}" for k, z in build.SIZES.items())
+                        + " (a smaller zoo is opt-in, benchmarks/README.md's recipe pilot)")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--device", default="cpu", help="torch device to train on (cpu, cuda, mps; auto: the first there)")
     p.add_argument("--no-eval", action="store_true", help="skip the held-out evaluation")
@@ -269,7 +283,7 @@ def main(argv=None) -> int:
             rescore(a.out, a.models)
         else:
             train(a.out, a.steps, a.seed, a.models, a.quick, a.threads, not a.no_eval, a.device,
-                  save_every=a.save_every, **({"pool": a.pool} if a.pool else {}))
+                  save_every=a.save_every, size=a.size, **({"pool": a.pool} if a.pool else {}))
     except Interrupted as err:
         print(f"probekit train-toy: {err}", file=sys.stderr)
         return 130
