@@ -72,7 +72,7 @@ def test_no_warnings_tracebacks_or_stderr_on_any_page(executed_book, executed_ch
         article = _article(page)
         assert not article.select("div.output.stderr"), page.name
         text = article.get_text(" ")
-        for word in ("Warning", "Traceback"):
+        for word in ("Warning", "Traceback", "IPython.core.display"):
             assert word not in text, f"{page.name}: ...{text[max(0, text.find(word) - 200):text.find(word) + 200]}"
         nb = executed_chapter(page.stem)
         assert not [o for c in nb.cells for o in c.get("outputs", []) if o.get("name") == "stderr"], page.name

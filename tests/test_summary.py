@@ -223,3 +223,16 @@ def test_the_predicate_noun_cropped_pairs_are_its_control():
     from probekit.studies import prednoun
     assert prednoun.CONTROLS == [dict(probe="pairs", condition="cropped", subset="all", metric="pair_accuracy")]
     assert all(c in prednoun.HEADLINES for c in prednoun.CONTROLS)
+
+
+def test_an_empty_text_shows_nothing(monkeypatch):
+    """An empty Markdown output rendered as its repr on the conceptual page ("<IPython.core.display.Markdown
+    object>", where the fine-tuning notice is empty)."""
+    from probekit.report import show
+
+    shown = []
+    monkeypatch.setattr(show, "display", lambda obj, **kw: shown.append(obj))
+    show.show_text("")
+    show.show_text("  \n")
+    show.show_text("a *line*")
+    assert [s.data for s in shown] == ["a *line*"]

@@ -32,7 +32,10 @@ def show_figure(fig) -> None:
 
 
 def show_text(text: str) -> None:
-    display(Markdown(text))
+    """``text`` as Markdown; nothing for an empty text (an empty Markdown output renders as its repr,
+    "<IPython.core.display.Markdown object>")."""
+    if text.strip():
+        display(Markdown(text))
 
 
 def show_claims(claims) -> None:
