@@ -50,7 +50,9 @@ def test_lab_models_and_what_the_checks_and_claims_name():
 
 def test_blind_checks_judge_the_counterbalanced_probe_c_and_show_probe_r_as_a_text_floor():
     found = lab.checks(frame(_blind()), CHECKS)
-    assert list(found["verdict"]) == [lab.NOT_ABOVE] * 5 and found["ok"].all()
+    assert list(found["verdict"]) == [lab.NOT_ABOVE] * 2 + [lab.BY_DESIGN] * 3 and found["ok"].all()
+    assert list(lab_report.checks_table(found)["as it should be"])[2:] == [
+        "not judged (these items cannot be won without the image)"] * 3
     assert [r["subset"] for r in found["row"]] == ["predicate_swap", "subject_swap"] + ["composition"] * 3
     assert [r["metric"] for r in found["row"]] == ["acc", "acc", "text", "image", "group"]
     # Probe-R's unlikely captions can be refused from the text alone (the paper's design): the verdict says so,

@@ -155,13 +155,14 @@ def test_a_page_sets_each_line_beside_its_verdict_under_the_other_seed(tmp_path)
 
 
 def test_a_rebuilds_float_noise_is_the_same_run_and_another_number_is_not(tmp_path):
-    """A fresh build differs from the committed pages by float noise (Probe-C <= 1.6e-8): such a line is compared
-    with the seeds; numbers that differ beyond the stated tolerance (1e-6 relative) are another run."""
+    """A fresh build differs from the committed pages by float noise (Probe-C <= 1.6e-8; the fine-tuned CLIPs'
+    paired differences up to a few 1e-6, e.g. 0.0106200487 -> 0.0106200658): such a line is compared with the
+    seeds; numbers that differ beyond the stated tolerance (1e-4 relative, 1e-6 absolute) are another run."""
     from probekit.studies.lab import SAME_RTOL, same_rows
     from probekit.studies.lab_seeds import LINE, OTHER_RUN, beside, read
 
     base = json.loads(_one(1))
-    noisy = json.dumps([{**r, "value": r["value"] * (1 + 1.6e-8)} for r in base])
+    noisy = json.dumps([{**r, "value": r["value"] * (1 + 1.6e-6)} for r in base])
     moved = json.dumps([{**r, "value": r["value"] * (1 + 10 * SAME_RTOL)} for r in base])
     assert same_rows(_one(1), noisy) and not same_rows(_one(1), moved) and not same_rows(_one(1), "[]")
     _partial_zoo_table(tmp_path).to_csv(tmp_path / SEEDS_FILE, index=False)

@@ -67,7 +67,7 @@ def test_checks_give_the_expected_verdicts_on_a_probe_doing_its_job():
                  toy_clip=dict(full=(0.5, 0.4, 0.6), triplets=(0.49, 0.43, 0.55)),   # no binding check reads toy-clip
                  toy_bert_blind=dict(full=(0.0, 0.0, 0.0), triplets=(0.5, 0.5, 0.5)))
     found = lab.checks(rows, CHECKS)[:5]
-    assert list(found["verdict"]) == [lab.AT_CHANCE, ABOVE, lab.PASSES, lab.NOT_ABOVE, lab.NOT_ABOVE]
+    assert list(found["verdict"]) == [lab.AT_CHANCE, ABOVE, lab.PASSES, lab.BY_DESIGN, lab.BY_DESIGN]
     assert found["ok"].all()
     # each check reads exactly its row: triplets full / pairs cropped / the blind pairs and triplets on full images
     # (default template)

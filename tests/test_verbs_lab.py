@@ -54,8 +54,8 @@ def test_checks_select_the_knockouts_and_the_blind_models_pairwise_rows():
         [("toy-bert-blind", s, "pairwise", "") for s in ("all", "subject", "verb", "object")]
     assert list(found["role"]) == [lab.TARGET, lab.PARENT, lab.CONTROL, lab.CONTROL] * 2 + [lab.BLIND] * 4
     assert list(found["verdict"]) == [lab.AT_CHANCE, "above chance", lab.PASSES, lab.PASSES] * 2 + \
-        [lab.NOT_ABOVE] * 4
-    assert found["ok"].all()
+        [lab.BY_DESIGN] * 4   # one sentence over two images: the blind model ties on every row, not judged
+    assert found["ok"].all() and found["expected"].iloc[-4:].isna().all()
 
 
 def test_checks_say_when_the_probe_is_not_doing_its_job():
@@ -67,7 +67,7 @@ def test_checks_say_when_the_probe_is_not_doing_its_job():
     assert verdict["toy-vilt-noverb", "subject negatives, pairwise"] == lab.FAILS     # [75, 84] < the 85% floor
     assert verdict["toy-vilt-noverb", "object negatives, pairwise"] == lab.FAILS
     assert verdict["toy-bert-blind", "verb negatives, pairwise"] == "above chance"
-    assert verdict["toy-bert-blind", "all negatives, pairwise"] == lab.NOT_ABOVE
+    assert verdict["toy-bert-blind", "all negatives, pairwise"] == lab.BY_DESIGN
     assert verdict["toy-vilt-hardneg", "verb negatives, pairwise"] == lab.NOT_RUN
     assert list(found["ok"]) == [False] * 4 + [False, False, False, False, True, True, False, True]
 

@@ -29,7 +29,8 @@ def _judged(ok: bool, expected, verdict: str) -> str:
     if verdict == lab.NOT_RUN:
         return "—"
     if not isinstance(expected, str):   # None (pandas may hold it as NaN): a row shown, not judged
-        return "not judged (a text floor by the paper's design)"
+        return ("not judged (these items cannot be won without the image)" if verdict == lab.BY_DESIGN
+                else "not judged (a text floor by the paper's design)")
     return "yes" if ok else f"no (should be {expected})"
 
 

@@ -46,6 +46,8 @@ CHANCE_MARGIN = 0.05
 AT_CHANCE, PASSES, FAILS, AT_FLOOR, NOT_ABOVE = "at chance", "passes", "fails", "at the floor", "not above chance"
 HOLDS, DOES_NOT_HOLD, NOT_RESOLVED, BY_CONSTRUCTION = "holds", "does not hold", "not resolved", "decided by construction"
 NOT_RUN = "not run"
+#: a blind row on items it cannot win (one sentence over two images, or a counterbalanced pair): shown, not judged
+BY_DESIGN = "not above chance by construction"
 #: the verdict a knock-out / blind check should get for the probe to be doing its job
 EXPECTED = {TARGET: AT_CHANCE, CONTROL: PASSES, TRAINED: PASSES, BLIND: NOT_ABOVE, PARENT: ABOVE,
             FLOOR: None}   # None: not judged
@@ -58,6 +60,10 @@ class Check:
     role: str                        # TARGET, PARENT, CONTROL, TRAINED, BLIND or FLOOR
     what: str                        # the probe in words, e.g. "verb negatives, pairwise"
     where: Mapping[str, str] = field(default_factory=dict)
+    #: a blind row on items a text-only scorer cannot win whatever it learned (it ties between two images, or
+    #: prefers one sentence under both images of a counterbalanced pair): not a check that passes, so not judged;
+    #: above chance there, it flags a broken scorer or item table
+    by_construction: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,18 +99,19 @@ def versus_floor(r, floor: float) -> str:
     return FAILS if high < floor else AT_FLOOR
 
 
-def check_verdict(r, role: str) -> str:
+def check_verdict(r, role: str, by_construction: bool = False) -> str:
     """A check's verdict from its row's 95% interval: against a floor for a control; for a blind row, whether it
     beats chance; otherwise :data:`AT_CHANCE` when the interval lies within chance ± :data:`CHANCE_MARGIN` (an
     equivalence test), above or below chance when it excludes chance, and :data:`NOT_RESOLVED` when it holds
-    chance but reaches past the margin (too few items to tell "at chance" from a small effect)."""
+    chance but reaches past the margin (too few items to tell "at chance" from a small effect); a blind row
+    ``by_construction`` that does not beat chance is :data:`BY_DESIGN`."""
     if r is None:
         return NOT_RUN
     if role in FLOORS:
         return versus_floor(r, FLOORS[role])
     vs = versus_chance(r)
     if role in (BLIND, FLOOR):
-        return NOT_ABOVE if vs != ABOVE else ABOVE
+        return ABOVE if vs == ABOVE else BY_DESIGN if by_construction else NOT_ABOVE
     if vs != NO_CHANCE and within(r, number(r, "chance"), CHANCE_MARGIN):
         return AT_CHANCE
     return {UNRESOLVED: NOT_RESOLVED}.get(vs, vs)
@@ -127,10 +134,10 @@ def checks(rows: pd.DataFrame, defined: list[Check]) -> pd.DataFrame:
     out = []
     for c in defined:
         r = find(rows, c.model, c.where)
-        verdict = check_verdict(r, c.role)
+        verdict = check_verdict(r, c.role, c.by_construction)
+        expected = None if verdict == BY_DESIGN else EXPECTED[c.role]
         out.append(dict(model=c.model, role=c.role, what=c.what, row=None if r is None else dict(r),
-                        verdict=verdict, expected=EXPECTED[c.role],
-                        ok=EXPECTED[c.role] is None or verdict == EXPECTED[c.role]))
+                        verdict=verdict, expected=expected, ok=expected is None or verdict == expected))
     return pd.DataFrame(out, columns=["model", "role", "what", "row", "verdict", "expected", "ok"])
 
 
@@ -161,16 +168,18 @@ def deciding(*found) -> str:
     return json.dumps([{k: r.get(k) for k in ROW_FIELDS} for r in found], default=float)
 
 
-#: relative tolerance within which two runs' deciding numbers are the same (float noise between builds is ~1e-8)
-SAME_RTOL = 1e-6
+#: tolerances within which two runs' deciding numbers (fractions) are the same: float noise between builds, up to
+#: ~1e-4 relative in the fine-tuned CLIPs' rows, far below what a page shows (0.1 points = 1e-3)
+SAME_RTOL, SAME_ATOL = 1e-4, 1e-6
 
 
 def same_rows(a: str, b: str, rtol: float = SAME_RTOL) -> bool:
     """Whether two :func:`deciding` texts hold the same rows: equal text fields, and numbers equal within ``rtol``
-    (relative; NaN equals NaN), so a rebuild's float noise does not make a line "another run"."""
+    relative or :data:`SAME_ATOL` absolute (NaN equals NaN), so a rebuild's float noise does not make a line
+    "another run"."""
     def same(u, v) -> bool:
         if isinstance(u, float) and isinstance(v, float):
-            return math.isclose(u, v, rel_tol=rtol, abs_tol=1e-12) or (math.isnan(u) and math.isnan(v))
+            return math.isclose(u, v, rel_tol=rtol, abs_tol=SAME_ATOL) or (math.isnan(u) and math.isnan(v))
         return u == v
 
     a, b = json.loads(a), json.loads(b)
@@ -184,7 +193,7 @@ def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: p
     verdict was decided from (:func:`deciding`: a check's row; a claim's paired-difference row, or its two rows)."""
     out = []
     for _, c in (found_checks if found_checks is not None else pd.DataFrame()).iterrows():
-        judged = EXPECTED[c["role"]] is not None and c["verdict"] != NOT_RUN
+        judged = isinstance(c["expected"], str) and c["verdict"] != NOT_RUN
         out.append(dict(study=study, kind="check", what=f"{c['model']}: {c['what']} ({c['role']})",
                         models=c["model"], verdict=c["verdict"], as_expected=bool(c["ok"]) if judged else None,
                         rows=deciding(c["row"])))
@@ -196,7 +205,7 @@ def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: p
 
 
 __all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "versus_floor", "claim_verdict",
-           "verdict_lines", "deciding", "same_rows", "SAME_RTOL", "CHANCE_MARGIN", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
+           "verdict_lines", "deciding", "same_rows", "SAME_RTOL", "SAME_ATOL", "CHANCE_MARGIN", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
            "TARGET", "CONTROL", "TRAINED", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "AT_FLOOR",
-           "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD", "NOT_RESOLVED", "BY_CONSTRUCTION", "NOT_RUN", "HIGHER", "LOWER",
+           "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD", "NOT_RESOLVED", "BY_CONSTRUCTION", "BY_DESIGN", "NOT_RUN", "HIGHER", "LOWER",
            "BELOW"]

@@ -59,7 +59,8 @@ CHECKS = [
         Check(parent, PARENT, "verb negatives, pairwise", pairwise("verb")),
         Check(knockout, CONTROL, "subject negatives, pairwise", pairwise("subject")),
         Check(knockout, CONTROL, "object negatives, pairwise", pairwise("object")))],
-    *[Check("toy-bert-blind", BLIND, f"{what}, pairwise", pairwise(subset))
+    # one sentence, two images: a text-only scorer ties on every row, 50% whatever it learned
+    *[Check("toy-bert-blind", BLIND, f"{what}, pairwise", pairwise(subset), by_construction=True)
       for subset, what in [("all", "all negatives"), ("subject", "subject negatives"), ("verb", "verb negatives"),
                            ("object", "object negatives")]],
 ]
