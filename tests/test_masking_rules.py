@@ -176,3 +176,21 @@ def test_items_missing_in_one_condition_are_set_apart():
     kept, left = common_items(per_item)
     assert set(kept["item_id"]) == {"a"} and len(kept) == 4
     assert set(left["item_id"]) == {"b", "c"} and left["correct"].notna().sum() == 5
+
+
+def test_the_whole_word_table_is_shown_only_where_it_differs_from_the_papers_rule():
+    """On the toy world every verb is one piece and both rules give the same rows: the page says so in one line
+    instead of repeating the table; one differing number (a two-piece verb hit by one piece) brings the table back."""
+    from probekit.report.masking import rules_agree
+    from probekit.results import frame, row
+
+    def r(metric, value, model="m", condition="full image"):
+        return row(study="masking", probe="top-k", model=model, condition=condition, metric=metric, value=value,
+                   ci=(value - 0.1, value + 0.1), n=100)
+    same = frame([r("accuracy", 0.6), r("word_accuracy", 0.6), r("accuracy", 0.3, condition="text only"),
+                  r("word_accuracy", 0.3, condition="text only")])
+    assert rules_agree(same)
+    assert not rules_agree(frame([r("accuracy", 0.6), r("word_accuracy", 0.55)]))
+    assert not rules_agree(frame([r("accuracy", 0.6), r("word_accuracy", 0.6), r("accuracy", 0.3, model="x")]))
+    assert not rules_agree(frame([r("word_accuracy", 0.6)]))          # nothing to compare with
+    assert rules_agree(frame([r("accuracy_diff", 0.1), r("word_accuracy_diff", 0.1)]), "accuracy_diff")

@@ -5,6 +5,7 @@ the captions of the lab's two tables."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 from PIL import Image
 
@@ -113,3 +114,14 @@ def claims_caption(facts: dict) -> str:
             f"top-5 accuracy with the full image vs its ITM accuracy on verb-negative pairs (threshold 0.5, pooled "
             f"over positives and negatives as in the paper's Table 1 average): two measures with different chance "
             f"levels, compared as the paper compares them.")
+
+
+def rules_agree(rows: pd.DataFrame, metric: str = "accuracy") -> bool:
+    """Whether the whole-word rows (``word_<metric>``) equal the paper's-rule rows (``<metric>``) number for number
+    (value, interval and n, to 1e-12: the two rules' means may differ in the last bit) on every model, condition and subset: then a second table would only repeat the first
+    (on the toy world every verb is one piece, and both rules agree on a one-piece verb)."""
+    keys = ["probe", "model", "condition", "subset"]
+    paper = rows[rows["metric"] == metric].set_index(keys)[["value", "ci_low", "ci_high", "n"]].sort_index()
+    words = rows[rows["metric"] == f"word_{metric}"].set_index(keys)[["value", "ci_low", "ci_high", "n"]].sort_index()
+    return (len(paper) > 0 and paper.index.equals(words.index)
+            and bool(np.allclose(paper.to_numpy(float), words.to_numpy(float), rtol=0, atol=1e-12, equal_nan=True)))
