@@ -10,6 +10,8 @@ import pandas as pd
 from PIL import Image
 
 from probekit.numbers import pct
+from probekit.report.format import table
+from probekit.report.show import show_table, show_text
 from probekit.results import StudyResult
 from probekit.toyworld import vocab
 
@@ -118,10 +120,32 @@ def claims_caption(facts: dict) -> str:
 
 def rules_agree(rows: pd.DataFrame, metric: str = "accuracy") -> bool:
     """Whether the whole-word rows (``word_<metric>``) equal the paper's-rule rows (``<metric>``) number for number
-    (value, interval and n, to 1e-12: the two rules' means may differ in the last bit) on every model, condition and subset: then a second table would only repeat the first
-    (on the toy world every verb is one piece, and both rules agree on a one-piece verb)."""
+    (value, interval and n, to 1e-12: the two rules' means may differ in the last bit) on every model, condition
+    and subset: then a second table would only repeat the first (on the toy world every verb is one piece, and
+    both rules agree on a one-piece verb)."""
     keys = ["probe", "model", "condition", "subset"]
     paper = rows[rows["metric"] == metric].set_index(keys)[["value", "ci_low", "ci_high", "n"]].sort_index()
     words = rows[rows["metric"] == f"word_{metric}"].set_index(keys)[["value", "ci_low", "ci_high", "n"]].sort_index()
     return (len(paper) > 0 and paper.index.equals(words.index)
             and bool(np.allclose(paper.to_numpy(float), words.to_numpy(float), rtol=0, atol=1e-12, equal_nan=True)))
+
+
+def show_whole_words(rows: pd.DataFrame, k: int) -> None:
+    """The top-k table by whole words (probekit's earlier rule), or one line saying it equals the paper's-rule
+    table number for number (:func:`rules_agree`), instead of repeating it."""
+    if rules_agree(rows):
+        show_text(f"By whole words (probekit's earlier rule) every top-{k} number here equals the paper's rule above, "
+                  "value, interval and n: every gold verb on these items is one piece, where the two rules agree.")
+        return
+    show_table(table(rows[(rows["metric"] == "word_accuracy") & (rows["subset"] == "all")], index="condition",
+                     columns="model", with_n=True),
+               caption=f"Top-{k} verb accuracy by whole words (probekit's earlier rule), ours")
+
+
+def show_drops(rows: pd.DataFrame) -> None:
+    """Each ablation's paired drop by the paper's rule, and by whole words where those differ (:func:`rules_agree`)."""
+    same = rules_agree(rows, "accuracy_diff")
+    metrics = ["accuracy_diff"] if same else ["accuracy_diff", "word_accuracy_diff"]
+    show_table(table(rows[rows["metric"].isin(metrics)], index=["metric", "condition"], columns="model", with_n=True),
+               caption="Drops, ours (percentage points; " + ("the paper's rule; by whole words the same numbers)"
+                                                            if same else "the paper's rule and whole words)"))
