@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -18,3 +19,16 @@ def save_png(img, path: Path) -> Path:
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+@contextmanager
+def replaced(path: Path):
+    """Yield a temporary name beside ``path`` to write to; when the block ends without an error, move it to
+    ``path`` in one step, so a reader never sees half a file (the name is removed if the block fails)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.partial")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

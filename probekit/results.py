@@ -151,13 +151,19 @@ def items_frame(items: pd.DataFrame | Iterable[Mapping[str, Any]], **defaults: A
     return df[ITEM_COLUMNS + [c for c in df.columns if c not in ITEM_COLUMNS]].reset_index(drop=True)
 
 
+def concat_items(parts: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """Several item-row frames -> one validated frame (no parts: an empty one), as :func:`concat` for rows."""
+    parts = [p for p in parts if p is not None]
+    return items_frame(pd.concat(parts, ignore_index=True) if parts else [])
+
+
 def save(rows: pd.DataFrame, path: str | Path) -> Path:
     """Write rows as parquet (atomically: a reader never sees half a file)."""
+    from probekit.files import replaced
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.partial")
-    frame(rows).to_parquet(tmp, index=False)
-    tmp.replace(path)
+    with replaced(path) as tmp:
+        frame(rows).to_parquet(tmp, index=False)
     return path
 
 

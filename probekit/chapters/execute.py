@@ -20,9 +20,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from probekit.chapters.params import is_model_parameter
 from probekit.chapters.project import (SUMMARY, ChapterFailed, items_path, output_path, read_source,
                                        results_path, source_path)
 from probekit.environ import environment
+from probekit.files import replaced
 from probekit.progress import kernel_startup, progress_enabled
 
 
@@ -82,7 +84,7 @@ def _own_models(params: dict[str, Any]) -> str:
     """A paragraph naming, for every model given that is not a registry name, the family, checkpoint and head it
     was resolved to (registry models are described by ``probekit list`` and the methods page)."""
     from probekit.scorers import REGISTRY, model_spec
-    names = [v for k, value in params.items() if k == "models" or k.endswith(("_models", "_model"))
+    names = [v for k, value in params.items() if is_model_parameter(k)
              for v in ([value] if isinstance(value, str) else value or []) if isinstance(v, str)]
     own = [model_spec(n) for n in dict.fromkeys(names) if n and n not in REGISTRY]
     return "".join(f"Model `{s.name}`: family {s.family}, checkpoint `{s.source}` (revision: the hub's latest where "
@@ -129,7 +131,8 @@ def _papermill(root: Path, name: str, params: dict[str, Any], tmp: Path, progres
 def _write(nb, out: Path, rows=None, rows_out: Path | None = None, items=None, items_out: Path | None = None
            ) -> None:
     """Write the notebook (and the rows and item rows beside it) only once all are complete: staged, then moved;
-    a chapter that exported no item rows leaves none from an earlier run."""
+    ``items`` is the parquet file the chapter wrote, as bytes; a chapter that exported no item rows leaves none
+    from an earlier run."""
     import nbformat
 
     from probekit.results import save
@@ -138,9 +141,8 @@ def _write(nb, out: Path, rows=None, rows_out: Path | None = None, items=None, i
     if rows is not None:
         save(rows, rows_out)  # itself staged, then moved
     if items is not None:
-        part = items_out.with_name(f".{items_out.name}.partial")
-        items.to_parquet(part, index=False)
-        os.replace(part, items_out)
+        with replaced(items_out) as part:
+            part.write_bytes(items)   # the parquet file the chapter wrote, as it wrote it
     elif items_out is not None:
         items_out.unlink(missing_ok=True)
     os.replace(staged, out)
@@ -156,8 +158,6 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
     ``_build/failed/`` and ``ChapterFailed`` names the chapter, the cell and the error."""
     import nbformat
 
-    import pandas as pd
-
     from probekit.report.export import ITEMS_FILE, ITEMS_OUT, rows_from_notebook
 
     root = Path(root)
@@ -168,7 +168,7 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
     with tempfile.TemporaryDirectory(prefix=f"probekit-{chapter}-") as tmp:
         with environment({ITEMS_OUT: tmp}):
             executed = _papermill(root, chapter, params, Path(tmp), progress, log)
-        items = pd.read_parquet(Path(tmp) / ITEMS_FILE) if (Path(tmp) / ITEMS_FILE).exists() else None
+        items = (Path(tmp) / ITEMS_FILE).read_bytes() if (Path(tmp) / ITEMS_FILE).exists() else None
     seconds = time.perf_counter() - start
     rows = rows_from_notebook(executed)
     if rows is None:
@@ -176,7 +176,8 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
                             "`report.export(result)`; no page was changed")
     at = max([i + 1 for i, c in enumerate(executed.cells)
               if {"parameters", "injected-parameters"} & set(c.metadata.get("tags", []))], default=0)
-    executed.cells.insert(at, nbformat.v4.new_markdown_cell(_run_card(chapter, params, profile, seconds, items is not None)))
+    card = _run_card(chapter, params, profile, seconds, items is not None)
+    executed.cells.insert(at, nbformat.v4.new_markdown_cell(card))
     executed.metadata["probekit"] = {"chapter": chapter, "parameters": params, "profile": profile,
                                      "seconds": round(seconds, 1), "rows": len(rows)}
     _write(executed, out, rows, results_path(root, chapter), items, items_path(root, chapter))

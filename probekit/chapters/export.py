@@ -6,19 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from probekit.chapters.project import ParameterError, check_chapter, items_path, results_path
+from probekit.files import replaced
 
 FORMATS = ("csv", "json", "parquet")
 
 
 def _write(table, path: Path, fmt: str) -> Path:
-    part = path.with_name(f".{path.name}.partial")
-    if fmt == "csv":
-        table.to_csv(part, index=False)
-    elif fmt == "json":
-        table.to_json(part, orient="records", indent=1, double_precision=15)
-    else:
-        table.to_parquet(part, index=False)
-    part.replace(path)
+    with replaced(path) as part:
+        if fmt == "csv":
+            table.to_csv(part, index=False)
+        elif fmt == "json":
+            table.to_json(part, orient="records", indent=1, double_precision=15)
+        else:
+            table.to_parquet(part, index=False)
     return path
 
 

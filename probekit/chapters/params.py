@@ -33,11 +33,16 @@ class Parameter:
 
     @property
     def is_models(self) -> bool:
-        return self.name == "models" or self.name.endswith("_models") or self.name.endswith("_model")
+        return is_model_parameter(self.name)
 
     @property
     def optional(self) -> bool:
         return self.default is None
+
+
+def is_model_parameter(name: str) -> bool:
+    """Whether a parameter names models: ``models``, ``*_models`` or ``*_model``."""
+    return name == "models" or name.endswith(("_models", "_model"))
 
 
 def _kind(name: str, default: Any) -> type | None:

@@ -27,7 +27,7 @@ from probekit.metrics import background as mb
 from probekit.metrics import conceptual as mc
 from probekit.metrics import conceptual_items as mi
 from probekit.papers.conceptual import parse_condition, undo_readings
-from probekit.results import StudyResult, concat, empty, items_frame, select
+from probekit.results import StudyResult, concat, concat_items, empty, select
 from probekit.studies import conceptual_claims, conceptual_lab, finetune, finetune_cache, lab, patching
 from probekit.toyworld import classify
 
@@ -214,7 +214,7 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
     data["lab_claims"] = lab.claims(data["lab"], conceptual_lab.CLAIMS if on else [])
     per_item = [mi.probe_r_items(scored["probe-r"], items_r), mi.probe_c_items(scored_c, items_c),
                 mi.probe_b_items(scored_b)]
-    return StudyResult(STUDY, params, rows, data, facts, claims, items_frame(pd.concat(per_item, ignore_index=True)))
+    return StudyResult(STUDY, params, rows, data, facts, claims, concat_items(per_item))
 
 
 def _lab(lab_models, dataset, *, scorers, items, scored, b_rows, background, sweep, seed, load

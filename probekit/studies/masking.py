@@ -40,7 +40,7 @@ from probekit.data.masking import pair_subject_boxes, triplet_subjects
 from probekit.datasets import default_data_dir, load_dataset, sources
 from probekit.metrics.masking import (accuracy_rows, common_items, drop_rows, guided_masking, itm_under_ablation,
                                       topk_chance, topk_items)
-from probekit.results import StudyResult, concat, items_frame
+from probekit.results import StudyResult, concat, concat_items
 from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.studies import lab, masking_lab
 from probekit.studies.masking_claims import claims
@@ -211,4 +211,4 @@ def run(models=("toy-vilt",), dataset: str = "toy", data_dir=None, limit: int | 
     sentences = items.set_index("item_id")["sentence"]
     per_row = [topk_items(t, sentences, subset) for t, subset in ((per_item, "all"), (left, LEFT_OUT)) if len(t)]
     return StudyResult(study=STUDY, params=params, rows=rows, data=data, facts=facts, claims=claims(rows, k=k),
-                       items=items_frame(pd.concat(per_row, ignore_index=True)) if per_row else items_frame([]))
+                       items=concat_items(per_row))

@@ -40,7 +40,7 @@ from probekit.data.prednoun import crop_to_targets
 from probekit.datasets import default_data_dir, load_dataset
 from probekit.metrics import confounds, crop_overlap, pairs
 from probekit.papers.prednoun import PAPER
-from probekit.results import StudyResult, concat, items_frame
+from probekit.results import StudyResult, concat, concat_items
 from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.scorers.mlm import pseudo_perplexity
 from probekit.scorers.registry import REGISTRY
@@ -205,4 +205,4 @@ def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, li
                 concepts=concepts, tuples=tuples, perplexity=perplexity)
     per_item = [pairs.pair_items(s, model=m, probe=PROBES[t], condition=c) for (m, c, t), s in scored.items()]
     return StudyResult(STUDY, params, rows, data=data, facts=facts, claims=claims(rows, main),
-                       items=items_frame(pd.concat(per_item, ignore_index=True)) if per_item else items_frame([]))
+                       items=concat_items(per_item))

@@ -32,7 +32,7 @@ from probekit import papers
 from probekit.datasets import load_dataset
 from probekit.metrics import itm
 from probekit.papers.guided_masking import GUIDED_MASKING_VERB_PAIRS
-from probekit.results import OURS, StudyResult, concat, empty, items_frame, select
+from probekit.results import OURS, StudyResult, concat, concat_items, empty, select
 from probekit.scorers import REGISTRY, can_answer, head_for, load_scorer
 from probekit.studies import lab, verbs_lab
 from probekit.studies.verbs_claims import claims
@@ -153,5 +153,4 @@ def run(models: Sequence[str] = ("toy-vilt", "toy-clip"), dataset: str = "toy", 
     data = {"overview": overview(items, dataset), "coverage": coverage, "verb_order": verb_order,
             "triplet_negatives": triplet_negatives, **lab_data}
     per_item = [itm.pair_items(items, *scores[name], name) for name in parts]
-    return StudyResult(STUDY, params, rows, data, facts, claims(rows, threshold=threshold),
-                       items_frame(pd.concat(per_item, ignore_index=True)) if per_item else items_frame([]))
+    return StudyResult(STUDY, params, rows, data, facts, claims(rows, threshold=threshold), concat_items(per_item))
