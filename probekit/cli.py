@@ -144,12 +144,30 @@ def _sigterm_as_ctrl_c():
             signal.signal(signal.SIGTERM, previous)
 
 
+def _ship_finetunes(argv: list[str]) -> int:
+    """After ``train-toy`` trained ``toy-clip``: the conceptual chapter's fine-tunes of it, shipped beside it."""
+    from probekit.chapters.finetunes import ship
+    from probekit.toymodels.train import CHECKPOINTS
+
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--out")
+    p.add_argument("--models", nargs="+", default=["toy-clip"])
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--rescore", action="store_true")
+    a, _ = p.parse_known_args(argv)
+    if a.rescore or "toy-clip" not in a.models:
+        return 0
+    for path in ship(Path(a.out) if a.out else CHECKPOINTS, a.device):
+        print(f"probekit train-toy: shipped the conceptual chapter's fine-tune {path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["train-toy"]:
         from probekit.toymodels.train import main as train_main
         with _sigterm_as_ctrl_c():
-            return train_main(argv[1:]) or 0
+            return train_main(argv[1:]) or _ship_finetunes(argv[1:])
     args = _parser().parse_args(argv)
     progress = not getattr(args, "quiet", False)
     try:

@@ -3,13 +3,15 @@
 On the terminal a book run shows one bar per chapter (its cells, drawn by papermill) and one per scoring job
 (items/s and ETA, drawn from inside the chapter's kernel, below the chapter's bar).  The kernel is set up by
 :func:`quiet_kernel`: its bars go to the terminal the kernel was started from, never into the page.
-``PROBEKIT_PROGRESS=0`` (what ``probekit --quiet`` sets) silences every bar of probekit.
+``PROBEKIT_PROGRESS=0`` (what ``probekit --quiet`` sets) silences every bar of probekit.  Where the output is not a
+terminal (a log file, a CI job), no bar frame is written: each job writes one line when it ends (:class:`Lines`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 import warnings
 
 from tqdm import tqdm
@@ -30,12 +32,39 @@ def progress_enabled() -> bool:
     return os.environ.get("PROBEKIT_PROGRESS", "1") != "0"
 
 
+class Lines(tqdm):
+    """A bar that draws nothing while it runs and writes one line when it ends (``desc: n unit in time``): what a
+    job reports where its output is not a terminal, instead of hundreds of redrawn frames."""
+
+    def display(self, *args, **kwargs):
+        return True
+
+    def close(self):
+        if not self.disable and not getattr(self, "_line_written", False):
+            self._line_written = True
+            done = f"{self.n}/{self.total}" if self.total else f"{self.n}"
+            elapsed = self.format_interval(self._time() - self.start_t)
+            last = f", {self.postfix}" if self.postfix else ""   # e.g. a fine-tune's last loss
+            self.fp.write(f"{self.desc or 'done'}: {done} {self.unit} in {elapsed}{last}\n")
+            self.fp.flush()
+        super().close()
+
+
+def is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def bar(iterable=None, *, total: int | None = None, desc: str | None = None, unit: str = "it",
         disable: bool = False, leave: bool = True) -> tqdm:
     """A tqdm bar (count, items/s, ETA), off when ``disable`` or when ``PROBEKIT_PROGRESS=0``; in a chapter's
-    kernel it is drawn on the terminal, one line below the chapter's bar, and cleared when done."""
+    kernel it is drawn on the terminal, one line below the chapter's bar, and cleared when done.  Where that
+    output is not a terminal, a :class:`Lines` bar: one line when the job ends."""
     where = dict(file=_terminal, position=1, leave=False) if _terminal is not None else dict(leave=leave)
-    return tqdm(iterable, total=total, desc=desc, unit=unit, disable=disable or not progress_enabled(),
+    kind = tqdm if is_terminal(where.get("file") or sys.stderr) else Lines
+    return kind(iterable, total=total, desc=desc, unit=unit, disable=disable or not progress_enabled(),
                 dynamic_ncols=True, **where)
 
 

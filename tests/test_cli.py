@@ -156,20 +156,27 @@ def test_a_chapter_kernel_keeps_the_kernels_own_shutdown_log_off_the_terminal():
 
 
 def test_terminal_shows_scoring_bars_and_no_kernel_warning_and_the_page_none(project):
+    import shlex
     source = FAILING_SOURCE.replace('print("fine")', 'import time\nfrom probekit.progress import bar\n'
                                     'for _ in bar(range(40), desc="scoring job", unit="pair"):\n'
                                     '    time.sleep(0.02)\nprint("fine")')
     (project / "book" / "src" / "verbs.md").write_text(source)
     cmd = [sys.executable, "-m", "probekit.cli", "--root", str(project), "run", "verbs", "--no-build"]
-    shown = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    # on a terminal (a pseudo-terminal from util-linux's script: stdout and stderr both on it)
+    on_tty = subprocess.run(["script", "-qefc", "stty cols 120 rows 40; " + shlex.join(cmd), "/dev/null"],
+                            capture_output=True, text=True, timeout=300)
+    logged = subprocess.run(cmd, capture_output=True, text=True, timeout=300)   # stderr to a pipe, as to a log file
     quiet = subprocess.run([*cmd, "--quiet"], capture_output=True, text=True, timeout=300)
-    assert shown.returncode == quiet.returncode == 1
-    for proc in (shown, quiet):
-        assert "without encryption" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
-        assert "RuntimeError: boom" in proc.stderr.strip().splitlines()[-1]
-    assert "scoring job: 100%" in shown.stderr and "pair/s" in shown.stderr  # the job's bar, with its rate
-    assert "verbs: " in shown.stderr and "cell/s" in shown.stderr  # the chapter's bar
-    assert "scoring job" not in quiet.stderr and "cell/s" not in quiet.stderr
+    assert on_tty.returncode == logged.returncode == quiet.returncode == 1
+    for err in (on_tty.stdout, logged.stderr, quiet.stderr):
+        assert "without encryption" not in err and "Traceback" not in err, err
+        assert "RuntimeError: boom" in err.strip().splitlines()[-1]
+    assert "scoring job: 100%" in on_tty.stdout and "pair/s" in on_tty.stdout  # the job's bar, with its rate
+    assert "verbs: cell " in on_tty.stdout  # the chapter's bar (cells, time so far: no ETA)
+    job_lines = [line for line in logged.stderr.splitlines() if "scoring job" in line]
+    assert len(job_lines) == 1 and job_lines[0].startswith("scoring job: 40/40 pair in ")   # one line, no frames
+    assert "\r" not in logged.stderr and "verbs: cell" not in logged.stderr
+    assert "scoring job" not in quiet.stderr and "verbs: cell" not in quiet.stderr
     import nbformat
     failed = nbformat.read(project / "_build" / "failed" / "verbs.ipynb", as_version=4)
     outputs = [out for cell in failed.cells for out in cell.get("outputs", [])]

@@ -1,4 +1,5 @@
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -7,6 +8,7 @@ import torch
 from PIL import Image
 
 from probekit.studies.finetune import FinetuneConfig, interpolate, patched_model, swap_losses, swap_triplets
+from probekit.studies import finetune_cache
 from probekit.studies.finetune_cache import finetuned_cached, patch_path, run_key, trained_config, training_history
 from probekit.scorers.registry import TOY_CHECKPOINTS
 from probekit.scorers.testing import save_tiny
@@ -65,6 +67,50 @@ def test_a_retrained_base_is_fine_tuned_afresh(world, tmp_path, monkeypatch):
     assert run_key("toy-clip", cfg, triplets) != shipped          # another zoo's toy-clip: trained afresh
     monkeypatch.delenv("PROBEKIT_TOY_CHECKPOINTS")
     assert run_key("toy-clip", cfg, triplets) == shipped
+
+
+def test_a_shipped_fine_tune_is_copied_instead_of_trained_and_only_for_its_own_key(world, tmp_path, monkeypatch):
+    base, triplets, d = world
+    cfg = FinetuneConfig(encoders="text", steps=3, batch_size=6, lr=1e-3)
+    trained = finetuned_cached(base, triplets, cfg, tmp_path / "cache" / "base", progress=False)
+    zoo = tmp_path / "zoo"
+    shipped, = finetune_cache.ship(tmp_path / "cache", zoo)
+    assert shipped == zoo / "finetuned" / trained.parent.name
+    monkeypatch.setenv("PROBEKIT_TOY_CHECKPOINTS", str(zoo))
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained although a shipped fine-tune has this key")
+
+    monkeypatch.setattr(finetune_cache, "finetune_clip", no_training)
+    copied = finetuned_cached(base, triplets, cfg, tmp_path / "fresh", progress=False)
+    assert copied == tmp_path / "fresh" / trained.parent.name / "finetuned"
+    assert (copied / "model.safetensors").read_bytes() == (trained / "model.safetensors").read_bytes()
+    assert not any(p.name.endswith(".partial") for p in copied.parent.iterdir())
+    other = FinetuneConfig(encoders="text", steps=4, batch_size=6, lr=1e-3)   # another setting: not shipped
+    with pytest.raises(AssertionError, match="trained although"):
+        finetuned_cached(base, triplets, other, tmp_path / "fresh", progress=False)
+
+
+def test_the_same_triplets_under_another_data_folder_have_the_same_key(world):
+    _, triplets, d = world
+    moved = triplets.assign(image=[str(Path("/elsewhere/data") / Path(p).name) for p in triplets["image"]])
+    assert finetune_cache.fingerprint(moved) == finetune_cache.fingerprint(triplets)
+    renamed = moved.assign(image=moved["image"].str.replace("red_ball", "red_bell"))
+    assert finetune_cache.fingerprint(renamed) != finetune_cache.fingerprint(triplets)
+    recaptioned = triplets.assign(caption=triplets["caption"].str.replace("red", "pink"))
+    assert finetune_cache.fingerprint(recaptioned) != finetune_cache.fingerprint(triplets)
+
+
+def test_the_shipped_fine_tunes_are_the_chapters_defaults():
+    from probekit.chapters.params import parameters   # the chapter's parameters cell
+    from probekit.studies.finetune_cache import SHIPPED
+
+    params = {k: p.default for k, p in parameters(Path(__file__).parents[1], "conceptual").items()}
+    configs = sorted((trained_config(p)["encoders"], trained_config(p)["steps"], trained_config(p)["batch_size"],
+                      trained_config(p)["lr"], trained_config(p)["optimizer"])
+                     for p in (TOY_CHECKPOINTS / SHIPPED).iterdir())
+    assert configs == sorted((e, params["finetune_steps"], params["finetune_batch"], params["finetune_lr"],
+                              params["finetune_optimizer"]) for e in params["finetune_encoders"])
 
 
 def test_only_the_chosen_encoder_moves(world):
@@ -144,7 +190,8 @@ def test_a_fine_tune_draws_its_bar_with_the_loss_unless_bars_are_off(world, tmp_
     cfg = FinetuneConfig(encoders="text", steps=3, batch_size=4)
     finetuned_cached(base, triplets, cfg, tmp_path / "shown")
     err = capsys.readouterr().err
-    assert "fine-tune CLIP (text)" in err and "3/3" in err and "loss=" in err
+    assert "fine-tune CLIP (text): 3/3 it in " in err and "loss=" in err   # not a terminal: one line, last loss
+    assert "\r" not in err
     assert "Writing model shards" not in err   # transformers' bar for the save: not ours to show
     monkeypatch.setenv("PROBEKIT_PROGRESS", "0")   # what `probekit --quiet` sets
     finetuned_cached(base, triplets, cfg, tmp_path / "quiet")

@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,7 +26,7 @@ from probekit.chapters.project import (SUMMARY, ChapterFailed, items_path, outpu
                                        results_path, source_path)
 from probekit.environ import environment
 from probekit.files import replaced
-from probekit.progress import kernel_startup, progress_enabled
+from probekit.progress import is_terminal, kernel_startup, progress_enabled
 
 
 def kernel_arguments(bars: bool) -> list[str]:
@@ -110,7 +111,9 @@ def _papermill(root: Path, name: str, params: dict[str, Any], tmp: Path, progres
     inp, done = tmp / "source.ipynb", tmp / f"{name}.ipynb"
     nbformat.write(nb, inp)
     progress = progress and progress_enabled()
-    bar = dict(desc=name, unit="cell", position=0, leave=False, dynamic_ncols=True) if progress else False
+    cells = progress and is_terminal(sys.stderr)   # off a terminal the chapter's "done in" line stands for its bar
+    bar = dict(desc=name, unit="cell", position=0, leave=False, dynamic_ncols=True,   # no ETA: cells differ
+               bar_format="{desc}: cell {n_fmt}/{total_fmt}, {elapsed} so far") if cells else False
     try:
         papermill.execute_notebook(str(inp), str(done), parameters=params, kernel_name="python3",
                                    progress_bar=bar, cwd=str(root), request_save_on_cell_execute=False,

@@ -52,7 +52,7 @@ class Scorer(Engine):
     def __init__(self, name: str, source: str, capabilities: Sequence[str], *, device="auto", batch_size: int = 32,
                  cache_dir=None, num_workers: int = 0, half: bool | None = None, revision: str | None = None,
                  head: str = "", options: dict | None = None):
-        self.name = name
+        self.name = self.label = name   # label: what progress bars call it (a caller may name a checkpoint better)
         self.source = source
         #: None until _load: adapters may narrow it to the heads the checkpoint actually has
         self.capabilities = frozenset(capabilities) if capabilities else None

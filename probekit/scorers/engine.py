@@ -129,7 +129,7 @@ class Engine:
             loader = self._loader.batches(prepare, srcs, todo_extras, self.batch_size)
         if meanwhile is not None:
             meanwhile()
-        progress_bar = progress(len(todo), self.batch_size, f"{self.name}: {desc}")
+        progress_bar = progress(len(todo), self.batch_size, f"{self.label}: {desc}")
         for ok, inputs, bad_idx in loader:
             for j in bad_idx:
                 bad.add(todo[j])

@@ -1,11 +1,16 @@
 """The fine-tune cache: a fine-tuned CLIP per (base checkpoint, settings, training triplets), trained only when
-missing, with its alpha-patched models beside it."""
+missing, with its alpha-patched models beside it.  The toy chapter's own fine-tunes ship beside the zoo
+(``<zoo>/finetuned/<key>``, written by ``probekit train-toy``): a key found there is copied into the cache instead
+of trained.  The key holds the base's file hash, the settings and the triplets, so a shipped fine-tune is used
+only for exactly the run that made it."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -13,9 +18,19 @@ import pandas as pd
 from probekit.studies.finetune import FinetuneConfig, finetune_clip
 
 
+IMAGES = ["image", "negative_image"]
+
+
 def fingerprint(triplets: pd.DataFrame) -> str:
+    """The training triplets' identity: captions, and image paths relative to the folder that holds them all, so
+    that the same data under another data folder (another user, another machine) has the same fingerprint."""
     cols = ["image", "caption", "negative_caption", "negative_image"]
-    blob = pd.util.hash_pandas_object(triplets[cols].astype(str), index=False).to_numpy().tobytes()
+    paths = [os.path.dirname(str(p)) for c in IMAGES for p in triplets[c].dropna()]
+    top = os.path.commonpath(paths) if paths else ""
+    table = triplets[cols].astype(object).copy()
+    for c in IMAGES:
+        table[c] = [None if pd.isna(p) else os.path.relpath(str(p), top) if top else str(p) for p in table[c]]
+    blob = pd.util.hash_pandas_object(table.astype(str), index=False).to_numpy().tobytes()
     return hashlib.sha256(blob).hexdigest()[:12]
 
 
@@ -35,14 +50,48 @@ def run_key(base, config: FinetuneConfig, triplets: pd.DataFrame) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+SHIPPED = "finetuned"   # the folder beside the zoo's members that holds the chapter's fine-tunes
+
+
+def shipped_roots() -> list[Path]:
+    """Where shipped fine-tunes are looked for: a retrained zoo's (``$PROBEKIT_TOY_CHECKPOINTS``), then the
+    package's."""
+    from probekit.scorers.registry import TOY_CHECKPOINTS
+
+    zoo = os.environ.get("PROBEKIT_TOY_CHECKPOINTS")
+    return ([Path(zoo) / SHIPPED] if zoo else []) + [TOY_CHECKPOINTS / SHIPPED]
+
+
 def finetuned_cached(base, triplets: pd.DataFrame, config: FinetuneConfig, cache_root, device: str = "cpu",
                      progress: bool = True) -> Path:
-    """The fine-tuned model directory for these settings, training it only when not cached."""
-    out = Path(cache_root) / run_key(base, config, triplets) / "finetuned"
+    """The fine-tuned model directory for these settings: cached, else copied from a shipped one with the same key,
+    else trained."""
+    key = run_key(base, config, triplets)
+    out = Path(cache_root) / key / "finetuned"
     if (out / "finetune.json").exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
+    shipped = next((r / key for r in shipped_roots() if (r / key / "finetune.json").is_file()), None)
+    if shipped is not None:   # copied under a temporary name, then renamed: an interrupted copy leaves no model
+        tmp = out.with_name(".finetuned.partial")
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(shipped, tmp)
+        os.replace(tmp, out)
+        return out
     return finetune_clip(base, triplets, config, out, device=device, progress=progress)
+
+
+def ship(cache_root, out) -> list[Path]:
+    """Copy every fine-tune under ``cache_root`` (``<base>/<key>/finetuned``) to ``out/finetuned/<key>``, where
+    :func:`finetuned_cached` finds it; the shipped folder then holds these keys only."""
+    target = Path(out) / SHIPPED
+    shutil.rmtree(target, ignore_errors=True)
+    copied = []
+    for tuned in sorted(Path(cache_root).glob("*/*/finetuned")):
+        if (tuned / "finetune.json").is_file():
+            shutil.copytree(tuned, target / tuned.parent.name)
+            copied.append(target / tuned.parent.name)
+    return copied
 
 
 def patch_path(finetuned: Path, alpha: float) -> Path:

@@ -164,8 +164,9 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
                 parts.append(sweep_rows(original, model, condition, seed))
                 continue
             path = ft.patched_model(model, tuned, alpha, finetune_cache.patch_path(tuned, alpha))
-            scored = evaluate_clip(load_scorer(str(path), family="clip", device=device, batch_size=batch_size,
-                                               cache_dir=cache_dir), probes, general, seed)
+            patched = load_scorer(str(path), family="clip", device=device, batch_size=batch_size, cache_dir=cache_dir)
+            patched.label = f"{model} ({condition})"
+            scored = evaluate_clip(patched, probes, general, seed)
             parts += [sweep_rows(scored, model, condition, seed), paired_rows(scored, original, model, condition, seed)]
             if alpha == top:
                 fully[enc] = scored
