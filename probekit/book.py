@@ -38,6 +38,10 @@ def execute_all(root: Path, params: dict[str, dict[str, Any]], *, profile: str |
     """Execute each chapter in ``params`` (in reading order) with its validated parameters, then the summary
     page; returns {chapter: error} for those that failed (their previous pages, and every other chapter's,
     stay; the summary shows the results of the last successful run of each chapter)."""
+    from probekit.chapters import reproduce
+    from probekit.results import load
+
+    before = {c: load(ch.results_path(root, c)) for c in params if ch.results_path(root, c).exists()}
     failures = {}
     for chapter in (c for c in ch.CHAPTERS if c in params):
         try:
@@ -50,7 +54,17 @@ def execute_all(root: Path, params: dict[str, dict[str, Any]], *, profile: str |
     except ch.ChapterFailed as err:
         failures[ch.SUMMARY] = str(err)
         log(f"probekit: {err}")
+    counts = [reproduce.tally(before.get(c), load(ch.results_path(root, c))) for c in params if c not in failures]
+    log(f"probekit: {sum(e for e, _ in counts)} of {sum(t for _, t in counts)} result values equal to those of the "
+        f"pages before this build (the committed ones, on a clean checkout), within {reproduce.TOLERANCE}")
+    reproduce.write_built_with(root, {c: _built_with(root, c) for c in ch.CHAPTERS})
     return failures
+
+
+def _built_with(root: Path, chapter: str) -> dict | None:
+    import nbformat
+    path = ch.output_path(root, chapter)
+    return nbformat.read(path, as_version=4).metadata.get("probekit", {}).get("built_with") if path.exists() else None
 
 
 def build(root: Path, *, log=print) -> Path:
@@ -60,6 +74,9 @@ def build(root: Path, *, log=print) -> Path:
     for chapter in [ch.SUMMARY, *ch.CHAPTERS]:
         if not ch.output_path(root, chapter).exists():
             ch.write_placeholder(root, chapter)
+    from probekit.chapters import reproduce
+    if not (root / reproduce.BUILT_WITH).exists():
+        reproduce.write_built_with(root, {c: _built_with(root, c) for c in ch.CHAPTERS})
     cmd = [sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
            "build", str(root), "--builder", "html"]
     log("probekit: building the book ...")

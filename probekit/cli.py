@@ -83,7 +83,7 @@ def _executed_state(path: Path) -> str:
     if meta.get("placeholder"):
         return "not executed"
     given = ", ".join(f"{k}={v!r}" for k, v in meta.get("parameters", {}).items()) or "defaults"
-    return f"executed in {meta.get('seconds', '?')} s with {given}"
+    return f"executed with {given}"
 
 
 def _list(root: Path) -> None:
@@ -145,7 +145,8 @@ def _sigterm_as_ctrl_c():
 
 
 def _ship_finetunes(argv: list[str]) -> int:
-    """After ``train-toy`` trained ``toy-clip``: the conceptual chapter's fine-tunes of it, shipped beside it."""
+    """After ``train-toy`` retrained the shipped zoo's ``toy-clip`` (no ``--out``), or with ``--finetunes``: the
+    conceptual chapter's fine-tunes of it, shipped beside it (``--out``'s zoo otherwise fine-tunes on first use)."""
     from probekit.chapters.finetunes import ship
     from probekit.toymodels.train import CHECKPOINTS
 
@@ -154,8 +155,9 @@ def _ship_finetunes(argv: list[str]) -> int:
     p.add_argument("--models", nargs="+", default=["toy-clip"])
     p.add_argument("--device", default="cpu")
     p.add_argument("--rescore", action="store_true")
+    p.add_argument("--finetunes", action="store_true")
     a, _ = p.parse_known_args(argv)
-    if a.rescore or "toy-clip" not in a.models:
+    if a.rescore or "toy-clip" not in a.models or (a.out and not a.finetunes):
         return 0
     for path in ship(Path(a.out) if a.out else CHECKPOINTS, a.device):
         print(f"probekit train-toy: shipped the conceptual chapter's fine-tune {path}")
@@ -167,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["train-toy"]:
         from probekit.toymodels.train import main as train_main
         with _sigterm_as_ctrl_c():
-            return train_main(argv[1:]) or _ship_finetunes(argv[1:])
+            rest = [a for a in argv[1:] if a != "--finetunes"]
+            return train_main(rest) or _ship_finetunes(argv[1:])
     args = _parser().parse_args(argv)
     progress = not getattr(args, "quiet", False)
     try:

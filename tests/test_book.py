@@ -146,15 +146,15 @@ def test_rerun_with_new_parameter_value_appears_in_html(executed_book, executed_
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
-                  "--window-size=1280,900"]
+                  "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0"]
 
 
 class Browser:
     """Just enough of the Chrome DevTools protocol: navigate, collect console errors, evaluate, screenshot."""
 
-    def __init__(self, exe: str, profile_dir: Path):
-        self.proc = subprocess.Popen([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile_dir}", "about:blank"],
+    def __init__(self, exe: str, profile_dir: Path, width: int = 1280):
+        self.proc = subprocess.Popen([exe, *CHROMIUM_FLAGS, f"--window-size={width},900",
+                                      f"--user-data-dir={profile_dir}", "about:blank"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         port_file = profile_dir / "DevToolsActivePort"
         for _ in range(300):
@@ -232,6 +232,42 @@ def served_book(executed_book):
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
+
+
+#: a page's layout at the window's width: the text column's width, every table, image, code block or figure wider
+#: than it, and every table with no text in its body
+LAYOUT = """(() => {
+  const col = document.querySelector('article.bd-article') || document.querySelector('main');
+  const width = col.clientWidth;
+  const wide = Array.from(col.querySelectorAll('table, img, pre, svg, .cell_output > div'))
+    .map(el => ({tag: el.tagName, w: Math.ceil(Math.max(el.scrollWidth, el.getBoundingClientRect().width)),
+                 text: ((el.querySelector && el.querySelector('caption')) || el).textContent.slice(0, 80)}))
+    .filter(e => e.w > width + 1);
+  const empty = Array.from(col.querySelectorAll('table'))
+    .filter(t => !Array.from(t.querySelectorAll('tbody td')).some(td => td.textContent.trim()))
+    .map(t => ((t.querySelector('caption') || t).textContent || '').slice(0, 80));
+  return {width, wide, empty};
+})()"""
+PAGES = ["index.html", "book/intro.html", "book/methods.html", "book/rerunning.html",
+         *[f"book/chapters/{c}.html" for c in (ch.SUMMARY, *ch.CHAPTERS)]]
+
+
+def test_every_page_fits_the_text_column_at_1400_px_with_no_empty_table(served_book, executed_chapter, tmp_path):
+    for chapter in (*ch.CHAPTERS, ch.SUMMARY):
+        executed_chapter(chapter)
+    profile = tmp_path / "chromium-profile"
+    profile.mkdir()
+    browser = Browser(shutil.which("chromium") or shutil.which("chromium-browser"), profile, width=1400)
+    try:
+        for page in PAGES:
+            browser.open(f"{served_book}/{page}")
+            layout = browser.evaluate(LAYOUT)
+            assert layout["width"] > 500, page
+            assert layout["wide"] == [], f"{page}: wider than the {layout['width']}-px text column: {layout['wide']}"
+            assert layout["empty"] == [], f"{page}: tables with nothing in them: {layout['empty']}"
+            assert "IPython.core.display" not in browser.evaluate("document.body.innerText"), page
+    finally:
+        browser.close()
 
 
 IMAGES = ("Promise.all(Array.from(document.images).map(i => i.decode().catch(() => null)))"

@@ -236,3 +236,19 @@ def test_an_empty_text_shows_nothing(monkeypatch):
     show.show_text("  \n")
     show.show_text("a *line*")
     assert [s.data for s in shown] == ["a *line*"]
+
+
+def test_the_claims_table_is_compact_a_title_the_rows_compared_and_same_where_a_seed_agrees():
+    lab = pd.DataFrame({"kind": ["claim", "claim", "check"], "study": ["verbs", "masking", "verbs"],
+                        "what": ["A model pretrained on noisier captions over-predicts matches: its accuracy on "
+                                 "negative pairs is lower (34.8 vs 60.9)", "x " * 60, "a check"],
+                        "models": ["toy-vilt-noisy|toy-vilt", "toy-vilt|toy-vilt", "toy-vilt"],
+                        "verdict": ["holds", "not resolved", "at chance"]})
+    claims = summary.lab_claims(lab)
+    first, second = claims.iloc[:, 0]
+    assert first.startswith('<a href="verbs.html"') and ": A model pretrained on noisier captions over-predicts " \
+        "matches<br>" in first and "toy-vilt-noisy vs toy-vilt" in first
+    assert second.endswith('<span class="pk-ci">toy-vilt</span>')          # one model's two rows: one name
+    assert summary.short_claim("x " * 60).endswith("…") and len(summary.short_claim("x " * 60)) <= 81
+    seeded = claims.assign(**{"under seed 1": ["holds", "does not hold"]})
+    assert summary.seed_agreement(seeded)["under seed 1"].tolist() == ["same", "does not hold"]

@@ -10,7 +10,7 @@ scoring bars on the terminal), and anything a library still writes to stderr goe
 
 from __future__ import annotations
 
-import datetime as _dt
+import io
 import logging
 import os
 import re
@@ -66,16 +66,15 @@ def _cell_summary(source: str) -> str:
     return first if len(first) <= 70 else first[:67] + "..."
 
 
-def _run_card(chapter: str, params: dict[str, Any], profile: str | None, seconds: float, items: bool) -> str:
-    """The page's note on how it was made: when, with what, the command that re-runs it, and links to its rows
-    (and item rows) for download."""
+def _run_card(chapter: str, params: dict[str, Any], profile: str | None, items: bool) -> str:
+    """The page's note on how it was made: with what, the command that re-runs it, and links to its rows (and
+    item rows) for download.  No time of day: a rebuild that reproduces the page leaves it as it was."""
     from probekit import __version__
-    when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     given = ", ".join(f"`{k} = {v!r}`" for k, v in params.items()) or "none (the defaults above)"
     cmd = " ".join(["probekit run", chapter] + [f"-p {k} {_shell(v)}" for k, v in params.items()])
     prof = f", profile `{profile}`" if profile else ""
     return (f":::{{admonition}} How this page was made\n:class: note\n"
-            f"Executed {when} in {seconds:.0f} s with probekit {__version__}{prof}. "
+            f"Executed with probekit {__version__}{prof} (the book's start page says with what else). "
             f"Parameters given: {given}.\n\n{_own_models(params)}Re-run: `{cmd}`\n\nDownload: {{download}}`result rows "
             f"<{chapter}.results.parquet>`" + (f", {{download}}`item rows <{chapter}.items.parquet>`" if items else "")
             + f" (as CSV or JSON: `probekit export {chapter}{' --items' if items else ''} --format csv`)\n:::")
@@ -160,7 +159,9 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
     only when every cell ran and the chapter exported its rows; on failure the notebook is kept under
     ``_build/failed/`` and ``ChapterFailed`` names the chapter, the cell and the error."""
     import nbformat
+    import pandas as pd
 
+    from probekit.chapters import reproduce
     from probekit.report.export import ITEMS_FILE, ITEMS_OUT, rows_from_notebook
 
     root = Path(root)
@@ -179,13 +180,43 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
                             "`report.export(result)`; no page was changed")
     at = max([i + 1 for i, c in enumerate(executed.cells)
               if {"parameters", "injected-parameters"} & set(c.metadata.get("tags", []))], default=0)
-    card = _run_card(chapter, params, profile, seconds, items is not None)
+    card = _run_card(chapter, params, profile, items is not None)
     executed.cells.insert(at, nbformat.v4.new_markdown_cell(card))
+    reproduce.normalise(executed)
     executed.metadata["probekit"] = {"chapter": chapter, "parameters": params, "profile": profile,
-                                     "seconds": round(seconds, 1), "rows": len(rows)}
+                                     "rows": len(rows), "built_with": reproduce.identity(root, _device(params))}
+    before = _previous(root, chapter)
+    new_items = pd.read_parquet(io.BytesIO(items)) if items is not None else None
+    if reproduce.reproduces(before, (executed, rows, new_items)):
+        log(f"probekit: chapter {chapter!r} done in {seconds:.0f} s; it reproduced its page (every result value "
+            f"within {reproduce.TOLERANCE}): the page is kept as it was")
+        return out
     _write(executed, out, rows, results_path(root, chapter), items, items_path(root, chapter))
     log(f"probekit: chapter {chapter!r} done in {seconds:.0f} s -> {out}")
     return out
+
+
+def _device(params: dict[str, Any]) -> str:
+    from probekit.device import resolve_device
+    return str(resolve_device(params.get("device", "auto")))
+
+
+def _previous(root: Path, chapter: str) -> tuple:
+    """The chapter's page, result rows and item rows as they are before this run (None where missing or
+    unreadable)."""
+    import nbformat
+    import pandas as pd
+
+    from probekit.results import load
+    paths = output_path(root, chapter), results_path(root, chapter), items_path(root, chapter)
+    readers = (lambda p: nbformat.read(p, as_version=4), load, pd.read_parquet)
+    found = []
+    for path, read in zip(paths, readers):
+        try:
+            found.append(read(path) if path.exists() else None)
+        except Exception:   # a damaged or foreign file: the new page replaces it
+            found.append(None)
+    return tuple(found)
 
 
 def execute_summary(root: Path, *, progress: bool = True, log=print) -> Path:
@@ -197,6 +228,8 @@ def execute_summary(root: Path, *, progress: bool = True, log=print) -> Path:
     log("probekit: executing the summary page")
     with tempfile.TemporaryDirectory(prefix="probekit-summary-") as tmp:
         executed = _papermill(root, SUMMARY, {}, Path(tmp), progress, log)
+    from probekit.chapters import reproduce
+    reproduce.normalise(executed)
     executed.metadata["probekit"] = {"chapter": SUMMARY}
     _write(executed, out)
     return out

@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
+from probekit.report import layout
 from probekit.report.format import render_claims
 
 TABLE_CLASS = "probekit-table"
@@ -13,11 +14,20 @@ SHORT_CELL = 32  # characters: "100.0 [100.0, 100.0] (n = 1000)" fits
 
 
 def show_table(table: pd.DataFrame, caption: str | None = None) -> None:
-    """A table in the book's one table style (caption above, index bold, no row striping by pandas)."""
-    styler = table.style.set_table_attributes(f'class="{TABLE_CLASS}"')
-    # short cells (a number with its interval) stay on one line; long text wraps
+    """A table in the book's one table style (caption above, index bold, no row striping by pandas), each
+    number's interval on a line under it; a table wider than the text column is shown as several, each with
+    the row labels and the caption numbered "(1 of 2)", ... (:mod:`probekit.report.layout`)."""
+    groups = layout.column_groups(table)
+    for k, columns in enumerate(groups):
+        part = f"({k + 1} of {len(groups)})" if len(groups) > 1 else ""
+        _show_one(table.iloc[:, list(columns)], " ".join(t for t in (caption, part) if t) or None)
+
+
+def _show_one(table: pd.DataFrame, caption: str | None) -> None:
+    styler = table.style.set_table_attributes(f'class="{TABLE_CLASS}"').format(layout.cell_html)
+    # short cells (a number with its interval) stay on one line each; long text wraps, in a column kept readable
     if table.index.is_unique and table.columns.is_unique:  # pandas styles cells by label
-        styler = styler.set_td_classes(table.map(lambda v: "pk-short" if len(str(v)) <= SHORT_CELL else ""))
+        styler = styler.set_td_classes(table.map(lambda v: "pk-short" if len(str(v)) <= SHORT_CELL else "pk-text"))
     if caption:
         styler = styler.set_caption(caption)
     styler = styler.set_table_styles([{"selector": "caption", "props": "caption-side: top; text-align: left;"},

@@ -10,6 +10,8 @@ by :func:`load_lab`) and the list of chapters (executed or not) on the page.
 
 from __future__ import annotations
 
+import html
+
 import importlib
 import math
 from pathlib import Path
@@ -66,18 +68,41 @@ def lab_overview(lab: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["study", *VERDICTS, "checks as they should be"]).set_index("study")
 
 
+def short_claim(text: str, limit: int = 80) -> str:
+    """A claim's title: its first clause (up to ": "), or its first words up to ``limit`` characters and "…"."""
+    head = text.split(": ", 1)[0]
+    if len(head) <= limit:
+        return head
+    cut = head[:limit].rsplit(" ", 1)[0]
+    return cut.rstrip(",;") + "…"
+
+
+def _claim_cell(study: str, what: str, models: str) -> str:
+    compared = " vs ".join(dict.fromkeys(models.split("|")))
+    return (f'<a href="{study}.html" title="{html.escape(what)}">{study}</a>: {html.escape(short_claim(what))}'
+            f'<br><span class="pk-ci">{html.escape(compared)}</span>')
+
+
 def lab_claims(lab: pd.DataFrame, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Every paper's claim the lab tested, with its study (linked), the zoo's rows it compares ("a vs b"; one name
-    when both are one model's) and its verdict on the toy zoo; with a seed comparison (``lab_seeds.read()``), a
-    column per retrained zoo: the claim's verdict there (``lab_seeds.beside``)."""
+    """Every paper's claim the lab tested: its study (linked to the chapter, whose lab section states it whole),
+    its title (:func:`short_claim`) over the zoo's rows it compares ("a vs b"; one name when both are one
+    model's), and its verdict on the toy zoo; with a seed comparison (``lab_seeds.read()``), a column per
+    retrained zoo: the claim's verdict there (``lab_seeds.beside``)."""
     claims = lab[lab["kind"] == "claim"].reset_index(drop=True)
-    out = pd.DataFrame({"study": [f'<a href="{s}.html">{s}</a>' for s in claims["study"]],
-                        "the paper's claim": claims["what"],
-                        "compared": [" vs ".join(dict.fromkeys(m.split("|"))) for m in claims["models"]],
+    out = pd.DataFrame({"claim (study: title; the rows compared)": [
+                            _claim_cell(s, w, m) for s, w, m in zip(claims["study"], claims["what"], claims["models"])],
                         "verdict": claims["verdict"]})
     if seeds is not None and len(claims):
         out = out.join(lab_seeds.beside(claims, seeds))
     return out.set_axis(pd.RangeIndex(1, len(out) + 1, name="#"))
+
+
+def seed_agreement(claims: pd.DataFrame) -> pd.DataFrame:
+    """:func:`lab_claims` as shown: a retrained zoo's verdict reads "same" where it is the verdict shown."""
+    out = claims.copy()
+    for col in [c for c in claims.columns if c.startswith(lab_seeds.UNDER)]:
+        out[col] = ["same" if v == verdict else v for v, verdict in zip(claims[col], claims["verdict"])]
+    return out
 
 
 def seed_sentences(claims: pd.DataFrame) -> str:
@@ -192,9 +217,10 @@ def show(chapters_dir: str | Path = "book/chapters", studies: Sequence[str] = ST
         show_table(lab_overview(lab), caption="The toy lab (each chapter's last two sections): the papers' claims "
                    "tested on the toy zoo by verdict, and the knock-out and blind checks that came out as they should")
         claims = lab_claims(lab, lab_seeds.read())
-        show_table(claims, caption="Every claim the toy lab tested, with its verdict (the chapter shows the two "
-                   "rows compared, their 95% intervals and n) and, where the zoo was retrained under another seed, "
-                   "its verdict there (the model card gives the numbers behind both)")
+        show_table(seed_agreement(claims), caption="Every claim the toy lab tested, with its verdict (the chapter "
+                   "states the claim whole and shows the two rows compared, their 95% intervals and n) and, where "
+                   "the zoo was retrained under another seed, its verdict there (\"same\": the verdict shown; the "
+                   "model card gives the numbers behind both)")
         if said := seed_sentences(claims):
             show_text(said)
     listing = [f"- [{s}]({s}.html): " + (f"executed, {len(results[s])} result rows" if s in results

@@ -1,0 +1,157 @@
+"""Rebuilds that reproduce the published pages, and say so.
+
+An executed chapter is written without what changes on every run (cell ids by position, no execution timestamps,
+no papermill timings or temporary paths: :func:`normalise`), with the identity of what made it (the source
+fingerprint, package versions, commit, device: :func:`identity`).  When a rebuild is made with the same code,
+versions and parameters and its result rows equal the page's previous ones within the seed comparison's tolerance
+(:data:`~probekit.studies.lab.SAME_RTOL` relative or :data:`~probekit.studies.lab.SAME_ATOL` absolute), the
+previous page and its files are kept byte for byte (:func:`reproduces`), so ``git status`` stays clean; any
+other difference writes the new page.  ``probekit book`` ends with how many result values equal the previous
+ones (:func:`tally`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+
+from probekit.results import KEYS
+from probekit.studies.lab import SAME_ATOL, SAME_RTOL
+
+#: the packages whose versions can change a number on a page
+PACKAGES = ("probekit", "torch", "torchvision", "transformers", "open_clip_torch", "numpy", "pandas", "scipy",
+            "scikit-learn")
+NUMBERS = ["value", "ci_low", "ci_high", "n"]
+TOLERANCE = f"{SAME_RTOL:g} relative or {SAME_ATOL:g} absolute"
+
+
+def normalise(nb) -> None:
+    """Drop from an executed notebook what differs between two runs of the same code: cell ids (numbered by
+    position instead), the kernel's execution timestamps, papermill's timings, paths and environment."""
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{i}"
+        cell.metadata.pop("execution", None)
+        cell.metadata.pop("papermill", None)
+    nb.metadata.pop("papermill", None)
+
+
+def fingerprint(root: Path) -> str:
+    """What a page's numbers come from besides its parameters, as a hash of files by path and bytes: the
+    probekit package that runs (code and shipped checkpoints) and the book's chapter sources."""
+    import probekit
+
+    digest = hashlib.sha256()
+    for top in (Path(probekit.__file__).parent, Path(root) / "book" / "src"):
+        for path in sorted(p for p in top.rglob("*")
+                           if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")):
+            digest.update(f"{top.name}/{path.relative_to(top)}".encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def commit(root: Path) -> str:
+    """The checkout's commit (``git describe --always --dirty``: ``-dirty`` when files differ from it), or
+    "not a git checkout"."""
+    try:
+        out = subprocess.run(["git", "describe", "--always", "--dirty", "--exclude", "*"], cwd=root,
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return "not a git checkout"
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "not a git checkout"
+
+
+def identity(root: Path, device: str) -> dict:
+    """What a page was made with: the sources' fingerprint, package versions, Python, machine and device."""
+    return {"sources": fingerprint(root), "versions": {p: _version(p) for p in PACKAGES},
+            "python": platform.python_version(), "machine": f"{platform.system()} {platform.machine()}",
+            "device": device}
+
+
+def _same(u, v) -> bool:
+    if isinstance(u, float) or isinstance(v, float):
+        try:
+            u, v = float(u), float(v)
+        except (TypeError, ValueError):
+            return False
+        return (math.isnan(u) and math.isnan(v)) or math.isclose(u, v, rel_tol=SAME_RTOL, abs_tol=SAME_ATOL)
+    return (pd.isna(u) and pd.isna(v)) if (u is None or v is None) else u == v
+
+
+def tally(old: pd.DataFrame | None, new: pd.DataFrame) -> tuple[int, int]:
+    """(values of ``new`` equal to ``old``'s within the tolerance, values of ``new``): each number of each row
+    (value, interval, n), rows matched by their text columns (and order among equal ones)."""
+    total = len(new) * len(NUMBERS)
+    if old is None or old.empty or new.empty:
+        return 0, total
+    key = lambda df: df[KEYS].astype(str).agg("\x1f".join, axis=1) + "\x1f" + df.groupby(KEYS).cumcount().astype(str)
+    before = dict(zip(key(old), old[NUMBERS].itertuples(index=False)))
+    equal = 0
+    for k, values in zip(key(new), new[NUMBERS].itertuples(index=False)):
+        if k in before:
+            equal += sum(_same(float(u), float(v)) for u, v in zip(before[k], values))
+    return equal, total
+
+
+def same_table(old: pd.DataFrame | None, new: pd.DataFrame | None) -> bool:
+    """Whether two tables (item rows) hold the same rows: same columns and length, equal texts, numbers within
+    the tolerance."""
+    if old is None or new is None:
+        return old is None and new is None
+    if list(old.columns) != list(new.columns) or len(old) != len(new):
+        return False
+    return all(_same(u, v) for c in new.columns for u, v in zip(old[c].tolist(), new[c].tolist()))
+
+
+def reproduces(old: tuple, new: tuple) -> bool:
+    """Whether a rebuilt page reproduces the previous one (each a tuple: notebook, result rows, item rows or
+    None): made with the same sources, versions, parameters and profile, and every result value and item row
+    equal within the tolerance."""
+    (old_nb, old_rows, old_items), (new_nb, new_rows, new_items) = old, new
+    if old_nb is None or old_rows is None:
+        return False
+    old_meta, new_meta = old_nb.metadata.get("probekit", {}), new_nb.metadata.get("probekit", {})
+    fields = ("parameters", "profile", "built_with")
+    if any(old_meta.get(f) != new_meta.get(f) for f in fields):
+        return False
+    equal, total = tally(old_rows, new_rows)
+    return len(old_rows) == len(new_rows) and equal == total and same_table(old_items, new_items)
+
+
+BUILT_WITH = "book/chapters/built_with.md"   # included by the start page
+
+
+def _describe(built: dict) -> str:
+    versions = ", ".join(f"{p} {v}" for p, v in built["versions"].items() if v != "not installed")
+    return (f"{versions}; Python {built['python']} on {built['machine']}, device `{built['device']}`; "
+            f"sources fingerprint `{built['sources']}`")
+
+
+def write_built_with(root: Path, pages: dict) -> Path:
+    """The start page's paragraph on what the pages were built with (``pages``: chapter -> its notebook's
+    ``built_with``), with the commit of the checkout it was written from.  Kept as it is when every page's
+    identity is unchanged, so that a rebuild that reproduces the book leaves it alone."""
+    out = Path(root) / BUILT_WITH
+    groups: dict[str, list[str]] = {}
+    for chapter, built in pages.items():
+        if built:
+            groups.setdefault(_describe(built), []).append(chapter)
+    lines = [f"- {', '.join(chs)}: {text}." for text, chs in groups.items()] or ["- no chapter has been executed."]
+    body = "\n".join(lines) + "\n"
+    if out.exists() and out.read_text().split("\n\n", 1)[-1] == body:
+        return out
+    head = (f"The pages of this book were executed from commit `{commit(root)}` (`-dirty`: with changes not yet "
+            f"committed; the sources fingerprint says which code exactly) with:")
+    out.write_text(head + "\n\n" + body)
+    return out

@@ -1,0 +1,85 @@
+"""A rebuild that reproduces a page keeps it byte for byte, a rebuild that does not rewrites it, and the count
+of equal result values: on hand-made rows and on a scratch chapter executed twice."""
+
+from __future__ import annotations
+
+import nbformat
+import pandas as pd
+
+from conftest import copy_project, scratch_chapter
+from probekit import book as bk
+from probekit import chapters as ch
+from probekit import results
+from probekit.chapters import reproduce
+
+IMPORTS = """:tags: [remove-cell]
+
+from probekit import report, results"""
+BODY = """rows = results.frame([results.row(study="verbs", probe="svo", model=m, metric="pairwise", value=v * scale,
+                                  ci=(v * scale - 0.05, v * scale + 0.05), n=limit, chance=0.5)
+                      for m, v in (("toy-vilt", 0.61), ("toy-clip", 0.72))])
+result = results.StudyResult("verbs", {}, rows)
+report.show_table(report.table(rows, "probe", "model"))"""
+EXPORT = """:tags: [remove-cell]
+
+report.export(result)"""
+
+
+def _rows(values, n=60):
+    return results.frame([results.row(study="verbs", probe="svo", model=m, metric="pairwise", value=v,
+                                      ci=(v - 0.05, v + 0.05), n=n, chance=0.5) for m, v in values])
+
+
+def test_the_tally_counts_values_within_the_tolerance_and_misses_rows_that_are_gone():
+    old = _rows([("a", 0.5), ("b", 0.25)])
+    assert reproduce.tally(old, _rows([("a", 0.5), ("b", 0.25)])) == (8, 8)
+    assert reproduce.tally(old, _rows([("a", 0.5 * (1 + 5e-5)), ("b", 0.25)])) == (8, 8)   # within 1e-4 relative
+    assert reproduce.tally(old, _rows([("a", 0.5 * (1 + 1e-3)), ("b", 0.25)])) == (5, 8)   # value and interval
+    assert reproduce.tally(old, _rows([("a", 0.5), ("c", 0.25)])) == (4, 8)                # a row not there before
+    assert reproduce.tally(None, _rows([("a", 0.5)])) == (0, 4)
+
+
+def test_item_tables_are_the_same_within_the_tolerance_only():
+    a = pd.DataFrame({"item_id": ["x", "y"], "score": [0.1, 0.2], "correct": [True, False]})
+    assert reproduce.same_table(a, a.assign(score=[0.1 + 1e-9, 0.2]))
+    assert not reproduce.same_table(a, a.assign(score=[0.1 + 1e-3, 0.2]))
+    assert not reproduce.same_table(a, a.assign(correct=[True, True]))
+    assert not reproduce.same_table(a, a.iloc[:1])
+
+
+def test_a_normalised_notebook_has_positional_ids_and_no_timestamps():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1"), nbformat.v4.new_markdown_cell("x")])
+    nb.cells[0].metadata["execution"] = {"iopub.execute_input": "2026-11-27T18:30:16Z"}
+    nb.cells[0].metadata["papermill"] = {"duration": 0.1}
+    nb.metadata["papermill"] = {"input_path": "/tmp/x/source.ipynb"}
+    reproduce.normalise(nb)
+    assert [c["id"] for c in nb.cells] == ["cell-0", "cell-1"]
+    assert "execution" not in nb.cells[0].metadata and "papermill" not in nb.metadata
+    nbformat.validate(nb)
+
+
+def test_a_rebuild_that_reproduces_the_page_keeps_it_and_one_that_does_not_rewrites_it(tmp_path):
+    project = copy_project(tmp_path / "project")
+    src = project / "book" / "src" / "verbs.md"
+    src.write_text(scratch_chapter("A scratch chapter", IMPORTS, "scale = 1.0\n" + BODY, EXPORT))
+    files = ch.output_path(project, "verbs"), ch.results_path(project, "verbs")
+    log = []
+    bk.execute_all(project, {"verbs": {}}, progress=False, log=log.append)
+    first = [p.read_bytes() for p in files]
+    nb = nbformat.read(files[0], as_version=4)
+    assert nb.metadata["probekit"]["built_with"]["versions"]["torch"] and "papermill" not in nb.metadata
+    assert "0 of 8 result values equal" in log[-1]                                  # nothing before this build
+    built_with = (project / reproduce.BUILT_WITH).read_text()
+    assert nb.metadata["probekit"]["built_with"]["sources"] in built_with
+
+    log.clear()
+    bk.execute_all(project, {"verbs": {}}, progress=False, log=log.append)
+    assert [p.read_bytes() for p in files] == first                                # kept byte for byte
+    assert any("reproduced its page" in line for line in log) and "8 of 8 result values equal" in log[-1]
+
+    src.write_text(scratch_chapter("A scratch chapter", IMPORTS, "scale = 1.01\n" + BODY, EXPORT))
+    log.clear()
+    bk.execute_all(project, {"verbs": {}}, progress=False, log=log.append)
+    assert [p.read_bytes() for p in files] != first                                # another source: rewritten
+    assert "2 of 8 result values equal" in log[-1]                                 # only the two n's
+    assert results.load(files[1])["value"].round(4).tolist() == [0.6161, 0.7272]
