@@ -4,6 +4,7 @@ of equal result values: on hand-made rows and on a scratch chapter executed twic
 from __future__ import annotations
 
 import nbformat
+import numpy as np
 import pandas as pd
 
 from conftest import copy_project, scratch_chapter
@@ -45,6 +46,13 @@ def test_item_tables_are_the_same_within_the_tolerance_only():
     assert not reproduce.same_table(a, a.assign(score=[0.1 + 1e-3, 0.2]))
     assert not reproduce.same_table(a, a.assign(correct=[True, True]))
     assert not reproduce.same_table(a, a.iloc[:1])
+    words = a.assign(top5=[["run", "walk"], ["sit"]])   # a column of lists, as parquet gives arrays back
+    assert reproduce.same_table(words, words.assign(top5=[np.array(["run", "walk"]), np.array(["sit"])]))
+    assert not reproduce.same_table(words, words.assign(top5=[["run", "jump"], ["sit"]]))
+    paths = a.assign(image=["/root/.cache/probekit/data/toy/svo/1.png", "/root/.cache/probekit/data/toy/svo/2.png"])
+    moved = paths.assign(image=paths["image"].str.replace("/root/.cache/probekit/data", "/home/ana/data"))
+    assert reproduce.same_table(paths, moved)                       # another data folder: the same files
+    assert not reproduce.same_table(paths, moved.assign(image=moved["image"].str.replace("2.png", "3.png")))
 
 
 def test_a_normalised_notebook_has_positional_ids_and_no_timestamps():

@@ -19,6 +19,7 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from probekit.results import KEYS
@@ -29,6 +30,8 @@ PACKAGES = ("probekit", "torch", "torchvision", "transformers", "open_clip_torch
             "scikit-learn")
 NUMBERS = ["value", "ci_low", "ci_high", "n"]
 TOLERANCE = f"{SAME_RTOL:g} relative or {SAME_ATOL:g} absolute"
+#: an item's image path is compared by its last parts (below the data folder, which differs between machines)
+PATH_PARTS = 3
 
 
 def normalise(nb) -> None:
@@ -80,6 +83,13 @@ def identity(root: Path, device: str) -> dict:
 
 
 def _same(u, v) -> bool:
+    if isinstance(u, (list, tuple, np.ndarray)) or isinstance(v, (list, tuple, np.ndarray)):   # e.g. top-k words
+        try:
+            return len(u) == len(v) and all(_same(a, b) for a, b in zip(u, v))
+        except TypeError:
+            return False
+    if isinstance(u, str) and isinstance(v, str) and u.startswith("/") and v.startswith("/"):
+        return Path(u).parts[-PATH_PARTS:] == Path(v).parts[-PATH_PARTS:]   # another data folder, same file
     if isinstance(u, float) or isinstance(v, float):
         try:
             u, v = float(u), float(v)
@@ -105,8 +115,8 @@ def tally(old: pd.DataFrame | None, new: pd.DataFrame) -> tuple[int, int]:
 
 
 def same_table(old: pd.DataFrame | None, new: pd.DataFrame | None) -> bool:
-    """Whether two tables (item rows) hold the same rows: same columns and length, equal texts, numbers within
-    the tolerance."""
+    """Whether two tables (item rows) hold the same rows: same columns and length, equal texts (absolute paths by
+    their last :data:`PATH_PARTS` parts), numbers within the tolerance."""
     if old is None or new is None:
         return old is None and new is None
     if list(old.columns) != list(new.columns) or len(old) != len(new):

@@ -14,7 +14,7 @@ from typing import Sequence
 
 import pandas as pd
 
-COLUMN_CHARS = 96   # characters of table text that fit the text column, padding included
+COLUMN_CHARS = 120  # characters of table text that fit the text column, padding included
 PADDING = 3         # characters' worth of cell padding and border per column
 WRAP = 28           # a cell of words wraps to about this many characters
 INTERVAL = re.compile(r"^(?P<value>\S+) (?P<ci>\[[^\]]*\])(?P<rest>.*)$")
