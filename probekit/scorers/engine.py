@@ -38,7 +38,8 @@ class Engine:
 
     Expects ``name``, ``device``, ``precision`` ("fp32", "fp16" or "bf16"), ``batch_size``, ``num_workers``,
     ``skipped``, ``forward_seconds``, ``fingerprint``, ``_cache_root`` (None, a directory, or False for an
-    in-memory cache), ``_caches`` (a dict) and ``_loader`` (None until the first batch of images) on the instance.
+    in-memory cache), ``_caches`` (a dict) and ``_loader`` (None until the first batch of images) on the instance,
+    and ``device_pixels``, ``decode_on_device`` and ``_device_inputs`` (see :mod:`probekit.scorers.pixels`).
     """
 
     def _cache(self, method: str) -> ScoreCache:
@@ -124,7 +125,8 @@ class Engine:
             srcs: list = []
         else:
             if self._loader is None:
-                self._loader = imgs.Loader(self, self.num_workers, pin_memory=self.device.type == "cuda")
+                load = imgs.load_encoded if self.device_pixels and self.decode_on_device else imgs.load_image
+                self._loader = imgs.Loader(self, self.num_workers, pin_memory=self.device.type == "cuda", load=load)
             srcs = [images[first[key]] for key in todo]
             loader = self._loader.batches(prepare, srcs, todo_extras, self.batch_size)
         if meanwhile is not None:
@@ -135,7 +137,8 @@ class Engine:
                 bad.add(todo[j])
                 self._skip(srcs[j])
             if ok:
-                for j, value in zip(ok, self._fitting(forward, imgs.to_device(inputs, self.device), len(ok))):
+                inputs = self._device_inputs(imgs.to_device(inputs, self.device))
+                for j, value in zip(ok, self._fitting(forward, inputs, len(ok))):
                     put(todo[j], value)
             progress_bar.update(len(ok) + len(bad_idx))
         progress_bar.close()
