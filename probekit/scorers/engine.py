@@ -9,7 +9,8 @@ pinned for CUDA); text-only items are chunked here, and a dual encoder's texts a
 decode the first image batches (``meanwhile``, see :meth:`Engine._embeddings`).  Forwards run under inference
 mode (and mixed-precision autocast when ``precision`` is fp16/bf16) and are timed (``forward_seconds``).  A batch
 that runs out of GPU memory is split in halves until it fits; the scorer then keeps the smaller ``batch_size``
-and warns, naming it (see :func:`fitting_batch`).
+and warns, naming it (see :func:`fitting_batch`).  Under ``torchrun`` each rank scores its share of the items
+not yet cached and reads the others' from the shared cache (:mod:`probekit.shard`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any, Callable, Iterable, Sequence
 import torch
 
 from probekit import images as imgs
+from probekit import shard
 from probekit.cache import NullCache, ScoreCache
 from probekit.device import autocast
 from probekit.progress import bar
@@ -100,12 +102,18 @@ class Engine:
             for i, sort_key in enumerate(sort_keys):
                 rank.setdefault(sort_key, i)
             todo.sort(key=lambda key: rank[sort_keys[first[key]]])
+        sharded = shard.active() and cache.dir is not None  # several ranks, one shared cache: see probekit.shard
+        if sharded:
+            todo = shard.agree(todo, first)
         bad: set[str] = set()
         try:
             if todo:
-                self._run(todo, first, forward, prepare, images, extras, put, bad, desc, meanwhile)
+                mine = shard.share(todo, self.batch_size) if sharded else todo
+                self._run(mine, first, forward, prepare, images, extras, put, bad, desc, meanwhile)
         finally:
             cache.flush()
+        if sharded:
+            shard.gather(cache)
         out = []
         for i, key in enumerate(keys):
             value = get(key)
