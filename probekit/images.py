@@ -142,10 +142,10 @@ class _Tasks(Dataset):
     set of workers serves every call).  Decoded files are kept in a least-recently-used cache keyed by
     :func:`image_key` (path, size, mtime; up to ``budget`` bytes of pixels per process), so an image scored
     with several texts, in one call or across calls, is decoded once; a repeated in-memory image is converted
-    once.  ``load`` is :func:`load_image` or :func:`load_encoded`."""
+    once.  ``load`` is :func:`load_image` (the default) or :func:`load_encoded`."""
 
-    def __init__(self, budget: int = 64 << 20, load=load_image):
-        self.load = load
+    def __init__(self, budget: int = 64 << 20, load=None):
+        self.load = load or load_image
         self._last: tuple[Any, Any] = (object(), None)
         self._decoded: OrderedDict[str, Image.Image] = OrderedDict()
         self._bytes, self.budget = 0, budget
@@ -218,7 +218,7 @@ class Loader:
     :func:`load_image`, or :func:`load_encoded` where JPEGs are decoded on the model's device.
     """
 
-    def __init__(self, owner, num_workers: int = 0, pin_memory: bool = False, load=load_image):
+    def __init__(self, owner, num_workers: int = 0, pin_memory: bool = False, load=None):
         self.num_workers = int(num_workers)
         self._collate = _Collate(owner)
         self._tasks = _Tasks(load=load)  # its decode cache lives as long as the scorer (forked into each worker)

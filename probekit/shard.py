@@ -5,11 +5,17 @@ torchrun starts N copies of ``probekit run`` (on one node, or on several with it
 into a temporary directory they discard.  In their chapter kernels (:func:`kernel_environment` marks them), every
 scorer call that has items not yet in the score cache shards them (:meth:`probekit.scorers.engine.Engine._compute`):
 
-1. the ranks take rank 0's list of those items (:func:`agree`; they run the same chapter on the same data, so a
-   rank that does not know an item is an error, not a guess);
+1. the ranks take rank 0's cache keys of the call's items and its list of those to score (:func:`agree`): they
+   run the same chapter on the same data, but a file written by each rank (a generated image, say) has its own
+   modification time on each, which is part of an image's key;
 2. each scores its own contiguous share of whole batches (:func:`share`), the batches one process would have
    made, into the shared score cache;
 3. all wait for each other (:func:`gather`), then read every item's score back from the cache.
+
+What a chapter writes and then loads (its data set: downloads, generated or cropped images; a model: converted
+or fine-tuned) is made by rank 0 first, the others waiting and then finding it made (:func:`rank_zero_first`,
+around ``load_dataset``, ``load_scorer`` and the fine-tuning cache), so two ranks never write one file at once
+and all load the same files.
 
 So each item is scored once, by one rank, and every rank reads the same scores: the chapter's rows equal a
 single-process run's.  The ranks exchange only the keys to score, over gloo (TCP); the scores go through the cache,
@@ -25,7 +31,7 @@ import os
 
 #: set (to "1") in the environment of the chapter kernels of a sharded run
 ACTIVE = "PROBEKIT_SHARDED"
-TIMEOUT = datetime.timedelta(hours=1)
+TIMEOUT = datetime.timedelta(days=1)  # rank 0 may be downloading a data set meanwhile
 
 
 def launched() -> tuple[int, int]:
@@ -50,9 +56,32 @@ def kernel_environment(gpu_count: int | None = None) -> dict[str, str]:
     return env
 
 
+_alone = False  # inside rank_zero_first: no collective (the ranks are not in step there)
+
+
 def active() -> bool:
     """Whether this process's scoring is sharded (a chapter kernel of a run with several ranks)."""
-    return os.environ.get(ACTIVE) == "1" and launched()[1] > 1
+    return os.environ.get(ACTIVE) == "1" and launched()[1] > 1 and not _alone
+
+
+def rank_zero_first(make):
+    """``make()``, on rank 0 before the other ranks (which then find what it wrote: a data set, a converted or
+    fine-tuned model), when sharded; calls inside it run alone on each rank.  Just ``make()`` otherwise."""
+    global _alone
+    if not active():
+        return make()
+    dist = _group()
+    out = None
+    for turn in ("rank 0", "the others"):
+        if (turn == "rank 0") == (dist.get_rank() == 0):
+            _alone = True
+            try:
+                out = make()
+            finally:
+                _alone = False
+        if turn == "rank 0":
+            dist.barrier()
+    return out
 
 
 def _group():
@@ -63,16 +92,15 @@ def _group():
     return dist
 
 
-def agree(todo: list[str], known) -> list[str]:
-    """Rank 0's ``todo`` (the cache keys to score, in order), on every rank; an error naming the way out where a
-    rank does not know one of them (``known``: this rank's keys)."""
+def agree(keys: list[str], todo: list[str]) -> tuple[list[str], list[str]]:
+    """Rank 0's cache keys of a call's items and its keys to score, on every rank; an error naming the way out
+    where a rank has another number of items."""
     dist = _group()
-    box = [todo if dist.get_rank() == 0 else None]
+    box = [(keys, todo) if dist.get_rank() == 0 else None]
     dist.broadcast_object_list(box, src=0)
-    unknown = [key for key in box[0] if key not in known]
-    if unknown:
-        raise RuntimeError(f"probekit: rank {dist.get_rank()} was asked to score {len(unknown)} item(s) it does not "
-                           "have: every rank must run the same chapter with the same parameters and data")
+    if len(box[0][0]) != len(keys):
+        raise RuntimeError(f"probekit: rank {dist.get_rank()} has {len(keys)} items to score where rank 0 has "
+                           f"{len(box[0][0])}: every rank must run the same chapter with the same parameters and data")
     return box[0]
 
 

@@ -18,6 +18,7 @@ import dataclasses
 import difflib
 import os
 
+from probekit import shard
 from probekit.scorers.base import MASK, CapabilityError, Scorer
 from probekit.scorers.heads import can_answer, head_for
 from probekit.scorers.registry import FAMILIES, FAMILY_CAPABILITIES, FAMILY_HEADS, REGISTRY, ModelSpec, adapter, \
@@ -64,9 +65,10 @@ def load_scorer(name_or_path: str | os.PathLike, family: str | None = None, devi
     if capabilities:
         spec = dataclasses.replace(spec, capabilities=tuple(capabilities))
     opts = {**spec.options, **options}
-    scorer = adapter(spec.name, resolve_source(spec.source), spec.capabilities or None, device=device,
-                     batch_size=batch_size, cache_dir=cache_dir, num_workers=num_workers, half=half,
-                     revision=revision, head=family_head(spec.family), options=opts, device_pixels=device_pixels)
+    scorer = shard.rank_zero_first(lambda: adapter(  # sharded: a download or conversion made once, by rank 0
+        spec.name, resolve_source(spec.source), spec.capabilities or None, device=device, batch_size=batch_size,
+        cache_dir=cache_dir, num_workers=num_workers, half=half, revision=revision, head=family_head(spec.family),
+        options=opts, device_pixels=device_pixels))
     scorer.match_calibrated = spec.calibrated
     return scorer
 

@@ -93,18 +93,15 @@ class Engine:
         """
         cache = self._cache(method)
         get, put = (cache.get_json, cache.put_json) if json else (cache.get_array, cache.put_array)
-        first: dict[str, int] = {}
-        for i, key in enumerate(keys):
-            first.setdefault(key, i)
+        first = first_positions(keys)
         todo = [key for key in first if cache.get(key) is None]
         if sort_keys is not None:  # group rows by image, images in order of first use (not by key: keys hold paths)
-            rank: dict = {}
-            for i, sort_key in enumerate(sort_keys):
-                rank.setdefault(sort_key, i)
+            rank = first_positions(sort_keys)
             todo.sort(key=lambda key: rank[sort_keys[first[key]]])
         sharded = shard.active() and cache.dir is not None  # several ranks, one shared cache: see probekit.shard
-        if sharded:
-            todo = shard.agree(todo, first)
+        if sharded:  # every rank scores and reads under rank 0's keys
+            keys, todo = shard.agree(list(keys), todo)
+            first = first_positions(keys)
         bad: set[str] = set()
         try:
             if todo:
@@ -172,6 +169,14 @@ class Engine:
                 failed = 0
             s += size
         return out
+
+
+def first_positions(keys: Sequence) -> dict:
+    """{key: the position of its first item}."""
+    first: dict = {}
+    for i, key in enumerate(keys):
+        first.setdefault(key, i)
+    return first
 
 
 def fitting_batch(size: int, err: BaseException, name: str = "model") -> int:
