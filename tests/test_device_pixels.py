@@ -120,6 +120,21 @@ def test_scores_equal_the_cpu_paths_and_unreadable_files_are_skipped(tiny, files
     assert np.isnan(out[True][0]).any() and out[True][1] == out[False][1] == [str(broken)]
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_on_cuda_jpegs_are_decoded_and_preprocessed_on_the_gpu(tiny, files):
+    """nvJPEG and the GPU's resize round differently from the CPU (benchmarks/scoring_gpu.py prints by how much):
+    the scores stay within the fp16 tolerance of the CPU path's fp32 ones."""
+    gpu = load_scorer(tiny["vilt"], family="vilt", device="cuda", cache_dir=False)
+    texts = [f"a dog number {i}" for i in range(len(files))]
+    sent = gpu._prepare_pairs([imgs.load_encoded(p) for p in files], texts)
+    assert gpu.device_pixels and gpu._device_inputs(imgs.to_device(sent, gpu.device))["pixel_values"].is_cuda
+    torch.manual_seed(0)
+    on_gpu = gpu.match(files, texts)
+    torch.manual_seed(0)
+    on_cpu = load_scorer(tiny["vilt"], family="vilt", device="cpu", cache_dir=False).match(files, texts)
+    assert np.abs(on_gpu - on_cpu).max() <= 1e-2
+
+
 def test_device_pixels_is_off_on_the_cpu_and_refused_where_a_family_lacks_it(tiny):
     assert not load_scorer("toy-vilt", device="cpu", cache_dir=False).device_pixels
     with pytest.raises(ValueError, match="not available for this family"):
