@@ -93,14 +93,16 @@ def _group():
 
 
 def agree(keys: list[str], todo: list[str]) -> tuple[list[str], list[str]]:
-    """Rank 0's cache keys of a call's items and its keys to score, on every rank; an error naming the way out
-    where a rank has another number of items."""
+    """Rank 0's cache keys of a call's items and its keys to score, on every rank; on every rank, an error
+    naming the way out where the ranks have different numbers of items."""
     dist = _group()
+    sizes: list = [None] * dist.get_world_size()
+    dist.all_gather_object(sizes, len(keys))
+    if len(set(sizes)) > 1:
+        raise RuntimeError(f"probekit: the ranks have {sizes} items (rank 0 first) in one scoring call: every rank "
+                           "must run the same chapter with the same parameters and data")
     box = [(keys, todo) if dist.get_rank() == 0 else None]
     dist.broadcast_object_list(box, src=0)
-    if len(box[0][0]) != len(keys):
-        raise RuntimeError(f"probekit: rank {dist.get_rank()} has {len(keys)} items to score where rank 0 has "
-                           f"{len(box[0][0])}: every rank must run the same chapter with the same parameters and data")
     return box[0]
 
 

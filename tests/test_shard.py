@@ -3,6 +3,7 @@ on the gloo backend gives the rows of one process, each item scored once by one 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,11 +12,13 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+import torch
 
 from conftest import copy_project
 from probekit import shard
 from probekit.cache import ScoreCache
 from probekit.cli import main
+from probekit.scorers import load_scorer
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -89,3 +92,23 @@ def test_a_chapter_on_two_ranks_gives_the_rows_of_one_process(tmp_path):
     alone, split = scored_keys(tmp_path / "scores1"), scored_keys(tmp_path / "scores2")
     assert alone[0].keys() == split[0].keys() and set(split[0].values()) == {1}  # every item scored once
     assert split[1] > alone[1]  # by two ranks, each writing its own shards
+
+
+def test_ranks_score_under_rank_0s_keys_after_rank_0_made_the_files(tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests"),
+                                                          os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           str(REPO / "tests" / "shard_job.py"), str(tmp_path)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert ranks[0]["made"] == ["0", "1"]   # rank 0 made the images first, rank 1 then found them
+    assert ranks[0]["scores"] == ranks[1]["scores"]
+    alone = load_scorer("toy-vilt", device="cpu", cache_dir=False, batch_size=4)
+    images = sorted(map(str, (tmp_path / "images").glob("*.png")), key=lambda p: int(Path(p).stem))
+    torch.manual_seed(0)
+    assert ranks[0]["scores"] == alone.match([images[i % 6] for i in range(10)],
+                                             [f"a dog holding ball number {i}" for i in range(10)]).tolist()
+    counts, _ = scored_keys(tmp_path / "scores")
+    assert len(counts) == 10 and set(counts.values()) == {1}   # rank 0's keys, each scored once
+    assert all("every rank must run the same chapter" in r["refused"] for r in ranks)
