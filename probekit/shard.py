@@ -56,32 +56,35 @@ def kernel_environment(gpu_count: int | None = None) -> dict[str, str]:
     return env
 
 
-_alone = False  # inside rank_zero_first: no collective (the ranks are not in step there)
+_in_turn = False  # inside rank_zero_first: no collective (the ranks are not in step there)
 
 
 def active() -> bool:
     """Whether this process's scoring is sharded (a chapter kernel of a run with several ranks)."""
-    return os.environ.get(ACTIVE) == "1" and launched()[1] > 1 and not _alone
+    return os.environ.get(ACTIVE) == "1" and launched()[1] > 1 and not _in_turn
 
 
 def rank_zero_first(make):
     """``make()``, on rank 0 before the other ranks (which then find what it wrote: a data set, a converted or
     fine-tuned model), when sharded; calls inside it run alone on each rank.  Just ``make()`` otherwise."""
-    global _alone
     if not active():
         return make()
     dist = _group()
-    out = None
-    for turn in ("rank 0", "the others"):
-        if (turn == "rank 0") == (dist.get_rank() == 0):
-            _alone = True
-            try:
-                out = make()
-            finally:
-                _alone = False
-        if turn == "rank 0":
-            dist.barrier()
+    if dist.get_rank() != 0:
+        dist.barrier()   # until rank 0 has made it
+    out = _alone(make)
+    if dist.get_rank() == 0:
+        dist.barrier()
     return out
+
+
+def _alone(make):
+    global _in_turn
+    _in_turn = True
+    try:
+        return make()
+    finally:
+        _in_turn = False
 
 
 def _group():

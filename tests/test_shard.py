@@ -1,5 +1,6 @@
 """A chapter sharded with torch.distributed (probekit.shard): ``torchrun --nproc_per_node 2 -m probekit run verbs``
-on the gloo backend gives the rows of one process, each item scored once by one rank."""
+on the gloo backend gives the rows of one process, each item scored once by one rank; ranks whose keys of an image
+differ score under rank 0's, after rank 0 made the files (tests/shard_job.py)."""
 
 from __future__ import annotations
 
