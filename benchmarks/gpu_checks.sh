@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The checks that need a CUDA GPU, in one run of at most 9 minutes (sized for a 15-minute device lease): the figures
+# The checks that need a CUDA GPU, in one run of at most 12 minutes (sized for a 15-minute device lease): the figures
 # benchmarks/README.md still lists as not measured on a GPU, and the tests that skip without CUDA.
 #
 #     bash benchmarks/gpu_checks.sh OUTDIR        (from the repository root)
@@ -34,15 +34,15 @@ part scoring_workers 75 python3 benchmarks/scoring_gpu.py --pairs 4096 --skip-to
 # 4. one rank against two (torchrun, both on this one GPU): the verbs chapter on the toy world scored by a
 #    full-size random BLIP ITM base (RANKS_MODEL=toy-vilt for a CPU smoke test of this part), each with a fresh
 #    score cache; the seconds are in summary.txt
-python3 -c "import sys; from pathlib import Path; sys.path.insert(0, 'benchmarks'); from scoring_gpu import save_full
-save_full('blip-itm-base', Path('$work/blip-base'))
+python3 -c "import os, sys; from pathlib import Path; sys.path.insert(0, 'benchmarks'); from scoring_gpu import save_full
+os.environ.get('RANKS_MODEL') or save_full('blip-itm-base', Path('$work/blip-base'))
 from probekit.book import copy_project; [copy_project(Path('.'), Path('$work') / f'project{n}') for n in (1, 2)]
-from probekit.datasets import load_dataset; load_dataset('verbs', data_dir='$work/data', limit=4000)" \
+from probekit.datasets import load_dataset; load_dataset('verbs', data_dir='$work/data', limit=2000)" \
     > "$out/ranks_setup.txt" 2>&1
-verbs=(run verbs -p models "${RANKS_MODEL:-$work/blip-base}" -p limit 4000 -p lab_models "[]" -p data_dir "$work/data"
+verbs=(run verbs -p models "${RANKS_MODEL:-$work/blip-base}" -p limit 2000 -p lab_models "[]" -p data_dir "$work/data"
        --no-build --quiet)
-part rank_1 60 python3 -m probekit --root "$work/project1" "${verbs[@]}" -p cache_dir "$work/scores1"
-part ranks_2 60 python3 -m torch.distributed.run --standalone --nproc_per_node 2 \
+part rank_1 100 python3 -m probekit --root "$work/project1" "${verbs[@]}" -p cache_dir "$work/scores1"
+part ranks_2 100 python3 -m torch.distributed.run --standalone --nproc_per_node 2 \
     -m probekit --root "$work/project2" "${verbs[@]}" -p cache_dir "$work/scores2"
 python3 -c "import pandas as pd
 a, b = (pd.read_parquet('$work/project%d/book/chapters/verbs.results.parquet' % n) for n in (1, 2))
