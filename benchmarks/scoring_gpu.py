@@ -7,10 +7,13 @@
    BridgeTower base, FLAVA full, CLIP ViT-B/32 and ViT-L/14-336, open_clip RN50.  For each, on SVO-shaped items
    (each sentence with a positive and a negative image; ~3.4 pairs per image, as SVO-Probes' 48k pairs over ~14k
    images): pairs/s end to end through probekit (decode, preprocess, batch, forward), pairs/s of the forward alone
-   on the same work preloaded on the GPU, their ratio (target >= 0.8), peak GPU memory, and the projected wall
-   time of each paper chapter.
+   on the same work preloaded on the GPU, their ratio (target >= 0.8), peak GPU memory, the projected wall
+   time of each paper chapter, and the largest difference between the pixels the model gets on this path and the
+   processor's on the CPU (``--device-pixels``: ``auto``, the scorers' default, preprocesses on the GPU on CUDA,
+   ``off`` in the loader workers as on the CPU; see probekit/scorers/pixels.py).
 
     PYTHONPATH=. python benchmarks/scoring_gpu.py [--pairs 4096] [--batch-size 64] [--num-workers 8] [--only clip-b32]
+                                                  [--device-pixels auto|on|off]
 
 ``--device cpu --pairs 16 --only clip-b32`` runs the same code on the CPU as a smoke test (figures meaningless).
 """
@@ -31,6 +34,7 @@ from PIL import Image
 
 from probekit.datasets import load_dataset
 from probekit.device import autocast
+from probekit import images as imgs
 from probekit.images import load_image
 from probekit.scorers import load_scorer
 from probekit.scorers.testing import WORDS, word_tokenizer
@@ -135,13 +139,13 @@ def forward_only(scorer, pair_images: list, texts: list) -> float:
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     if dual:  # every distinct image and text once
         uniq, utexts = list(dict.fromkeys(pair_images)), list(dict.fromkeys(texts))
-        batches = [(scorer._embed_images, scorer._prepare_images([load_image(p) for p in uniq[:bs]]), len(uniq) / bs),
+        batches = [(scorer._embed_images, scorer._image_inputs(loaded(scorer, uniq[:bs])), len(uniq) / bs),
                    (scorer._embed_texts, scorer._tokenize(utexts[:bs]), len(utexts) / bs)]
     else:  # every distinct pair once
         pairs = list(dict.fromkeys(zip(pair_images, texts)))
-        batches = [(scorer._match_probs, scorer._prepare_pairs([load_image(p) for p, _ in pairs[:bs]],
+        batches = [(scorer._match_probs, scorer._prepare_pairs(loaded(scorer, [p for p, _ in pairs[:bs]]),
                                                                 [t for _, t in pairs[:bs]]), len(pairs) / bs)]
-    batches = [(fn, {k: v.to(dev) for k, v in inputs.items()}, max(round(n), 1)) for fn, inputs, n in batches]
+    batches = [(fn, scorer._device_inputs(imgs.to_device(inputs, dev)), max(round(n), 1)) for fn, inputs, n in batches]
     sync()
     t0 = time.perf_counter()
     for fn, inputs, n in batches:
@@ -152,8 +156,22 @@ def forward_only(scorer, pair_images: list, texts: list) -> float:
     return time.perf_counter() - t0
 
 
+def loaded(scorer, paths: list[str]) -> list:
+    """The images as the scorer's loader reads them (one object per distinct file)."""
+    load = imgs.load_encoded if scorer.device_pixels and scorer.decode_on_device else load_image
+    memo: dict = {}
+    return [memo[p] if p in memo else memo.setdefault(p, load(p)) for p in paths]
+
+
+def pixel_gap(scorer, paths: list[str]) -> float:
+    """Largest |pixel the model gets on the scorer's path - the processor's on the CPU| over ``paths``."""
+    cpu = scorer._prepare_images([load_image(p) for p in paths])["pixel_values"]
+    here = scorer._device_inputs(imgs.to_device(scorer._image_inputs(loaded(scorer, paths)), scorer.device))
+    return float((here["pixel_values"].float().cpu() - cpu.float()).abs().max())
+
+
 def full_size(tmp: Path, name: str, images: list[str], n_pairs: int, batch_size: int, num_workers: int, device: str,
-              half) -> dict:
+              half, device_pixels) -> dict:
     """One row of the table: ``name`` scores ``n_pairs`` SVO-shaped pairs over ``images``."""
     family, _, caps = FULL[name]
     ckpt = save_full(name, tmp / name)
@@ -163,7 +181,7 @@ def full_size(tmp: Path, name: str, images: list[str], n_pairs: int, batch_size:
     pair_images = [images[i] for i in rng.integers(0, n_images, n_pairs)]
     pair_texts = [texts[i // 2] for i in range(n_pairs)]
     scorer = load_scorer(ckpt, family=family, device=device, batch_size=batch_size, cache_dir=False,
-                         num_workers=num_workers, capabilities=caps, half=half)
+                         num_workers=num_workers, capabilities=caps, half=half, device_pixels=device_pixels)
     cuda = scorer.device.type == "cuda"
     dual = "similarity" in scorer.capabilities
     run = ((lambda: scorer.choose_image([[pair_images[i], pair_images[i + 1]] for i in range(0, n_pairs, 2)], texts))
@@ -181,10 +199,12 @@ def full_size(tmp: Path, name: str, images: list[str], n_pairs: int, batch_size:
     fwd = forward_only(scorer, pair_images, pair_texts)
     row = dict(model=name, params_m=sum(p.numel() for p in scorer.model.parameters()) / 1e6,
                image_px=scorer.image_size, precision=scorer.precision, e2e=n_pairs / wall, forward=n_pairs / fwd,
-               peak_gib=peak, **{chapter: pairs / (n_pairs / wall) for chapter, pairs in CHAPTER_PAIRS.items()})
+               peak_gib=peak, pixel_gap=pixel_gap(scorer, images[:8]),
+               **{chapter: pairs / (n_pairs / wall) for chapter, pairs in CHAPTER_PAIRS.items()})
     row["ratio"] = row["e2e"] / row["forward"]
-    print(f"| {name} | {row['params_m']:.0f} | {row['image_px']} | {row['precision']} | {row['e2e']:.0f} | "
-          f"{row['forward']:.0f} | {row['ratio']:.2f} | {peak:.1f} | "
+    print(f"| {name} | {row['params_m']:.0f} | {row['image_px']} | {row['precision']} | "
+          f"{'device' if scorer.device_pixels else 'workers'} | {row['e2e']:.0f} | {row['forward']:.0f} | "
+          f"{row['ratio']:.2f} | {peak:.1f} | {row['pixel_gap']:.1e} | "
           + " | ".join(f"{row[c] / 60:.1f} min" for c in CHAPTER_PAIRS) + " |", flush=True)
     return row
 
@@ -197,6 +217,9 @@ def main() -> None:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--half", default=None, help="None (fp16 on CUDA), bf16, or False")
     parser.add_argument("--only", nargs="*", default=list(FULL), choices=list(FULL))
+    parser.add_argument("--device-pixels", default="auto", choices=["auto", "on", "off"],
+                        help="where images are preprocessed: auto (the default: on the GPU on CUDA), on, off")
+    parser.add_argument("--skip-toy", action="store_true", help="skip part 1 (mixed precision of the toy models)")
     args = parser.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("scoring_gpu.py needs a CUDA device; benchmarks/scoring.py is the CPU benchmark")
@@ -204,14 +227,17 @@ def main() -> None:
     print(f"{datetime.date.today()}, {dev}, torch {torch.__version__}, transformers {T.__version__}; "
           f"{args.pairs} pairs, batch {args.batch_size}, {args.num_workers} loader workers")
     half = {"False": False, "None": None}.get(args.half, args.half)
-    toy_precision(args.device, half)
-    print("| model | M params | px | precision | pairs/s end to end | pairs/s forward only | ratio | peak GiB | "
-          + " | ".join(CHAPTER_PAIRS) + " |")
-    print("|" + "---|" * (8 + len(CHAPTER_PAIRS)))
+    if not args.skip_toy:
+        toy_precision(args.device, half)
+    print("| model | M params | px | precision | preprocessing | pairs/s end to end | pairs/s forward only | ratio | "
+          "peak GiB | max pixel diff vs CPU | " + " | ".join(CHAPTER_PAIRS) + " |")
+    print("|" + "---|" * (10 + len(CHAPTER_PAIRS)))
+    device_pixels = {"auto": None, "on": True, "off": False}[args.device_pixels]
     with tempfile.TemporaryDirectory() as tmp:
         images = noise_images(Path(tmp) / "images", max(args.pairs * 14 // 48, 8), 480)   # ~3.4 pairs per image
         for name in args.only:
-            full_size(Path(tmp), name, images, args.pairs, args.batch_size, args.num_workers, args.device, half)
+            full_size(Path(tmp), name, images, args.pairs, args.batch_size, args.num_workers, args.device, half,
+                      device_pixels)
 
 
 if __name__ == "__main__":

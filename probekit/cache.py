@@ -6,7 +6,7 @@ results).  New entries are buffered and flushed as a new shard every ``flush_eve
 so a run interrupted half way keeps what it computed and the next run resumes from there.  Shards are written to a
 temporary name and renamed, so a crash never leaves a half-written shard behind, and processes sharing one cache
 directory at once never read a partial shard nor overwrite one another's (each shard has a unique name; an item
-both computed is stored twice with the same value).  A read-only or full directory raises :class:`DiskError`,
+both computed is stored twice with the same value; ``refresh`` reads the shards others wrote since).  A read-only or full directory raises :class:`DiskError`,
 one line naming it and the fix.  The root is ``$PROBEKIT_CACHE`` or ``~/.cache/probekit/scores``.
 """
 
@@ -111,18 +111,31 @@ class ScoreCache:
         self.flush_every = flush_every
         self._store: dict[str, bytes] | None = None
         self._pending: dict[str, bytes] = {}
+        self._read: set[str] = set()  # the shards in _store (read, or written by this process)
 
     def _load(self) -> dict[str, bytes]:
         if self._store is None:
             self._store = {}
-            for shard in sorted(self.dir.glob("part-*.parquet")):
-                try:
-                    table = pq.read_table(shard)
-                except Exception as err:  # a foreign or damaged file: ignore it, recompute its items
-                    warnings.warn(f"probekit: ignoring unreadable cache shard {shard}: {err}")
-                    continue
-                self._store.update(zip(table.column("key").to_pylist(), table.column("value").to_pylist()))
+            self._read_new()
         return self._store
+
+    def _read_new(self) -> None:
+        for shard in sorted(self.dir.glob("part-*.parquet")):
+            if shard.name in self._read:
+                continue
+            self._read.add(shard.name)
+            try:
+                table = pq.read_table(shard)
+            except Exception as err:  # a foreign or damaged file: ignore it, recompute its items
+                warnings.warn(f"probekit: ignoring unreadable cache shard {shard}: {err}")
+                continue
+            self._store.update(zip(table.column("key").to_pylist(), table.column("value").to_pylist()))
+
+    def refresh(self) -> None:
+        """Flush, then read the shards other processes wrote since (see :mod:`probekit.shard`)."""
+        self.flush()
+        if self._store is not None:
+            self._read_new()
 
     def __len__(self) -> int:
         return len(self._load())
@@ -149,6 +162,7 @@ class ScoreCache:
                 self.dir.mkdir(parents=True, exist_ok=True)
                 pq.write_table(table, tmp)
                 os.replace(tmp, self.dir / name)  # readers glob part-*.parquet: never a half-written shard
+            self._read.add(name)
         except OSError:
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)
@@ -179,6 +193,7 @@ class NullCache(ScoreCache):
         self.flush_every = 0
         self._store = {}
         self._pending = {}
+        self._read = set()
 
     def put(self, key: str, value: bytes) -> None:
         self._store[key] = value

@@ -6,6 +6,7 @@
     probekit book [--profile toy|paper|FILE] [--no-execute] [--quiet]
     probekit export [CHAPTER...] [--format csv|json|parquet] [--items] [--out DIR]
     probekit train-toy [...]            (trains the shipped toy models; see probekit.toymodels.train)
+    torchrun --nproc_per_node N -m probekit run CHAPTER [...]   (its scoring sharded over N ranks: probekit.shard)
 
 Bad input (chapter, parameter, value, profile, a model without the head its chapter needs, a toy model on real
 data, data that is neither here nor downloadable, a device this machine lacks, a read-only or full directory)
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from probekit import book as bk
 from probekit import chapters as ch
+from probekit import shard
 from probekit.chapters import check as preflight
 from probekit.chapters.profiles import read_profile
 from probekit.environ import environment
@@ -192,15 +194,23 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "book" and args.no_execute:
             bk.build(root)
             return 0
+        rank, world = shard.launched()
+        if args.command == "book" and world > 1:
+            raise ch.ParameterError(f"probekit book runs as one process, not {world} ranks: shard one chapter at a "
+                                    "time with torchrun ... -m probekit run CHAPTER, then probekit book --no-execute")
         given, profile = _given(root, args, [args.chapter] if args.command == "run" else list(ch.CHAPTERS))
         if _preflight(root, given, args):
             return 2
         params = {c: ch.resolve(root, c, values) for c, values in given.items()}
-        env = {**(profile.env if profile else {}), **({} if progress else {"PROBEKIT_PROGRESS": "0"})}
+        env = {**(profile.env if profile else {}), **({} if progress and rank == 0 else {"PROBEKIT_PROGRESS": "0"})}
         with _sigterm_as_ctrl_c(), environment(env):
             if args.command == "run":
-                ch.execute(root, args.chapter, params[args.chapter], profile=profile and profile.name,
-                           progress=progress)
+                with environment(shard.kernel_environment() if world > 1 else {}):
+                    if rank > 0:  # its share of the scores goes to the shared cache; rank 0 makes the pages
+                        ch.execute_only(root, args.chapter, params[args.chapter])
+                        return 0
+                    ch.execute(root, args.chapter, params[args.chapter], profile=profile and profile.name,
+                               progress=progress)
                 ch.execute_summary(root, progress=progress)  # the summary page shows this run's numbers
                 failures = {}
             else:

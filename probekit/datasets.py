@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from probekit import shard
+
 
 @dataclass(frozen=True)
 class DatasetSpec:
@@ -117,7 +119,7 @@ def load_dataset(probe: str, source: str = "toy", *, data_dir: str | os.PathLike
         raise ValueError(f"unknown dataset {source!r} for probe {probe!r}{hint}; valid: {', '.join(valid)}")
     fn = getattr(importlib.import_module(spec.module), spec.function)
     root = Path(data_dir) if data_dir else default_data_dir()
-    items = fn(root, limit, seed, split)
+    items = shard.rank_zero_first(lambda: fn(root, limit, seed, split))  # files made once, by rank 0 (sharded)
     missing = [c for c in SCHEMAS[probe] if c not in items.columns]
     if missing:
         raise ValueError(f"{spec.module}.{spec.function} returned no column(s) {missing} for probe {probe!r}")

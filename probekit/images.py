@@ -6,7 +6,9 @@ silent zero).  ``image_key`` is the identity an image is cached under: its absol
 time (so a file rewritten in place is scored again), or a hash of the pixels for an in-memory PIL image.
 :class:`Loader` decodes and preprocesses a scorer's batches, in the calling process or in persistent worker
 processes that run ahead of the model forward (started once per scorer, so each call pays no start-up), with
-pinned memory for a CUDA device.
+pinned memory for a CUDA device.  A batch carries each distinct image once (:func:`prepare_unique`); its rows are
+lined up with the batch's items on the model's device (:func:`expand_rows`).  For preprocessing on the device,
+:func:`load_encoded` hands a JPEG file over undecoded, as its bytes.
 """
 
 from __future__ import annotations
@@ -60,17 +62,31 @@ def image_keys(images: Sequence[Any]) -> list[str]:
     return out
 
 
+#: the key of a batch's index from its items to its distinct images' rows (see prepare_unique, expand_rows)
+IMAGE_ROWS = "image_rows"
+
+
 def prepare_unique(prepare, pils: list) -> dict:
     """``prepare(pils)`` with each distinct image object (one decode reused for several texts) preprocessed
-    once; rows of the result are repeated to line up with ``pils`` again."""
+    once: where images repeat, the result has one row per distinct image and ``IMAGE_ROWS``, the row of each of
+    ``pils`` (:func:`expand_rows` lines them up again, on the model's device, so a batch carries each image once)."""
     slot: dict[int, int] = {}
     index = [slot.setdefault(id(p), len(slot)) for p in pils]
     if len(slot) == len(pils):
         return prepare(pils)
-    unique = list({id(p): p for p in pils}.values())
-    out, at = prepare(unique), torch.tensor(index)
-    return {k: (v[at] if isinstance(v, torch.Tensor) and v.dim() and v.shape[0] == len(unique) else v)
-            for k, v in out.items()}
+    return {**prepare(list({id(p): p for p in pils}.values())), IMAGE_ROWS: torch.tensor(index)}
+
+
+def expand_rows(inputs: dict) -> dict:
+    """A batch from :func:`prepare_unique` with every per-image tensor's rows repeated to one per item (the
+    tensors whose first axis is the distinct images'); unchanged when it has no ``IMAGE_ROWS``."""
+    if IMAGE_ROWS not in inputs:
+        return inputs
+    inputs = dict(inputs)
+    at = inputs.pop(IMAGE_ROWS)
+    distinct = int(at.max()) + 1
+    return {k: (v[at] if isinstance(v, torch.Tensor) and v.dim() and v.shape[0] == distinct else v)
+            for k, v in inputs.items()}
 
 
 def describe(img: Any) -> str:
@@ -104,14 +120,32 @@ def load_image(img: Any) -> Image.Image | None:
         return None
 
 
+def load_encoded(img: Any) -> Image.Image | torch.Tensor | None:
+    """A JPEG file (RGB or greyscale, ending with its end-of-image marker) as its bytes, a 1-D uint8 tensor, for
+    ``torchvision.io.decode_jpeg`` to decode on the model's device; anything else as :func:`load_image` gives it
+    (a truncated JPEG, say, is decoded there, and skipped with a warning if it cannot be)."""
+    if not isinstance(img, (str, os.PathLike)):
+        return load_image(img)
+    try:
+        with Image.open(Path(img)) as im:
+            jpeg = im.format == "JPEG" and im.mode in ("RGB", "L")
+        data = Path(img).read_bytes() if jpeg else b""
+    except (OSError, UnidentifiedImageError, ValueError, SyntaxError):
+        data = b""
+    if not data.rstrip(b"\0").endswith(b"\xff\xd9"):
+        return load_image(img)
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8)
+
+
 class _Tasks(Dataset):
     """Decodes one task ``(i, image, extra, prepare)`` (the sampler hands tasks, not indices, so one persistent
     set of workers serves every call).  Decoded files are kept in a least-recently-used cache keyed by
     :func:`image_key` (path, size, mtime; up to ``budget`` bytes of pixels per process), so an image scored
     with several texts, in one call or across calls, is decoded once; a repeated in-memory image is converted
-    once."""
+    once.  ``load`` is :func:`load_image` (the default) or :func:`load_encoded`."""
 
-    def __init__(self, budget: int = 64 << 20):
+    def __init__(self, budget: int = 64 << 20, load=None):
+        self.load = load or load_image
         self._last: tuple[Any, Any] = (object(), None)
         self._decoded: OrderedDict[str, Image.Image] = OrderedDict()
         self._bytes, self.budget = 0, budget
@@ -120,26 +154,30 @@ class _Tasks(Dataset):
         i, src, extra, prepare = task
         if not isinstance(src, (str, os.PathLike)):
             if src is not self._last[0]:
-                self._last = (src, load_image(src))
+                self._last = (src, self.load(src))
             return i, self._last[1], extra, prepare
         key = image_key(src)
         pil = self._decoded.get(key)
         if pil is not None:
             self._decoded.move_to_end(key)
         else:
-            pil = load_image(src)
+            pil = self.load(src)
             if pil is not None:
                 self._keep(key, pil)
         return i, pil, extra, prepare
 
-    def _keep(self, key: str, pil: Image.Image) -> None:
-        size = pil.width * pil.height * 4  # PIL keeps RGB as 4 bytes a pixel
+    def _keep(self, key: str, pil: Image.Image | torch.Tensor) -> None:
+        size = _bytes(pil)
         if size > self.budget:
             return
         self._decoded[key], self._bytes = pil, self._bytes + size
         while self._bytes > self.budget:
-            old = self._decoded.popitem(last=False)[1]
-            self._bytes -= old.width * old.height * 4
+            self._bytes -= _bytes(self._decoded.popitem(last=False)[1])
+
+
+def _bytes(image: Image.Image | torch.Tensor) -> int:
+    """Memory held by a decoded image (PIL keeps RGB as 4 bytes a pixel) or a JPEG's bytes."""
+    return image.numel() if isinstance(image, torch.Tensor) else image.width * image.height * 4
 
 
 class _Collate:
@@ -176,13 +214,14 @@ class Loader:
     processes, forked once at the first call and kept for the scorer's lifetime, decode images and run
     ``owner.<prepare>`` up to ``4 * num_workers`` batches ahead of the consumer (the model forward), returning
     tensors through shared memory; ``pin_memory`` (for a CUDA device) pins them so that ``to_device`` copies
-    without blocking.  Workers see the scorer as it was when they started.
+    without blocking.  Workers see the scorer as it was when they started.  ``load`` reads a task's image:
+    :func:`load_image`, or :func:`load_encoded` where JPEGs are decoded on the model's device.
     """
 
-    def __init__(self, owner, num_workers: int = 0, pin_memory: bool = False):
+    def __init__(self, owner, num_workers: int = 0, pin_memory: bool = False, load=None):
         self.num_workers = int(num_workers)
         self._collate = _Collate(owner)
-        self._tasks = _Tasks()  # its decode cache lives as long as the scorer (forked into each worker)
+        self._tasks = _Tasks(load=load)  # its decode cache lives as long as the scorer (forked into each worker)
         self._plan = _Plan()
         self._loader: DataLoader | None = None
         self.pin_memory = pin_memory

@@ -62,8 +62,10 @@ def test_a_repeated_image_is_preprocessed_once_and_lined_up_again(pictures):
 
     once = imgs.prepare_unique(prepare, [a, a, b, a])
     every = s._prepare_images([a, a, b, a])
-    assert seen == [2] and once.keys() == every.keys()
-    assert all(torch.equal(once[k], every[k]) for k in every)
+    assert seen == [2] and once["pixel_values"].shape[0] == 2  # the batch carries each image once ...
+    assert torch.equal(once[imgs.IMAGE_ROWS], torch.tensor([0, 0, 1, 0]))
+    lined_up = imgs.expand_rows(once)  # ... and its rows are repeated on the device
+    assert lined_up.keys() == every.keys() and all(torch.equal(lined_up[k], every[k]) for k in every)
 
 
 def test_a_batch_that_runs_out_of_memory_is_halved_until_it_fits(pictures):

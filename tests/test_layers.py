@@ -13,14 +13,15 @@ PACKAGE = Path(__file__).resolve().parents[1] / "probekit"
 # lowest first; a module may import its own layer and the ones below it
 LAYERS = [
     {"probekit", "probekit.progress", "probekit.stats", "probekit.results", "probekit.claims", "probekit.numbers",
-     "probekit.device", "probekit.cache", "probekit.plugins", "probekit.images", "probekit.files", "probekit.theme", "probekit.environ"},
+     "probekit.device", "probekit.cache", "probekit.plugins", "probekit.images", "probekit.files", "probekit.theme", "probekit.environ",
+     "probekit.shard"},
     {"probekit.scorers"},
     {"probekit.toyworld", "probekit.data", "probekit.datasets", "probekit.ablation", "probekit.fillers"},
     {"probekit.metrics"},
     {"probekit.papers"},
     {"probekit.studies", "probekit.toymodels"},
     {"probekit.report"},
-    {"probekit.book", "probekit.chapters", "probekit.cli"},
+    {"probekit.book", "probekit.chapters", "probekit.cli", "probekit.__main__"},
 ]
 MAX_LINES = 300
 

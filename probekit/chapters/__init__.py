@@ -6,7 +6,7 @@
 - :mod:`~probekit.chapters.execute`: executing a chapter (or the summary page) for readers.
 """
 
-from probekit.chapters.execute import drop_stderr, execute, execute_summary, fold_code
+from probekit.chapters.execute import drop_stderr, execute, execute_only, execute_summary, fold_code
 from probekit.chapters.params import (DEVICE_RE, PAPER_SUITE, Parameter, check_value, coerce, dataset_choices,
                                       model_names, parameters, parse_parameters, read_params_file, resolve)
 from probekit.chapters.profiles import Profile, load_profile, profile_names
@@ -14,8 +14,8 @@ from probekit.chapters.project import (CHAPTERS, SUMMARY, ChapterFailed, Paramet
                                        items_path, output_path, read_source, results_path, source_path, title,
                                        write_placeholder)
 
-__all__ = ["drop_stderr", "execute", "execute_summary", "fold_code", "DEVICE_RE", "PAPER_SUITE", "Parameter",
-           "check_value", "coerce", "dataset_choices", "model_names", "parameters", "parse_parameters",
+__all__ = ["drop_stderr", "execute", "execute_only", "execute_summary", "fold_code", "DEVICE_RE", "PAPER_SUITE",
+           "Parameter", "check_value", "coerce", "dataset_choices", "model_names", "parameters", "parse_parameters",
            "read_params_file", "resolve", "Profile", "load_profile", "profile_names", "CHAPTERS", "SUMMARY",
            "ChapterFailed", "ParameterError", "check_chapter", "find_root", "output_path", "read_source",
            "items_path", "results_path", "source_path", "title", "write_placeholder"]

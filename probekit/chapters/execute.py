@@ -219,6 +219,15 @@ def _previous(root: Path, chapter: str) -> tuple:
     return tuple(found)
 
 
+def execute_only(root: Path, chapter: str, params: dict[str, Any], *, progress: bool = False, log=print) -> None:
+    """Execute ``chapter`` as :func:`execute` does, keeping nothing: a rank > 0 of a sharded run (its scores went
+    to the shared score cache, see :mod:`probekit.shard`); ChapterFailed as there."""
+    from probekit.report.export import ITEMS_OUT
+
+    with tempfile.TemporaryDirectory(prefix=f"probekit-{chapter}-") as tmp, environment({ITEMS_OUT: tmp}):
+        _papermill(Path(root), chapter, params, Path(tmp), progress, log)
+
+
 def execute_summary(root: Path, *, progress: bool = True, log=print) -> Path:
     """Execute the summary page (no parameters) into ``book/chapters/summary.ipynb`` from the chapters'
     result files as they are now; ChapterFailed when it fails (the previous summary page stays)."""

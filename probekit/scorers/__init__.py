@@ -18,6 +18,7 @@ import dataclasses
 import difflib
 import os
 
+from probekit import shard
 from probekit.scorers.base import MASK, CapabilityError, Scorer
 from probekit.scorers.heads import can_answer, head_for
 from probekit.scorers.registry import FAMILIES, FAMILY_CAPABILITIES, FAMILY_HEADS, REGISTRY, ModelSpec, adapter, \
@@ -37,7 +38,8 @@ def _adapter(family: str) -> type[Scorer]:
 
 def load_scorer(name_or_path: str | os.PathLike, family: str | None = None, device: str = "auto",
                 batch_size: int = 32, cache_dir=None, num_workers: int = 0, *, capabilities=None,
-                half: bool | None = None, revision: str | None = None, **options) -> Scorer:
+                half: bool | None = None, revision: str | None = None, device_pixels: bool | None = None,
+                **options) -> Scorer:
     """Load a model by any name :func:`~probekit.scorers.resolve.model_spec` resolves (registry name, checkpoint
     directory, hub id, ``FAMILY:SOURCE``, open_clip ``ARCH:TAG``), or a hub id / local checkpoint with an explicit
     ``family`` (no detection).
@@ -47,6 +49,8 @@ def load_scorer(name_or_path: str | os.PathLike, family: str | None = None, devi
     num_workers: DataLoader worker processes decoding and preprocessing images.
     capabilities: restrict/declare what an unregistered checkpoint can do (default: what its heads allow).
     half: fp16 autocast (default: on CUDA only).  revision: hub revision (part of the cache fingerprint).
+    device_pixels: decode JPEGs and preprocess images on the model's device, each distinct image of a batch sent
+      once (default: on CUDA for the families that have it; see :mod:`probekit.scorers.pixels`).
     options: family-specific, e.g. open_clip ``arch=``, ``pretrained=``, ``image_mean=``, ``image_std=``.
     """
     name = os.fspath(name_or_path)
@@ -61,9 +65,10 @@ def load_scorer(name_or_path: str | os.PathLike, family: str | None = None, devi
     if capabilities:
         spec = dataclasses.replace(spec, capabilities=tuple(capabilities))
     opts = {**spec.options, **options}
-    scorer = adapter(spec.name, resolve_source(spec.source), spec.capabilities or None, device=device,
-                     batch_size=batch_size, cache_dir=cache_dir, num_workers=num_workers, half=half,
-                     revision=revision, head=family_head(spec.family), options=opts)
+    scorer = shard.rank_zero_first(lambda: adapter(  # sharded: a download or conversion made once, by rank 0
+        spec.name, resolve_source(spec.source), spec.capabilities or None, device=device, batch_size=batch_size,
+        cache_dir=cache_dir, num_workers=num_workers, half=half, revision=revision, head=family_head(spec.family),
+        options=opts, device_pixels=device_pixels))
     scorer.match_calibrated = spec.calibrated
     return scorer
 

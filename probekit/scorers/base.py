@@ -2,7 +2,8 @@
 
 An adapter (one small module per family) loads its model and implements some of these hooks:
 
-* ``_prepare_images(pils) -> dict``            preprocessing of decoded RGB images (runs in DataLoader workers)
+* ``_prepare_images(pils) -> dict``            preprocessing of decoded RGB images (in the DataLoader workers; with
+                                               ``device_pixels``, of uint8 tensors on the device: pixels.py)
 * ``_tokenize(texts) -> dict``                 text inputs
 * ``_embed_images(inputs)``/``_embed_texts``   unit-norm embeddings (B, D)         -> capability "similarity"
 * ``_logit_scale_bias() -> (scale, bias)``     similarity logits = scale * cos + bias
@@ -25,6 +26,7 @@ from probekit.cache import item_key, model_fingerprint
 from probekit.device import precision_for, resolve_device
 from probekit.scorers import mlm
 from probekit.scorers.engine import Engine
+from probekit.scorers.pixels import DevicePixels
 
 MASK = "[MASK]"
 
@@ -33,7 +35,7 @@ class CapabilityError(Exception):
     """The model cannot answer this question (e.g. CLIP has no ITM head; BERT sees no image)."""
 
 
-class Scorer(Engine):
+class Scorer(DevicePixels, Engine):
     """One model behind the questions ``match``, ``similarity`` (+ ``choose_text``/``choose_image``), ``fill_mask``
     (+ ``token_logprobs``) and ``detect``."""
     family: str = ""
@@ -51,7 +53,7 @@ class Scorer(Engine):
 
     def __init__(self, name: str, source: str, capabilities: Sequence[str], *, device="auto", batch_size: int = 32,
                  cache_dir=None, num_workers: int = 0, half: bool | None = None, revision: str | None = None,
-                 head: str = "", options: dict | None = None):
+                 head: str = "", options: dict | None = None, device_pixels: bool | None = None):
         self.name = self.label = name   # label: what progress bars call it (a caller may name a checkpoint better)
         self.source = source
         #: None until _load: adapters may narrow it to the heads the checkpoint actually has
@@ -74,9 +76,10 @@ class Scorer(Engine):
         if extra:
             raise CapabilityError(f"{self.family} models have no {sorted(extra)} capability; "
                                   f"they have: {', '.join(self.family_capabilities)}")
+        self.device_pixels = self._resolve_device_pixels(device_pixels)
         self.model_revision = self._resolved_revision()
-        self.fingerprint = model_fingerprint(name, source, self.model_revision) + (
-            "" if self.precision == "fp32" else f"-{self.precision}")  # mixed-precision scores are cached apart
+        self.fingerprint = model_fingerprint(name, source, self.model_revision) + (  # each cached apart
+            "" if self.precision == "fp32" else f"-{self.precision}") + ("-devpix" if self.device_pixels else "")
         self._cache_root = cache_dir
         self._caches: dict = {}
         self._loader = None  # probekit.images.Loader, made at the first batch of images
@@ -105,14 +108,6 @@ class Scorer(Engine):
             has = ", ".join(sorted(self.capabilities)) or "nothing"
             raise CapabilityError(f"{self.name} ({self.family}) cannot {what}: it has no {capability!r} capability; "
                                   f"it has: {has}")
-
-    def _prepare_pairs(self, pils: list, texts: list) -> dict:
-        inputs = self._tokenize(list(texts))
-        inputs.update(imgs.prepare_unique(self._prepare_images, pils))
-        return inputs
-
-    def _prepare_only_images(self, pils: list, _extras: list) -> dict:
-        return self._prepare_images(pils)
 
     def _prepare_only_texts(self, _pils: list, texts: list) -> dict:
         return self._tokenize(list(texts))

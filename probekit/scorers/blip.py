@@ -13,6 +13,7 @@ from probekit.scorers.base import Scorer
 class BlipScorer(Scorer):
     family = "blip"
     family_capabilities = ("match",)
+    pixels_on_device = True
 
     def _load(self, source, **options):
         self.model = hf.from_pretrained("BlipForImageTextRetrieval", source, self.revision, self.device)

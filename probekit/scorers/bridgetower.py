@@ -14,6 +14,7 @@ from probekit.scorers.cross import TwoHeadScorer
 class BridgeTowerScorer(TwoHeadScorer):
     family = "bridgetower"
     backbone = "bridgetower"
+    pixels_on_device = True
 
     def _load(self, source, **options):
         super()._load(source, **options)

@@ -9,7 +9,8 @@ pinned for CUDA); text-only items are chunked here, and a dual encoder's texts a
 decode the first image batches (``meanwhile``, see :meth:`Engine._embeddings`).  Forwards run under inference
 mode (and mixed-precision autocast when ``precision`` is fp16/bf16) and are timed (``forward_seconds``).  A batch
 that runs out of GPU memory is split in halves until it fits; the scorer then keeps the smaller ``batch_size``
-and warns, naming it (see :func:`fitting_batch`).
+and warns, naming it (see :func:`fitting_batch`).  Under ``torchrun`` each rank scores its share of the items
+not yet cached and reads the others' from the shared cache (:mod:`probekit.shard`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any, Callable, Iterable, Sequence
 import torch
 
 from probekit import images as imgs
+from probekit import shard
 from probekit.cache import NullCache, ScoreCache
 from probekit.device import autocast
 from probekit.progress import bar
@@ -38,7 +40,8 @@ class Engine:
 
     Expects ``name``, ``device``, ``precision`` ("fp32", "fp16" or "bf16"), ``batch_size``, ``num_workers``,
     ``skipped``, ``forward_seconds``, ``fingerprint``, ``_cache_root`` (None, a directory, or False for an
-    in-memory cache), ``_caches`` (a dict) and ``_loader`` (None until the first batch of images) on the instance.
+    in-memory cache), ``_caches`` (a dict) and ``_loader`` (None until the first batch of images) on the instance,
+    and ``device_pixels``, ``decode_on_device`` and ``_device_inputs`` (see :mod:`probekit.scorers.pixels`).
     """
 
     def _cache(self, method: str) -> ScoreCache:
@@ -90,21 +93,24 @@ class Engine:
         """
         cache = self._cache(method)
         get, put = (cache.get_json, cache.put_json) if json else (cache.get_array, cache.put_array)
-        first: dict[str, int] = {}
-        for i, key in enumerate(keys):
-            first.setdefault(key, i)
+        first = first_positions(keys)
         todo = [key for key in first if cache.get(key) is None]
         if sort_keys is not None:  # group rows by image, images in order of first use (not by key: keys hold paths)
-            rank: dict = {}
-            for i, sort_key in enumerate(sort_keys):
-                rank.setdefault(sort_key, i)
+            rank = first_positions(sort_keys)
             todo.sort(key=lambda key: rank[sort_keys[first[key]]])
+        sharded = shard.active() and cache.dir is not None  # several ranks, one shared cache: see probekit.shard
+        if sharded:  # every rank scores and reads under rank 0's keys
+            keys, todo = shard.agree(list(keys), todo)
+            first = first_positions(keys)
         bad: set[str] = set()
         try:
             if todo:
-                self._run(todo, first, forward, prepare, images, extras, put, bad, desc, meanwhile)
+                mine = shard.share(todo, self.batch_size) if sharded else todo
+                self._run(mine, first, forward, prepare, images, extras, put, bad, desc, meanwhile)
         finally:
             cache.flush()
+        if sharded:
+            shard.gather(cache)
         out = []
         for i, key in enumerate(keys):
             value = get(key)
@@ -124,7 +130,8 @@ class Engine:
             srcs: list = []
         else:
             if self._loader is None:
-                self._loader = imgs.Loader(self, self.num_workers, pin_memory=self.device.type == "cuda")
+                load = imgs.load_encoded if self.device_pixels and self.decode_on_device else imgs.load_image
+                self._loader = imgs.Loader(self, self.num_workers, pin_memory=self.device.type == "cuda", load=load)
             srcs = [images[first[key]] for key in todo]
             loader = self._loader.batches(prepare, srcs, todo_extras, self.batch_size)
         if meanwhile is not None:
@@ -135,7 +142,8 @@ class Engine:
                 bad.add(todo[j])
                 self._skip(srcs[j])
             if ok:
-                for j, value in zip(ok, self._fitting(forward, imgs.to_device(inputs, self.device), len(ok))):
+                inputs = self._device_inputs(imgs.to_device(inputs, self.device))
+                for j, value in zip(ok, self._fitting(forward, inputs, len(ok))):
                     put(todo[j], value)
             progress_bar.update(len(ok) + len(bad_idx))
         progress_bar.close()
@@ -161,6 +169,14 @@ class Engine:
                 failed = 0
             s += size
         return out
+
+
+def first_positions(keys: Sequence) -> dict:
+    """{key: the position of its first item}."""
+    first: dict = {}
+    for i, key in enumerate(keys):
+        first.setdefault(key, i)
+    return first
 
 
 def fitting_batch(size: int, err: BaseException, name: str = "model") -> int:

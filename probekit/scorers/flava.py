@@ -20,6 +20,7 @@ class FlavaScorer(Scorer):
     family = "flava"
     family_capabilities = ("match", "similarity", "fill_mask")
     mlm_needs_image = None  # both work
+    pixels_on_device = True
 
     def _load(self, source, **options):
         self.model = hf.from_pretrained("FlavaForPreTraining", source, self.revision, self.device)

@@ -79,7 +79,9 @@ def image_size_of(processor) -> int | None:
 
 
 def pixel_inputs(processor, pils: list, keep=("pixel_values", "pixel_mask")) -> dict:
-    """``processor(images=pils)``'s tensors named in ``keep``; through :func:`fast_pixels` where it applies."""
+    """``processor(images=pils)``'s tensors named in ``keep``; through :func:`fast_pixels` where it applies.
+    ``pils`` may also be (3, H, W) uint8 tensors: the processor then runs its torchvision pipeline on their device
+    (with the values it gives the same images as PIL images on the CPU; see :mod:`probekit.scorers.pixels`)."""
     out = fast_pixels(processor, pils)
     if out is None:
         out = processor(images=pils, return_tensors="pt")

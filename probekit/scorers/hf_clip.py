@@ -26,6 +26,7 @@ class ClipScorer(Scorer):
     family_capabilities = ("similarity",)
     choice_head = "similarity"
     model_class = "CLIPModel"
+    pixels_on_device = True
 
     def _load(self, source: str, **options) -> None:
         self.model = hf.from_pretrained(self.model_class, source, self.revision, self.device)

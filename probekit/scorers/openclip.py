@@ -10,6 +10,8 @@ Sources (``load_scorer(source, family="open_clip", ...)``):
   given, and a warning says so, because the wrong normalisation silently degrades scores.
 Loading a directory or file never touches the network (pretrained tower weights are switched off).
 similarity: ``logit_scale`` x cosine of ``encode_image``/``encode_text`` (+ ``logit_bias`` for SigLIP-style models).
+With ``device_pixels`` the loader runs the transforms before ``ToTensor`` (PIL's resize and crop: torch's bicubic
+resize differs from PIL's, see :mod:`probekit.scorers.pixels`) and the device the rest (to float, normalise).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class OpenClipScorer(Scorer):
     family = "open_clip"
     family_capabilities = ("similarity",)
     choice_head = "similarity"
+    decode_on_device = False
 
     def _load(self, source, arch=None, pretrained=None, image_mean=None, image_std=None, image_resize_mode=None,
               weights_dir=None, **options):
@@ -58,6 +61,10 @@ class OpenClipScorer(Scorer):
             model_name, pretrained=pretrained, device=self.device, cache_dir=weights_dir, pretrained_image=False,
             pretrained_text=False, **pre)
         self.model.eval()
+        steps = list(self.preprocess.transforms)
+        cut = next((i for i, t in enumerate(steps) if type(t).__name__ in ("ToTensor", "MaybeToTensor")), None)
+        self.pixels_on_device = cut is not None
+        self._pil_steps, self._tensor_steps = (steps[:cut], steps[cut + 1:]) if cut is not None else (steps, [])
         self.tokenizer = open_clip.get_tokenizer(model_name, cache_dir=weights_dir)
         self.open_clip_name = (model_name, pretrained)
         visual = self.model.visual
@@ -71,6 +78,17 @@ class OpenClipScorer(Scorer):
 
     def _prepare_images(self, pils):
         return {"pixel_values": torch.stack([self.preprocess(p) for p in pils])}
+
+    def _uint8_pixels(self, pil):
+        for step in self._pil_steps:
+            pil = step(pil)
+        return super()._uint8_pixels(pil)
+
+    def _device_images(self, images):
+        pixels = torch.stack(images).to(torch.float32).div(255)  # ToTensor's arithmetic
+        for step in self._tensor_steps:
+            pixels = step(pixels)
+        return {"pixel_values": pixels}
 
     def _tokenize(self, texts):
         return {"input_ids": self.tokenizer(texts)}

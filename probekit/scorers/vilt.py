@@ -23,6 +23,7 @@ from probekit.scorers.cross import TwoHeadScorer
 class _ViltInputs:
     """ViLT's image and text inputs, shared by both adapters (needs ``image_processor``, ``tokenizer``,
     ``max_length``)."""
+    pixels_on_device = True
 
     def _prepare_images(self, pils):
         return hf.pixel_inputs(self.image_processor, pils)

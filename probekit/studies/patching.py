@@ -17,6 +17,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from probekit import shard
 from probekit.metrics import conceptual as mc
 from probekit.papers.conceptual import patch_condition
 from probekit.results import concat, frame, row
@@ -155,15 +156,16 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
     parts, checkpoints, fully, top = [], {}, {}, max(alphas)
     for enc in encoders:
         cfg = ft.FinetuneConfig(**{**(config or {}), "encoders": enc, "seed": seed})
-        tuned = finetune_cache.finetuned_cached(model, triplets, cfg, Path(cache_root) / _safe(model),
-                                                device=train_device, progress=progress)
+        tuned = shard.rank_zero_first(lambda: finetune_cache.finetuned_cached(  # sharded: trained once, by rank 0
+            model, triplets, cfg, Path(cache_root) / _safe(model), device=train_device, progress=progress))
         checkpoints[enc] = tuned
         for alpha in alphas:
             condition = patch_condition(enc, alpha)
             if alpha == 0:
                 parts.append(sweep_rows(original, model, condition, seed))
                 continue
-            path = ft.patched_model(model, tuned, alpha, finetune_cache.patch_path(tuned, alpha))
+            path = shard.rank_zero_first(lambda: ft.patched_model(model, tuned, alpha,
+                                                                 finetune_cache.patch_path(tuned, alpha)))
             patched = load_scorer(str(path), family="clip", device=device, batch_size=batch_size, cache_dir=cache_dir)
             patched.label = f"{model} ({condition})"
             scored = evaluate_clip(patched, probes, general, seed)
