@@ -20,7 +20,7 @@ LAYERS = [
     {"probekit.papers"},
     {"probekit.studies", "probekit.toymodels"},
     {"probekit.report"},
-    {"probekit.book", "probekit.chapters", "probekit.cli"},
+    {"probekit.book", "probekit.chapters", "probekit.cli", "probekit.rehearsal"},
 ]
 MAX_LINES = 300
 

@@ -33,6 +33,7 @@ import pandas as pd
 from PIL import Image
 
 from ..cache import disk_errors
+from ..environ import mirrored
 from .checksums import verify
 from ..progress import bar as tqdm
 from .placeholders import PLACEHOLDER, drop_shared_redirects, placeholder_target
@@ -91,12 +92,15 @@ def check_image(data: bytes) -> str:
 
 
 def _http_get(url: str, timeout: float, max_bytes: int) -> tuple[bytes, str]:
-    request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+    """``url``'s body (from ``$PROBEKIT_MIRROR`` when set: :func:`probekit.environ.mirrored`) and the URL after
+    redirects (``url`` itself when there were none)."""
+    target = mirrored(url)
+    request = urllib.request.Request(target, headers={"User-Agent": USER_AGENT})
     with urllib.request.urlopen(request, timeout=timeout) as response:
         data, final_url = response.read(max_bytes + 1), response.geturl()
     if len(data) > max_bytes:
         raise _Failure(f"larger than max_bytes={max_bytes}", permanent=True, reached_server=True)
-    return data, final_url
+    return data, url if final_url == target else final_url
 
 
 def _get_with_retries(url: str, timeout: float, retries: int, backoff: float, max_bytes: int) -> tuple[bytes, str]:

@@ -23,6 +23,11 @@ import torch.nn.functional as F
 from probekit.scorers.base import Scorer
 
 
+#: a folder of open_clip architecture configs (``ARCH.json``) that add to, or replace, open_clip's own (the offline
+#: rehearsal's tiny architectures, :mod:`probekit.rehearsal.models`, or your own)
+CONFIGS = "PROBEKIT_OPEN_CLIP_CONFIGS"
+
+
 class OpenClipScorer(Scorer):
     family = "open_clip"
     family_capabilities = ("similarity",)
@@ -34,6 +39,8 @@ class OpenClipScorer(Scorer):
 
         if options:
             raise TypeError(f"unknown open_clip option(s): {', '.join(options)}")
+        if os.environ.get(CONFIGS):
+            open_clip.add_model_config(os.environ[CONFIGS])
         pre = {k: v for k, v in (("image_mean", image_mean), ("image_std", image_std),
                                  ("image_resize_mode", image_resize_mode)) if v is not None}
         if os.path.isdir(source):
