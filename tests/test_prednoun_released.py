@@ -14,6 +14,7 @@ import pytest
 
 from probekit.data import prednoun_released as rel
 from probekit.metrics import crop_overlap, pairs
+from probekit.rehearsal.data import prednoun_entry
 from probekit.results import one, select
 from probekit.studies.prednoun import RELEASED, released
 
@@ -68,19 +69,6 @@ def test_tuples_follow_the_authors_threshold_of_five_triplets():
 # ------------------------------------------------------------------------------------------------ released
 
 
-def _entry(i, pos, target, distractor, word_t, word_d, subject, obj):
-    """One made-up entry in eval_set.json's schema; entries 2k+1 swap the sentences of 2k."""
-    def alt(s):
-        return s.replace("a ", "the ", 1).replace(" is ", " ")
-    rel_t = {"id": f"t{i}", "Label1": subject, "label": "is", "Label2": obj, "bounding_box": [0.0, 0.0, 0.5, 1.0]}
-    rel_d = {"id": f"d{i}", "Label1": "Girl", "label": "is", "Label2": word_d, "bounding_box": [0.5, 0.0, 0.5, 1.0]}
-    return {"id": i, "img_filename": f"{i:016x}.jpg", "sentence_target": target, "sentence_distractor": distractor,
-            "sentence_target_alt": alt(target), "sentence_distractor_alt": alt(distractor),
-            "relationship_target": rel_t, "relationship_distractor": rel_d, "subject": subject, "predicate": "is",
-            "object": obj, "word_target": word_t, "word_distractor": word_d, "pos": pos,
-            "open_images_split": "test"}
-
-
 def fixture_entries():
     """Four pairs: 0 and 1 noun swaps, 2 and 3 predicate swaps."""
     out = []
@@ -89,10 +77,10 @@ def fixture_entries():
         for first, second in ((a, b), (b, a)):
             if pos == "subject":
                 target, distractor = f"a {first.lower()} is sitting", f"a {second.lower()} is sitting"
-                out.append(_entry(len(out), pos, target, distractor, first, second, first, "Sit"))
+                out.append(prednoun_entry(len(out), pos, target, distractor, first, second, first, "Sit"))
             else:
                 target, distractor = f"a man is {first.lower()}ing", f"a man is {second.lower()}ing"
-                out.append(_entry(len(out), pos, target, distractor, first, second, "Man", first))
+                out.append(prednoun_entry(len(out), pos, target, distractor, first, second, "Man", first))
     return out
 
 

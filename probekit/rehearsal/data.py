@@ -2,7 +2,7 @@
 
 :func:`write_data` writes, under ``served/`` laid out by host (``served/<host>/<path>``, as
 :func:`probekit.environ.mirrored` asks a mirror for a URL), every file paper mode downloads: the SVO-Probes CSV and
-its images (some dead links, two redirected to a "photo unavailable" placeholder, one not an image), the
+its images (some dead links, some redirected to a "photo unavailable" placeholder, one not an image), the
 predicate–noun ``eval_set.json``, the authors' released result CSVs and the Open Images photos, the Visual Genome
 and COCO photos of Probe-R/C/B (Visual Genome's second folder as the fallback), V-COCO's annotations and COCO's
 annotation zip; and, under ``data/``, what paper mode expects the user to place there by hand: the Probe-R/C/B
@@ -15,14 +15,13 @@ from __future__ import annotations
 import io
 import json
 import urllib.parse
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from PIL import Image
 
-from probekit.data import conceptual, openimages, prednoun, prednoun_released, svo, vcoco
+from probekit.data import openimages, prednoun, prednoun_released, svo
 
 PEOPLE = ["man", "woman", "girl", "boy", "child"]
 VERBS = {"ride": "riding", "hold": "holding", "feed": "feeding", "kick": "kicking", "carry": "carrying",
@@ -67,7 +66,7 @@ def jpeg(rng, size=(56, 40)) -> bytes:
 
 def write_svo(site: Site, n: int = 24) -> list[str]:
     """svo_probes.csv: ``n`` sentences, each with a subject, a verb and an object negative; every 7th image is a
-    dead link, two go to the placeholder, one is not an image.  Returns the sentences."""
+    dead link, every 11th goes to the placeholder, one is not an image.  Returns the sentences."""
     rows, rng, image_id = [], site.rng, 1000
     for i in range(n):
         s, v, o = PEOPLE[i % 5], list(VERBS)[i % 8], OBJECTS[(i * 3) % 8]
@@ -81,7 +80,7 @@ def write_svo(site: Site, n: int = 24) -> list[str]:
                              obj_neg=kind == "obj"))
         image_id += 1
     for k in range(1000, image_id):
-        if k in (1005, 1010):
+        if k % 11 == 5:
             site.placeholder(_flickr(k))
         elif k == 1013:
             site.put(_flickr(k), b"<html>moved</html>")
@@ -96,13 +95,13 @@ def _flickr(image_id: int) -> str:
 
 
 def prednoun_entry(i: int, pos: str, target: str, distractor: str, word_t: str, word_d: str, subject: str,
-                   obj: str, split: str = "test") -> dict:
+                   obj: str, split: str = "test", boxes=((0.0, 0.0, 0.5, 1.0), (0.5, 0.0, 0.5, 1.0))) -> dict:
     """One entry of the predicate–noun ``eval_set.json`` (its schema, made-up values); ``alt`` sentences drop
-    the article and the copula."""
+    the article and the copula; ``boxes``: the target's and the distractor's (x, y, w, h) as fractions."""
     def alt(s):
         return s.replace("a ", "the ", 1).replace(" is ", " ")
-    rel_t = {"id": f"t{i}", "Label1": subject, "label": "is", "Label2": obj, "bounding_box": [0.0, 0.0, 0.5, 1.0]}
-    rel_d = {"id": f"d{i}", "Label1": "Girl", "label": "is", "Label2": word_d, "bounding_box": [0.5, 0.0, 0.5, 1.0]}
+    rel_t = {"id": f"t{i}", "Label1": subject, "label": "is", "Label2": obj, "bounding_box": list(boxes[0])}
+    rel_d = {"id": f"d{i}", "Label1": "Girl", "label": "is", "Label2": word_d, "bounding_box": list(boxes[1])}
     return {"id": i, "img_filename": f"{i:016x}.jpg", "sentence_target": target, "sentence_distractor": distractor,
             "sentence_target_alt": alt(target), "sentence_distractor_alt": alt(distractor),
             "relationship_target": rel_t, "relationship_distractor": rel_d, "subject": subject, "predicate": "is",
@@ -117,12 +116,14 @@ def write_prednoun(site: Site, folders, n_pairs: int = 16) -> list[str]:
         a, b = (PEOPLE[k % 5], PEOPLE[(k + 2) % 5]) if k % 2 else (list(VERBS.values())[k % 8], "sitting")
         for first, second in ((a, b), (b, a)):
             i, split = len(entries), ("test", "validation")[k % 2]
+            x, w = site.rng.uniform(0, 0.4, 2), site.rng.uniform(0.2, 0.6, 2)
+            boxes = [(float(x[j]), 0.1 * j, float(w[j]), 0.9 - 0.1 * j) for j in (0, 1)]
             if k % 2:
                 entries.append(prednoun_entry(i, "subject", f"a {first} is sitting", f"a {second} is sitting",
-                                              first.title(), second.title(), first.title(), "Sit", split))
+                                              first.title(), second.title(), first.title(), "Sit", split, boxes))
             else:
                 entries.append(prednoun_entry(i, "object", f"a man is {first}", f"a man is {second}",
-                                              first.title(), second.title(), "Man", first.title(), split))
+                                              first.title(), second.title(), "Man", first.title(), split, boxes))
     site.put(prednoun.EVAL_SET_URL, json.dumps(entries).encode())
     for e in entries[::2]:
         if int(e["id"]) % 5 != 4:

@@ -61,9 +61,12 @@ class OpenClipScorer(Scorer):
             if pretrained is None:
                 raise ValueError(f"open_clip source {source!r} names no pretrained tag: use 'ARCH:TAG', e.g. "
                                  f"'ViT-B-32:openai' (tags: open_clip.list_pretrained())")
+        # a tag trained with QuickGELU (OpenAI's, and others) on an architecture whose config has GELU: open_clip
+        # only warns and builds GELU, which silently changes every activation of the checkpoint
+        tag = open_clip.get_pretrained_cfg(model_name, pretrained) if isinstance(pretrained, str) else {}
         self.model, _, self.preprocess = open_clip.create_model_and_transforms(
             model_name, pretrained=pretrained, device=self.device, cache_dir=weights_dir, pretrained_image=False,
-            pretrained_text=False, **pre)
+            pretrained_text=False, force_quick_gelu=bool(tag.get("quick_gelu")), **pre)
         self.model.eval()
         self.tokenizer = open_clip.get_tokenizer(model_name, cache_dir=weights_dir)
         self.open_clip_name = (model_name, pretrained)
