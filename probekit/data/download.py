@@ -20,7 +20,6 @@ import socket
 import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 import uuid
 import warnings
@@ -92,10 +91,8 @@ def check_image(data: bytes) -> str:
 
 
 def _http_get(url: str, timeout: float, max_bytes: int) -> tuple[bytes, str]:
-    """``url``'s body (from ``$PROBEKIT_MIRROR`` when set: :func:`probekit.environ.mirrored`) and the URL after
-    redirects (``url`` itself when there were none)."""
-    target = mirrored(url)
-    request = urllib.request.Request(target, headers={"User-Agent": USER_AGENT})
+    """``url``'s body (from ``$PROBEKIT_MIRROR`` when set) and the URL after redirects (``url`` when none)."""
+    request = urllib.request.Request(target := mirrored(url), headers={"User-Agent": USER_AGENT})
     with urllib.request.urlopen(request, timeout=timeout) as response:
         data, final_url = response.read(max_bytes + 1), response.geturl()
     if len(data) > max_bytes:
@@ -236,7 +233,7 @@ def fetch_images(urls: Mapping[str, str], dest_dir: str | os.PathLike, workers: 
             for row in rows.values():
                 if row.get("unknown_host"):
                     row["permanent"] = True
-        _write_manifest(dest, {k: _manifest_row(v) for k, v in rows.items()})
+        _write_manifest(dest, rows)  # the manifest's columns of each row
 
     if todo:
         bar = tqdm(total=len(todo), desc=desc or f"images -> {dest.name}", unit="img", disable=not progress)
@@ -275,10 +272,6 @@ def fetch_images(urls: Mapping[str, str], dest_dir: str | os.PathLike, workers: 
             raise OfflineError(message)
         warnings.warn(message, stacklevel=2)
     return table
-
-
-def _manifest_row(row: dict) -> dict:
-    return {k: row[k] for k in ("id", "url", "path", "ok", "error", "permanent")}
 
 
 def fetch_file(url: str, dest: str | os.PathLike, timeout: float = 60, retries: int = 3, *, backoff: float = 1.0,

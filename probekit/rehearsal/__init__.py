@@ -29,8 +29,8 @@ from probekit.rehearsal import coco, data, models
 from probekit.rehearsal.serve import Server
 
 #: what the rehearsal changes in every chapter of the profile, and in the conceptual chapter's fine-tuning
-SMALL = {"device": "cpu", "batch_size": 16, "limit": 24}
-SMALL_FINETUNE = {"finetune_steps": 2, "finetune_batch": 8, "finetune_eval_limit": 24}
+SMALL = {"device": "cpu", "batch_size": 16, "limit": 16}
+SMALL_FINETUNE = {"finetune_steps": 2, "finetune_batch": 8, "finetune_eval_limit": 16, "alphas": [0.0, 0.5, 1.0]}
 
 
 @dataclass
@@ -69,7 +69,7 @@ def prepare(work: Path, profile: str = "paper", limit: int = SMALL["limit"], roo
     texts += coco.write_vcoco(site)
     texts += coco.write_imagenet(site, work / "data" / "imagenet")
     texts += coco.write_relcomp(site, work / "data" / "relcomp.csv")
-    words = sorted({w for t in texts for w in t.lower().split()} | {"a", "photo", "of", "the", "is"})
+    words = models.vocabulary(texts)
 
     def served_checkpoint(url: str) -> Path:
         return site.root / data.served_path(url)

@@ -22,7 +22,8 @@ def _polygon(x, y, w, h):
 
 
 def write_probe_rcb(site: Site, release: Path, n: int = 12) -> list[str]:
-    """The release's annotation files under ``release`` (``data/probe-rcb/annotations``), their Visual Genome
+    """The release's annotation files under ``release`` (``data/probe-rcb/annotations``; scene pictures beside
+    it), COCO's ``instances_val2014.json`` (in ``data/coco/annotations``), their Visual Genome
     photos (odd ids only in VG_100K_2, every 6th missing) and COCO photos served.  Returns the prompts."""
     release.mkdir(parents=True, exist_ok=True)
     vg_ids, coco_ids, texts = [], [], []
@@ -75,6 +76,9 @@ def write_probe_rcb(site: Site, release: Path, n: int = 12) -> list[str]:
     annotations = release.parents[1] / "coco" / "annotations"
     annotations.mkdir(parents=True, exist_ok=True)
     (annotations / "instances_val2014.json").write_text(json.dumps(instances))
+    (release.parent / "scenes").mkdir(exist_ok=True)
+    for name in ("beach", "street", "kitchen"):                # the "scene" filler's backgrounds
+        (release.parent / "scenes" / f"{name}.jpg").write_bytes(jpeg(site.rng, COCO_SIZE))
     for k, i in enumerate(vg_ids):
         if k % 6 != 5:
             site.photo(conceptual.VG_URLS[i % 2].format(id=i))

@@ -109,7 +109,7 @@ def prednoun_entry(i: int, pos: str, target: str, distractor: str, word_t: str, 
 
 
 def write_prednoun(site: Site, folders, n_pairs: int = 16) -> list[str]:
-    """eval_set.json (noun and predicate swaps, in pairs), its Open Images photos (every 5th missing) and each
+    """eval_set.json (noun and predicate swaps, in pairs), its Open Images photos (every 7th missing) and each
     released folder's result CSVs.  Returns the sentences."""
     entries = []
     for k in range(n_pairs):
@@ -125,8 +125,8 @@ def write_prednoun(site: Site, folders, n_pairs: int = 16) -> list[str]:
                 entries.append(prednoun_entry(i, "object", f"a man is {first}", f"a man is {second}",
                                               first.title(), second.title(), "Man", first.title(), split, boxes))
     site.put(prednoun.EVAL_SET_URL, json.dumps(entries).encode())
-    for e in entries[::2]:
-        if int(e["id"]) % 5 != 4:
+    for e in entries:
+        if int(e["id"]) % 7 != 6:
             site.photo(openimages.image_url(f"{e['id']:016x}", e["open_images_split"]), (80, 60))
     for folder in folders:
         for condition, template in prednoun_released.runs(folder):

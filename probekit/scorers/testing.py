@@ -21,13 +21,16 @@ HIDDEN = 32
 
 
 def word_tokenizer(mask_token: str = "[MASK]", max_length: int = 24, words=WORDS):
-    """A word-level PreTrainedTokenizerFast over ``words`` (default WORDS) with BERT-style special tokens."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    """A PreTrainedTokenizerFast over ``words`` (default WORDS) with BERT-style special tokens: a word in ``words``
+    is one token; one that is not is [UNK], unless ``words`` holds WordPiece continuations ("##ing", "##s") that
+    spell it, as BERT splits a rare word ("throwing" -> "throw", "##ing")."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", mask_token]
     vocab = {w: i for i, w in enumerate(dict.fromkeys(specials + list(words)))}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+    tok.decoder = decoders.WordPiece(cleanup=False)
     tok.normalizer = normalizers.Lowercase()
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
