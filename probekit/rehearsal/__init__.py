@@ -29,8 +29,8 @@ from probekit.rehearsal import coco, data, models
 from probekit.rehearsal.serve import Server
 
 #: what the rehearsal changes in every chapter of the profile, and in the conceptual chapter's fine-tuning
-SMALL = {"device": "cpu", "batch_size": 16, "limit": 16}
-SMALL_FINETUNE = {"finetune_steps": 2, "finetune_batch": 8, "finetune_eval_limit": 16, "alphas": [0.0, 0.5, 1.0]}
+SMALL = {"device": "cpu", "batch_size": 16, "limit": 8}
+SMALL_FINETUNE = {"finetune_steps": 2, "finetune_batch": 8, "finetune_eval_limit": 8, "alphas": [0.0, 0.5, 1.0]}
 
 
 @dataclass

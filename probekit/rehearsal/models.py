@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from probekit.scorers import REGISTRY, model_spec
+from probekit.scorers.hf import transformers_bars_off
 from probekit.scorers.testing import save_tiny, vilt_authors_state, word_tokenizer
 
 CLIP_MEAN, CLIP_STD = [0.48145466, 0.4578275, 0.40821073], [0.26862954, 0.26130258, 0.27577711]
@@ -142,5 +143,6 @@ def write_models(cache: Path, configs: Path, names, words, served_checkpoint) ->
             vilt_checkpoint(served_checkpoint(spec.source), words)
         else:
             hub.add(spec.source)
-    for repo in sorted(hub):
-        hub_model(cache, repo, words)
+    with transformers_bars_off():
+        for repo in sorted(hub):
+            hub_model(cache, repo, words)
