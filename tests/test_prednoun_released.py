@@ -4,10 +4,7 @@ threshold, and the re-analysis of the authors' released per-item outputs (fixtur
 
 from __future__ import annotations
 
-import functools
 import json
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pandas as pd
 import pytest
@@ -15,6 +12,7 @@ import pytest
 from probekit.data import prednoun_released as rel
 from probekit.metrics import crop_overlap, pairs
 from probekit.rehearsal.data import prednoun_entry
+from probekit.rehearsal.serve import Server
 from probekit.results import one, select
 from probekit.studies.prednoun import RELEASED, released
 
@@ -112,13 +110,8 @@ def write_release(root, drop_column=None, swap_ids=False):
 @pytest.fixture
 def server(tmp_path):
     write_release(tmp_path / "repo")
-    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path / "repo"))
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/runs/sentence-semantics"
-    httpd.shutdown()
-    httpd.server_close()
+    with Server(tmp_path / "repo", {}) as served:
+        yield f"{served.url}/runs/sentence-semantics"
 
 
 def test_file_names_and_runs_follow_the_authors_layout():

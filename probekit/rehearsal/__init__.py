@@ -66,7 +66,7 @@ def prepare(work: Path, profile: str = "paper", limit: int = SMALL["limit"], roo
     params = read_profile(root, profile).params
     texts += data.write_prednoun(site, params["prednoun"].get("released_outputs") or [])
     texts += coco.write_probe_rcb(site, work / "data" / "probe-rcb" / "annotations")
-    texts += coco.write_vcoco(site)
+    texts += coco.write_vcoco(site, work / "data")
     texts += coco.write_imagenet(site, work / "data" / "imagenet")
     texts += coco.write_relcomp(site, work / "data" / "relcomp.csv")
     words = models.vocabulary(texts)

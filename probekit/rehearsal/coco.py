@@ -88,8 +88,10 @@ def write_probe_rcb(site: Site, release: Path, n: int = 12) -> list[str]:
     return texts
 
 
-def write_vcoco(site: Site, n: int = 12) -> list[str]:
-    """V-COCO's vcoco_test.json and COCO's annotation zip (captions and person boxes), served with the photos."""
+def write_vcoco(site: Site, data: Path, n: int = 12) -> list[str]:
+    """V-COCO's vcoco_test.json, served with its photos, and COCO's annotation zip: its captions, and the person
+    boxes added to the ``instances_val2014.json`` already under ``data/coco/annotations`` (written by
+    :func:`write_probe_rcb`; the copy there and the zip's are one file, as a user's unpacked zip is)."""
     actions = {v: {"action_name": v, "role_name": ["agent"], "image_id": [], "ann_id": [], "label": [],
                    "role_object_id": [], "include": [[]]} for v in list(VERBS)[:4]}
     images, captions, boxes = [], [], []
@@ -105,13 +107,19 @@ def write_vcoco(site: Site, n: int = 12) -> list[str]:
         captions += [{"id": 2 * i, "image_id": image_id, "caption": f"A {OBJECTS[i % 8]} in a park."},
                      {"id": 2 * i + 1, "image_id": image_id,
                       "caption": f"A {PEOPLE[i % 5]} {VERBS[verb]} a {OBJECTS[i % 8]}." if i % 5 else "A quiet park."}]
-        boxes.append({"id": 70_000 + i, "image_id": image_id, "bbox": [4, 4, 30, 40], "category_id": 1})
+        boxes.append({"id": 70_000 + i, "image_id": image_id, "bbox": [4, 4, 30, 40], "category_id": 1,
+                      "segmentation": _polygon(4, 4, 30, 40), "area": 1200, "iscrowd": 0})
         site.photo(conceptual.COCO_URL.format(id=image_id), COCO_SIZE)
     site.put(vcoco.VCOCO_URL.format(split=vcoco.SPLIT), json.dumps(list(actions.values())).encode())
+    path = data / "coco" / "annotations" / "instances_val2014.json"
+    instances = json.loads(path.read_text())
+    instances["images"] += images
+    instances["annotations"] += boxes
+    path.write_text(json.dumps(instances))
     archive = io.BytesIO()
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("annotations/captions_val2014.json", json.dumps({"images": images, "annotations": captions}))
-        zf.writestr("annotations/instances_val2014.json", json.dumps({"annotations": boxes}))
+        zf.write(path, "annotations/instances_val2014.json")
     site.put(conceptual.COCO_ANNOTATIONS_URL, archive.getvalue())
     return [c["caption"] for c in captions]
 
