@@ -32,7 +32,6 @@ from pathlib import Path
 
 import torch
 
-
 from probekit.environ import mirrored
 
 VILT_ITM_URL = "https://github.com/dandelin/ViLT/releases/download/200k/vilt_200k_mlm_itm.ckpt"
