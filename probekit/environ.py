@@ -20,3 +20,20 @@ def environment(env: dict[str, str]):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+MIRROR = "PROBEKIT_MIRROR"
+
+
+def mirrored(url: str) -> str:
+    """The address ``url`` is fetched from: ``url`` itself, or, when ``$PROBEKIT_MIRROR`` names a server (e.g.
+    ``http://127.0.0.1:8000``), that server's ``/<host>/<path>`` for an http(s) ``url``, so that every download of a
+    data file, image or checkpoint goes to one server holding copies laid out by host (a local mirror, or the
+    offline rehearsal of paper mode, :mod:`probekit.rehearsal`)."""
+    import urllib.parse
+
+    base = os.environ.get(MIRROR, "").rstrip("/")
+    parts = urllib.parse.urlsplit(url)
+    if not base or parts.scheme not in ("http", "https"):
+        return url
+    return f"{base}/{parts.netloc}{parts.path}" + (f"?{parts.query}" if parts.query else "")

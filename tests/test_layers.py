@@ -21,7 +21,7 @@ LAYERS = [
     {"probekit.papers"},
     {"probekit.studies", "probekit.toymodels"},
     {"probekit.report"},
-    {"probekit.book", "probekit.chapters", "probekit.cli", "probekit.__main__"},
+    {"probekit.book", "probekit.chapters", "probekit.cli", "probekit.__main__", "probekit.rehearsal"},
 ]
 MAX_LINES = 300
 

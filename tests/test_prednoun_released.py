@@ -4,16 +4,15 @@ threshold, and the re-analysis of the authors' released per-item outputs (fixtur
 
 from __future__ import annotations
 
-import functools
 import json
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pandas as pd
 import pytest
 
 from probekit.data import prednoun_released as rel
 from probekit.metrics import crop_overlap, pairs
+from probekit.rehearsal.data import prednoun_entry
+from probekit.rehearsal.serve import Server
 from probekit.results import one, select
 from probekit.studies.prednoun import RELEASED, released
 
@@ -68,19 +67,6 @@ def test_tuples_follow_the_authors_threshold_of_five_triplets():
 # ------------------------------------------------------------------------------------------------ released
 
 
-def _entry(i, pos, target, distractor, word_t, word_d, subject, obj):
-    """One made-up entry in eval_set.json's schema; entries 2k+1 swap the sentences of 2k."""
-    def alt(s):
-        return s.replace("a ", "the ", 1).replace(" is ", " ")
-    rel_t = {"id": f"t{i}", "Label1": subject, "label": "is", "Label2": obj, "bounding_box": [0.0, 0.0, 0.5, 1.0]}
-    rel_d = {"id": f"d{i}", "Label1": "Girl", "label": "is", "Label2": word_d, "bounding_box": [0.5, 0.0, 0.5, 1.0]}
-    return {"id": i, "img_filename": f"{i:016x}.jpg", "sentence_target": target, "sentence_distractor": distractor,
-            "sentence_target_alt": alt(target), "sentence_distractor_alt": alt(distractor),
-            "relationship_target": rel_t, "relationship_distractor": rel_d, "subject": subject, "predicate": "is",
-            "object": obj, "word_target": word_t, "word_distractor": word_d, "pos": pos,
-            "open_images_split": "test"}
-
-
 def fixture_entries():
     """Four pairs: 0 and 1 noun swaps, 2 and 3 predicate swaps."""
     out = []
@@ -89,10 +75,10 @@ def fixture_entries():
         for first, second in ((a, b), (b, a)):
             if pos == "subject":
                 target, distractor = f"a {first.lower()} is sitting", f"a {second.lower()} is sitting"
-                out.append(_entry(len(out), pos, target, distractor, first, second, first, "Sit"))
+                out.append(prednoun_entry(len(out), pos, target, distractor, first, second, first, "Sit"))
             else:
                 target, distractor = f"a man is {first.lower()}ing", f"a man is {second.lower()}ing"
-                out.append(_entry(len(out), pos, target, distractor, first, second, "Man", first))
+                out.append(prednoun_entry(len(out), pos, target, distractor, first, second, "Man", first))
     return out
 
 
@@ -124,13 +110,8 @@ def write_release(root, drop_column=None, swap_ids=False):
 @pytest.fixture
 def server(tmp_path):
     write_release(tmp_path / "repo")
-    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path / "repo"))
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/runs/sentence-semantics"
-    httpd.shutdown()
-    httpd.server_close()
+    with Server(tmp_path / "repo", {}) as served:
+        yield f"{served.url}/runs/sentence-semantics"
 
 
 def test_file_names_and_runs_follow_the_authors_layout():

@@ -18,6 +18,7 @@ from PIL import Image
 
 from probekit.scorers import REGISTRY, head_for, load_scorer
 from probekit.scorers.registry import TOY_CHECKPOINTS
+from probekit.scorers.testing import vilt_authors_state
 from probekit.scorers.vilt_original import HEAD_FILE, converted, hf_weights, load_itm_head, vilt_config
 
 H, HEADS, LAYERS, MLP, VOCAB, TEXT, PATCH, GRID = 32, 4, 2, 48, 144, 24, 16, 4  # vocab/text: the toy tokenizer's
@@ -26,28 +27,7 @@ TOY_VILT = str(TOY_CHECKPOINTS / "toy-vilt")
 
 def authors_state(seed: int = 0) -> dict:
     """Random weights under the authors' names (BERT text embeddings, timm ViT, pooler, itm_score, mlm_score)."""
-    g = torch.Generator().manual_seed(seed)
-
-    def r(*shape, scale=0.2, offset=0.0):
-        return torch.randn(*shape, generator=g) * scale + offset
-
-    state = {"text_embeddings.word_embeddings.weight": r(VOCAB, H), "text_embeddings.position_ids":
-             torch.arange(TEXT)[None], "text_embeddings.position_embeddings.weight": r(TEXT, H),
-             "text_embeddings.token_type_embeddings.weight": r(2, H), "text_embeddings.LayerNorm.weight":
-             r(H, offset=1), "text_embeddings.LayerNorm.bias": r(H), "token_type_embeddings.weight": r(2, H),
-             "transformer.cls_token": r(1, 1, H), "transformer.pos_embed": r(1, GRID * GRID + 1, H),
-             "transformer.patch_embed.proj.weight": r(H, 3, PATCH, PATCH, scale=0.02),
-             "transformer.patch_embed.proj.bias": r(H), "transformer.norm.weight": r(H, offset=1),
-             "transformer.norm.bias": r(H), "pooler.dense.weight": r(H, H), "pooler.dense.bias": r(H),
-             "itm_score.fc.weight": r(2, H), "itm_score.fc.bias": r(2), "mlm_score.decoder.weight": r(VOCAB, H),
-             "transformer.head.weight": r(10, H), "transformer.head.bias": r(10)}
-    for i in range(LAYERS):
-        b = f"transformer.blocks.{i}."
-        state.update({b + "norm1.weight": r(H, offset=1), b + "norm1.bias": r(H), b + "attn.qkv.weight": r(3 * H, H),
-                      b + "attn.qkv.bias": r(3 * H), b + "attn.proj.weight": r(H, H), b + "attn.proj.bias": r(H),
-                      b + "norm2.weight": r(H, offset=1), b + "norm2.bias": r(H), b + "mlp.fc1.weight": r(MLP, H),
-                      b + "mlp.fc1.bias": r(MLP), b + "mlp.fc2.weight": r(H, MLP), b + "mlp.fc2.bias": r(H)})
-    return state
+    return vilt_authors_state(VOCAB, TEXT, PATCH, GRID, hidden=H, layers=LAYERS, mlp=MLP, seed=seed)
 
 
 def authors_forward(s: dict, ids: torch.Tensor, pixels: torch.Tensor) -> torch.Tensor:

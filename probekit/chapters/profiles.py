@@ -30,9 +30,14 @@ def load_profile(root: Path, name: str) -> Profile:
     return Profile(raw.name, raw.env, {chapter: resolve(root, chapter, given) for chapter, given in raw.params.items()})
 
 
+def profile_path(root: Path, name: str) -> Path:
+    """The YAML file of profile ``name``: ``book/profiles/<name>.yaml``, or ``name`` itself when it is a YAML path."""
+    return Path(name) if name.endswith((".yaml", ".yml")) else Path(root) / "book" / "profiles" / f"{name}.yaml"
+
+
 def read_profile(root: Path, name: str) -> Profile:
     """The profile's values for every chapter as written (unchecked beyond its keys and chapter names)."""
-    path = Path(name) if name.endswith((".yaml", ".yml")) else Path(root) / "book" / "profiles" / f"{name}.yaml"
+    path = profile_path(root, name)
     if not path.is_file():
         valid = profile_names(root)
         raise ParameterError(f"unknown profile {name!r}{_near(name, valid)}; valid: {', '.join(valid)}")

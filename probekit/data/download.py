@@ -20,7 +20,6 @@ import socket
 import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 import uuid
 import warnings
@@ -33,6 +32,7 @@ import pandas as pd
 from PIL import Image
 
 from ..cache import disk_errors
+from ..environ import mirrored
 from .checksums import verify
 from ..progress import bar as tqdm
 from .placeholders import PLACEHOLDER, drop_shared_redirects, placeholder_target
@@ -91,12 +91,13 @@ def check_image(data: bytes) -> str:
 
 
 def _http_get(url: str, timeout: float, max_bytes: int) -> tuple[bytes, str]:
-    request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+    """``url``'s body (from ``$PROBEKIT_MIRROR`` when set) and the URL after redirects (``url`` when none)."""
+    request = urllib.request.Request(target := mirrored(url), headers={"User-Agent": USER_AGENT})
     with urllib.request.urlopen(request, timeout=timeout) as response:
         data, final_url = response.read(max_bytes + 1), response.geturl()
     if len(data) > max_bytes:
         raise _Failure(f"larger than max_bytes={max_bytes}", permanent=True, reached_server=True)
-    return data, final_url
+    return data, url if final_url == target else final_url
 
 
 def _get_with_retries(url: str, timeout: float, retries: int, backoff: float, max_bytes: int) -> tuple[bytes, str]:
@@ -232,7 +233,7 @@ def fetch_images(urls: Mapping[str, str], dest_dir: str | os.PathLike, workers: 
             for row in rows.values():
                 if row.get("unknown_host"):
                     row["permanent"] = True
-        _write_manifest(dest, {k: _manifest_row(v) for k, v in rows.items()})
+        _write_manifest(dest, rows)  # the manifest's columns of each row
 
     if todo:
         bar = tqdm(total=len(todo), desc=desc or f"images -> {dest.name}", unit="img", disable=not progress)
@@ -271,10 +272,6 @@ def fetch_images(urls: Mapping[str, str], dest_dir: str | os.PathLike, workers: 
             raise OfflineError(message)
         warnings.warn(message, stacklevel=2)
     return table
-
-
-def _manifest_row(row: dict) -> dict:
-    return {k: row[k] for k in ("id", "url", "path", "ok", "error", "permanent")}
 
 
 def fetch_file(url: str, dest: str | os.PathLike, timeout: float = 60, retries: int = 3, *, backoff: float = 1.0,

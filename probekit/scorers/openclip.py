@@ -25,6 +25,11 @@ import torch.nn.functional as F
 from probekit.scorers.base import Scorer
 
 
+#: a folder of open_clip architecture configs (``ARCH.json``) that add to, or replace, open_clip's own (the offline
+#: rehearsal's tiny architectures, :mod:`probekit.rehearsal.models`, or your own)
+CONFIGS = "PROBEKIT_OPEN_CLIP_CONFIGS"
+
+
 class OpenClipScorer(Scorer):
     family = "open_clip"
     family_capabilities = ("similarity",)
@@ -37,6 +42,8 @@ class OpenClipScorer(Scorer):
 
         if options:
             raise TypeError(f"unknown open_clip option(s): {', '.join(options)}")
+        if os.environ.get(CONFIGS):
+            open_clip.add_model_config(os.environ[CONFIGS])
         pre = {k: v for k, v in (("image_mean", image_mean), ("image_std", image_std),
                                  ("image_resize_mode", image_resize_mode)) if v is not None}
         if os.path.isdir(source):
@@ -57,9 +64,12 @@ class OpenClipScorer(Scorer):
             if pretrained is None:
                 raise ValueError(f"open_clip source {source!r} names no pretrained tag: use 'ARCH:TAG', e.g. "
                                  f"'ViT-B-32:openai' (tags: open_clip.list_pretrained())")
+        # a tag trained with QuickGELU (OpenAI's, and others) on an architecture whose config has GELU: open_clip
+        # only warns and builds GELU, which silently changes every activation of the checkpoint
+        tag = open_clip.get_pretrained_cfg(model_name, pretrained) if isinstance(pretrained, str) else {}
         self.model, _, self.preprocess = open_clip.create_model_and_transforms(
             model_name, pretrained=pretrained, device=self.device, cache_dir=weights_dir, pretrained_image=False,
-            pretrained_text=False, **pre)
+            pretrained_text=False, force_quick_gelu=bool(tag.get("quick_gelu")), **pre)
         self.model.eval()
         steps = list(self.preprocess.transforms)
         cut = next((i for i, t in enumerate(steps) if type(t).__name__ in ("ToTensor", "MaybeToTensor")), None)

@@ -20,14 +20,17 @@ PATCH = 16
 HIDDEN = 32
 
 
-def word_tokenizer(mask_token: str = "[MASK]", max_length: int = 24):
-    """A word-level PreTrainedTokenizerFast over WORDS with BERT-style special tokens."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+def word_tokenizer(mask_token: str = "[MASK]", max_length: int = 24, words=WORDS):
+    """A PreTrainedTokenizerFast over ``words`` (default WORDS) with BERT-style special tokens: a word in ``words``
+    is one token; one that is not is [UNK], unless ``words`` holds WordPiece continuations ("##ing", "##s") that
+    spell it, as BERT splits a rare word ("throwing" -> "throw", "##ing")."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", mask_token]
-    vocab = {w: i for i, w in enumerate(specials + list(WORDS))}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(specials + list(words)))}
+    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+    tok.decoder = decoders.WordPiece(cleanup=False)
     tok.normalizer = normalizers.Lowercase()
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
@@ -42,21 +45,27 @@ def _small(**kw):
     return base
 
 
-def save_tiny(family: str, directory: str | Path, seed: int = 0) -> Path:
-    """Build a tiny random model of ``family`` and save it (with tokenizer and image processor) to ``directory``."""
+def save_tiny(family: str, directory: str | Path, seed: int = 0, *, image: int = IMAGE, patch: int | None = None,
+              processor: dict | None = None, words=WORDS) -> Path:
+    """Build a tiny random model of ``family`` and save it (with tokenizer and image processor) to ``directory``.
+
+    ``image`` and ``patch`` (default 16; OWL-ViT 8) size its vision tower and image processor, ``processor``
+    overrides image processor settings (e.g. a hub checkpoint's ``image_mean``, ``size_divisor``), ``words`` is
+    the word-level tokenizer's vocabulary (open_clip and OWL-ViT have their own)."""
     import transformers as T
 
     torch.manual_seed(seed)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
+    patch = patch or (8 if family == "owlvit" else PATCH)
     if family == "open_clip":
         return _save_open_clip(out)
     if family == "owlvit":
-        return _save_owlvit(out)
-    tok = word_tokenizer("<mask>" if family == "bridgetower" else "[MASK]")
+        return _save_owlvit(out, image, patch, processor or {})
+    tok = word_tokenizer("<mask>" if family == "bridgetower" else "[MASK]", words=words)
     vocab = len(tok)
     text = _small(vocab_size=vocab, max_position_embeddings=32, pad_token_id=0)
-    vision = _small(image_size=IMAGE, patch_size=PATCH)
+    vision = _small(image_size=image, patch_size=patch)
     models, proc = [], None
     if family in ("clip", "siglip"):
         cls, tcfg, vcfg, ccls = ((T.CLIPModel, T.CLIPTextConfig, T.CLIPVisionConfig, T.CLIPConfig) if family == "clip"
@@ -65,42 +74,43 @@ def save_tiny(family: str, directory: str | Path, seed: int = 0) -> Path:
         tkw, vkw = dict(text, eos_token_id=3, bos_token_id=2, **proj), dict(vision, **proj)
         cfg = ccls(text_config=tcfg(**tkw).to_dict(), vision_config=vcfg(**vkw).to_dict())
         models = [cls(cfg)]
-        proc = (T.CLIPImageProcessor(size={"shortest_edge": IMAGE}, crop_size={"height": IMAGE, "width": IMAGE})
-                if family == "clip" else T.SiglipImageProcessor(size={"height": IMAGE, "width": IMAGE}))
+        proc = (T.CLIPImageProcessor, dict(size={"shortest_edge": image}, crop_size={"height": image, "width": image})
+                ) if family == "clip" else (T.SiglipImageProcessor, dict(size={"height": image, "width": image}))
     elif family == "vilt":
-        cfg = T.ViltConfig(**_small(vocab_size=vocab, max_position_embeddings=32, image_size=IMAGE, patch_size=PATCH,
+        cfg = T.ViltConfig(**_small(vocab_size=vocab, max_position_embeddings=32, image_size=image, patch_size=patch,
                                     max_image_length=-1, num_images=-1, tie_word_embeddings=False))
         itm = T.ViltForImageAndTextRetrieval(cfg)
         mlm = T.ViltForMaskedLM(cfg)
         mlm.vilt = itm.vilt  # one backbone with both heads, as the toy checkpoint has
         models = [itm, mlm]
-        proc = T.ViltImageProcessor(size={"shortest_edge": IMAGE}, size_divisor=PATCH)
+        proc = T.ViltImageProcessor, dict(size={"shortest_edge": image}, size_divisor=patch)
     elif family == "blip":
         cfg = T.BlipConfig(text_config=_small(vocab_size=vocab, max_position_embeddings=32, pad_token_id=0,
                                               encoder_hidden_size=HIDDEN, bos_token_id=2, sep_token_id=3),
-                           vision_config=_small(image_size=IMAGE, patch_size=PATCH), projection_dim=HIDDEN,
+                           vision_config=_small(image_size=image, patch_size=patch), projection_dim=HIDDEN,
                            image_text_hidden_size=HIDDEN)
         models = [T.BlipForImageTextRetrieval(cfg)]
-        proc = T.BlipImageProcessor(size={"height": IMAGE, "width": IMAGE})
+        proc = T.BlipImageProcessor, dict(size={"height": image, "width": image})
     elif family == "bridgetower":
         cfg = T.BridgeTowerConfig(text_config=dict(text, max_position_embeddings=34),
-                                  vision_config=dict(hidden_size=64, num_hidden_layers=1, patch_size=PATCH,
-                                                     image_size=IMAGE),
+                                  vision_config=dict(hidden_size=64, num_hidden_layers=1, patch_size=patch,
+                                                     image_size=image),
                                   hidden_size=HIDDEN, num_hidden_layers=1, num_attention_heads=2,
                                   share_cross_modal_transformer_layers=True, tie_word_embeddings=False)
         itm = T.BridgeTowerForImageAndTextRetrieval(cfg)
         mlm = T.BridgeTowerForMaskedLM(cfg)
         mlm.bridgetower = itm.bridgetower
         models = [itm, mlm]
-        proc = T.BridgeTowerImageProcessor(size={"shortest_edge": IMAGE}, crop_size={"shortest_edge": IMAGE},
-                                           size_divisor=PATCH)
+        proc = T.BridgeTowerImageProcessor, dict(size={"shortest_edge": image}, crop_size={"shortest_edge": image},
+                                                 size_divisor=patch)
     elif family == "flava":
-        cfg = T.FlavaConfig(image_config=_small(image_size=IMAGE, patch_size=PATCH, vocab_size=16),
+        cfg = T.FlavaConfig(image_config=_small(image_size=image, patch_size=patch, vocab_size=16),
                             text_config=dict(text, max_position_embeddings=32),
                             multimodal_config=_small(), image_codebook_config=dict(vocab_size=16, hidden_size=8),
                             hidden_size=HIDDEN, projection_dim=HIDDEN, init_codebook=False)
         models = [T.FlavaForPreTraining(cfg)]
-        proc = T.FlavaImageProcessor(size={"height": IMAGE, "width": IMAGE}, crop_size={"height": IMAGE, "width": IMAGE})
+        proc = T.FlavaImageProcessor, dict(size={"height": image, "width": image}, crop_size={"height": image,
+                                                                                            "width": image})
     elif family == "bert":
         models = [T.BertForMaskedLM(T.BertConfig(**text))]
     else:
@@ -116,8 +126,39 @@ def save_tiny(family: str, directory: str | Path, seed: int = 0) -> Path:
     cfg_path.write_text(json.dumps(cfg_json, indent=2))
     tok.save_pretrained(out)
     if proc is not None:
-        proc.save_pretrained(out)
+        cls, settings = proc
+        cls(**{**settings, **(processor or {})}).save_pretrained(out)
     return out
+
+
+def vilt_authors_state(vocab: int, text: int, patch: int, grid: int, *, hidden: int = HIDDEN, layers: int = 1,
+                       mlp: int = 64, seed: int = 0) -> dict:
+    """Random weights of a ViLT in the layout of the authors' PyTorch Lightning checkpoint (BERT text embeddings of
+    ``vocab`` words and ``text`` positions, a timm ViT of ``patch``-pixel patches on a ``grid`` x ``grid`` position
+    table, pooler, itm_score, mlm_score), as ``vilt_200k_mlm_itm.ckpt`` holds them under ``state_dict``."""
+    H = hidden
+    g = torch.Generator().manual_seed(seed)
+
+    def r(*shape, scale=0.2, offset=0.0):
+        return torch.randn(*shape, generator=g) * scale + offset
+
+    state = {"text_embeddings.word_embeddings.weight": r(vocab, H), "text_embeddings.position_ids":
+             torch.arange(text)[None], "text_embeddings.position_embeddings.weight": r(text, H),
+             "text_embeddings.token_type_embeddings.weight": r(2, H), "text_embeddings.LayerNorm.weight":
+             r(H, offset=1), "text_embeddings.LayerNorm.bias": r(H), "token_type_embeddings.weight": r(2, H),
+             "transformer.cls_token": r(1, 1, H), "transformer.pos_embed": r(1, grid * grid + 1, H),
+             "transformer.patch_embed.proj.weight": r(H, 3, patch, patch, scale=0.02),
+             "transformer.patch_embed.proj.bias": r(H), "transformer.norm.weight": r(H, offset=1),
+             "transformer.norm.bias": r(H), "pooler.dense.weight": r(H, H), "pooler.dense.bias": r(H),
+             "itm_score.fc.weight": r(2, H), "itm_score.fc.bias": r(2), "mlm_score.decoder.weight": r(vocab, H),
+             "transformer.head.weight": r(10, H), "transformer.head.bias": r(10)}
+    for i in range(layers):
+        b = f"transformer.blocks.{i}."
+        state.update({b + "norm1.weight": r(H, offset=1), b + "norm1.bias": r(H), b + "attn.qkv.weight": r(3 * H, H),
+                      b + "attn.qkv.bias": r(3 * H), b + "attn.proj.weight": r(H, H), b + "attn.proj.bias": r(H),
+                      b + "norm2.weight": r(H, offset=1), b + "norm2.bias": r(H), b + "mlp.fc1.weight": r(mlp, H),
+                      b + "mlp.fc1.bias": r(mlp), b + "mlp.fc2.weight": r(H, mlp), b + "mlp.fc2.bias": r(H)})
+    return state
 
 
 def _save_open_clip(out: Path) -> Path:
@@ -135,7 +176,7 @@ def _save_open_clip(out: Path) -> Path:
     return out
 
 
-def _save_owlvit(out: Path) -> Path:
+def _save_owlvit(out: Path, image: int, patch: int, processor: dict) -> Path:
     """A letter-level CLIP tokenizer (every word spelled out) and a one-layer OWL-ViT whose box head is zero, so
     its boxes are the patch grid's prior cells."""
     import transformers as T
@@ -149,12 +190,13 @@ def _save_owlvit(out: Path) -> Path:
     layer = dict(hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
     cfg = T.OwlViTConfig(text_config=dict(vocab_size=54, max_position_embeddings=32, bos_token_id=52, eos_token_id=53,
                                           pad_token_id=53, **layer),
-                         vision_config=dict(image_size=IMAGE, patch_size=8, **layer), projection_dim=HIDDEN)
+                         vision_config=dict(image_size=image, patch_size=patch, **layer), projection_dim=HIDDEN)
     model = T.OwlViTForObjectDetection(cfg).eval()
     with torch.no_grad():
         model.box_head.dense2.weight.zero_()
         model.box_head.dense2.bias.zero_()
     model.save_pretrained(out)
-    size = {"height": IMAGE, "width": IMAGE}
-    T.OwlViTProcessor(image_processor=T.OwlViTImageProcessor(size=size, crop_size=size), tokenizer=tok).save_pretrained(out)
+    size = {"height": image, "width": image}
+    T.OwlViTProcessor(image_processor=T.OwlViTImageProcessor(**{"size": size, "crop_size": size, **processor}),
+                      tokenizer=tok).save_pretrained(out)
     return out

@@ -32,6 +32,8 @@ from pathlib import Path
 
 import torch
 
+from probekit.environ import mirrored
+
 VILT_ITM_URL = "https://github.com/dandelin/ViLT/releases/download/200k/vilt_200k_mlm_itm.ckpt"
 PROCESSOR_SOURCE = "dandelin/vilt-b32-mlm"
 HEAD_FILE = "itm_head.safetensors"
@@ -152,7 +154,7 @@ def fetch_checkpoint(source: str, root: Path) -> Path:
     if not dest.exists():
         root.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_name(f"{dest.name}.{uuid.uuid4().hex[:8]}.part")
-        with urllib.request.urlopen(source, timeout=60) as response, open(tmp, "wb") as f:
+        with urllib.request.urlopen(mirrored(source), timeout=60) as response, open(tmp, "wb") as f:
             shutil.copyfileobj(response, f)
         os.replace(tmp, dest)
     return dest

@@ -1,0 +1,5 @@
+import sys
+
+from probekit.rehearsal import main
+
+sys.exit(main())

@@ -1,0 +1,148 @@
+"""Tiny random-weight stand-ins for every model a profile names, where paper mode looks for the real ones.
+
+* Hugging Face checkpoints: a tiny model of the same family with the real checkpoint's image processor settings
+  (:data:`HUB`: input size, patch, resize divisor, mean and std) written into a hub cache under the same hub id
+  (``models--ORG--NAME/snapshots/REV``), read with ``HF_HUB_OFFLINE=1``;
+* open_clip ``ARCH:TAG``: a shrunken copy of ARCH's own config (same input size and patch, one layer) in a folder
+  named by ``PROBEKIT_OPEN_CLIP_CONFIGS``, and the weights in the hub cache under the tag's ``hf_hub`` repository;
+* the authors' ViLT checkpoint (``vilt-itm``): a file in their PyTorch Lightning layout, to be served at its URL.
+
+A hub id the profile names that :data:`HUB` does not know is an error naming it: the rehearsal covers every model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import torch
+
+from probekit.scorers import REGISTRY, model_spec
+from probekit.scorers.hf import transformers_bars_off
+from probekit.scorers.testing import save_tiny, vilt_authors_state, word_tokenizer
+
+CLIP_MEAN, CLIP_STD = [0.48145466, 0.4578275, 0.40821073], [0.26862954, 0.26130258, 0.27577711]
+_CLIP = {"image_mean": CLIP_MEAN, "image_std": CLIP_STD, "resample": 3}
+_HALF = {"image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "resample": 3}
+#: hub id -> (family, input size, patch, image processor settings) of the real checkpoint
+HUB = {
+    "openai/clip-vit-base-patch32": ("clip", 224, 32, _CLIP),
+    "openai/clip-vit-base-patch16": ("clip", 224, 16, _CLIP),
+    "openai/clip-vit-large-patch14": ("clip", 224, 14, _CLIP),
+    "openai/clip-vit-large-patch14-336": ("clip", 336, 14, _CLIP),
+    "google/siglip-base-patch16-224": ("siglip", 224, 16, {"image_mean": [0.5] * 3, "image_std": [0.5] * 3}),
+    "dandelin/vilt-b32-finetuned-coco": ("vilt", 384, 32, _HALF),
+    "dandelin/vilt-b32-mlm": ("vilt", 384, 32, _HALF),
+    "Salesforce/blip-itm-base-coco": ("blip", 384, 16, _CLIP),
+    "Salesforce/blip-itm-large-coco": ("blip", 384, 16, _CLIP),
+    "BridgeTower/bridgetower-base-itm-mlm": ("bridgetower", 288, 16, {**_CLIP, "size_divisor": 32}),
+    "facebook/flava-full": ("flava", 224, 16, _CLIP),
+    "bert-base-uncased": ("bert", 0, 0, {}),
+    "google/owlvit-base-patch32": ("owlvit", 768, 32, _CLIP),
+}
+VILT_TEXT, VILT_HEADS = 32, 2
+#: words the tiny tokenizers spell in two pieces, as BERT's splits a rare word, so that guided masking's rule for
+#: verbs of several pieces runs
+PIECES = {"throwing": "throw", "carrying": "carry"}
+
+
+def vocabulary(texts) -> list[str]:
+    """The tiny tokenizers' vocabulary: every word of ``texts`` (lower case), with the words of :data:`PIECES` in
+    two pieces and a trailing full stop or comma as its own continuation piece."""
+    import re
+
+    words = {w for t in texts for w in re.findall(r"[a-z]+", t.lower())}
+    return sorted((words - set(PIECES)) | set(PIECES.values())) + ["##ing", "##.", "##,", "."]
+
+
+def snapshot(cache: Path, repo: str) -> Path:
+    """The snapshot folder of ``repo`` in the hub cache ``cache`` (created, with ``refs/main``)."""
+    rev = hashlib.sha1(repo.encode()).hexdigest()
+    folder = Path(cache) / f"models--{repo.replace('/', '--')}"
+    (folder / "refs").mkdir(parents=True, exist_ok=True)
+    (folder / "refs" / "main").write_text(rev)
+    return folder / "snapshots" / rev
+
+
+def hub_model(cache: Path, repo: str, words) -> Path:
+    if repo not in HUB:
+        raise KeyError(f"the rehearsal has no tiny stand-in for hub id {repo!r}: add its family and image processor "
+                       f"settings to probekit.rehearsal.models.HUB")
+    family, image, patch, processor = HUB[repo]
+    sizes = {"image": image, "patch": patch} if image else {}
+    return save_tiny(family, snapshot(cache, repo), processor=processor, words=words, **sizes)
+
+
+def tiny_open_clip_arch(cfg: dict) -> dict:
+    """ARCH's open_clip config shrunk to one narrow layer per tower, keeping its input size, patch, context length,
+    vocabulary and activation."""
+    vision, text = dict(cfg["vision_cfg"]), dict(cfg["text_cfg"])
+    if isinstance(vision.get("layers"), (list, tuple)):                 # ModifiedResNet
+        vision.update(layers=[1, 1, 1, 1], width=8, head_width=8)
+    else:
+        vision.update(layers=1, width=32, head_width=16)
+    text.update(width=32, heads=2, layers=1)
+    return {**{k: v for k, v in cfg.items() if k == "quick_gelu"}, "embed_dim": 32, "vision_cfg": vision,
+            "text_cfg": text}
+
+
+def open_clip_model(cache: Path, configs: Path, source: str) -> None:
+    """``ARCH:TAG``'s tiny architecture in ``configs`` and its weights under the tag's hub repository."""
+    import open_clip
+
+    arch, tag = source.split(":")
+    pretrained = open_clip.get_pretrained_cfg(arch, tag)
+    if not pretrained.get("hf_hub"):
+        raise KeyError(f"open_clip {source} downloads from {pretrained.get('url')}, not the hub: the rehearsal "
+                       f"cannot serve it")
+    cfg = tiny_open_clip_arch(open_clip.get_model_config(arch))
+    configs.mkdir(parents=True, exist_ok=True)
+    (configs / f"{arch}.json").write_text(json.dumps(cfg))
+    repo, filename = pretrained["hf_hub"].rstrip("/"), "open_clip_pytorch_model.bin"
+    if "/" in repo.split("/", 1)[1]:
+        repo, filename = repo.rsplit("/", 1)
+    torch.manual_seed(0)
+    model = open_clip.CLIP(**cfg)
+    folder = snapshot(cache, repo)
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), folder / filename)
+
+
+def vilt_checkpoint(path: Path, words) -> None:
+    """The authors' ``vilt_200k_mlm_itm.ckpt`` layout, random, sized for the tiny ``dandelin/vilt-b32-mlm``."""
+    _, image, patch, _ = HUB["dandelin/vilt-b32-mlm"]
+    state = vilt_authors_state(len(word_tokenizer(words=words)), VILT_TEXT, patch, image // patch)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"state_dict": state, "hyper_parameters": {"config": {"num_heads": VILT_HEADS}}}, path)
+
+
+def model_names(params: dict[str, dict]) -> set[str]:
+    """Every registry name in the chapters' parameter values (lists or single names)."""
+    names = set()
+    for values in params.values():
+        for value in values.values():
+            for v in value if isinstance(value, list) else [value]:
+                if isinstance(v, str) and v in REGISTRY:
+                    names.add(v)
+    return names
+
+
+def write_models(cache: Path, configs: Path, names, words, served_checkpoint) -> None:
+    """Stand-ins for the models ``names`` (and what they load besides: the masking detector, ViLT's processors)
+    in the hub cache ``cache`` and ``configs``; ``served_checkpoint(url, path)`` places a checkpoint to serve."""
+    from probekit.scorers import vilt_original
+    from probekit.studies.masking import DETECTOR
+
+    hub = {vilt_original.PROCESSOR_SOURCE}
+    for name in {*names, DETECTOR}:
+        spec = model_spec(name)
+        if spec.family == "open_clip":
+            open_clip_model(cache, configs, spec.source)
+        elif spec.family == "vilt-itm":
+            vilt_checkpoint(served_checkpoint(spec.source), words)
+        else:
+            hub.add(spec.source)
+    with transformers_bars_off():
+        for repo in sorted(hub):
+            hub_model(cache, repo, words)
