@@ -175,10 +175,10 @@ def small_run(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setattr(mc, "score_probe_r", counting)
     try:
-        result = conceptual.run(models=["toy-clip"], limit=12, device="cpu", data_dir=d / "data",
-                                cache_dir=d / "scores", fillers=["scene"], finetune_encoders=["both"],
-                                finetune_steps=2, finetune_triplets=8, alphas=[0.0, 1.0], finetune_eval_limit=8,
-                                lab_models=["toy-clip", "toy-bert-blind"])
+        result = conceptual.run(conceptual.Params(
+            models=["toy-clip"], limit=12, device="cpu", data_dir=d / "data", cache_dir=d / "scores",
+            fillers=["scene"], finetune_encoders=["both"], finetune_steps=2, finetune_triplets=8,
+            alphas=[0.0, 1.0], finetune_eval_limit=8, lab_models=["toy-clip", "toy-bert-blind"]))
     finally:
         mp.undo()
     return result, calls

@@ -91,10 +91,10 @@ def test_the_papers_rows_are_fractions_and_its_facts_are_counted():
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
     d = tmp_path_factory.mktemp("conceptual")
-    return conceptual.run(limit=16, device="cpu", data_dir=d / "data", cache_dir=d / "scores",
-                          fillers=["black", "scene"], finetune_encoders=["text", "vision"], finetune_steps=2,
-                          finetune_triplets=6,
-                          alphas=[0.0, 1.0], finetune_eval_limit=12, lab_models=[])
+    return conceptual.run(conceptual.Params(
+        limit=16, device="cpu", data_dir=d / "data", cache_dir=d / "scores", fillers=["black", "scene"],
+        finetune_encoders=["text", "vision"], finetune_steps=2, finetune_triplets=6, alphas=[0.0, 1.0],
+        finetune_eval_limit=12, lab_models=[]))
 
 
 def test_run_on_the_toy_world(result):

@@ -114,8 +114,9 @@ CHEAP = ["toy-vilt-noverb", "toy-bert"]
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
     root = tmp_path_factory.mktemp("masking-lab")
-    return masking.run(dataset="toy", data_dir=root / "data", cache_dir=root / "scores", limit=LIMIT, device="cpu",
-                       n_examples=1, lab_models=CHEAP)
+    return masking.run(masking.Params(
+        dataset="toy", data_dir=root / "data", cache_dir=root / "scores", limit=LIMIT, device="cpu", n_examples=1,
+        lab_models=CHEAP))
 
 
 def test_a_small_lab_run(result):

@@ -2,10 +2,11 @@
 
 ``execute`` runs a chapter's source through papermill into a temporary notebook.  Only when every cell ran
 does it move the notebook to ``book/chapters/<name>.ipynb`` and save the result rows the chapter exported (its
-last cell, ``report.export(result)``) beside it as ``<name>.results.parquet``; a failing chapter changes
-neither, nor any other page.  For readers, every code cell but the parameters is folded (tag ``hide-input``),
-the kernel starts quiet (:func:`probekit.progress.quiet_kernel`: no bars and no warnings on the page, its
-scoring bars on the terminal), and anything a library still writes to stderr goes to the terminal, not the page.
+last cell, ``report.export(result)``) beside it as ``<name>.results.parquet``, and its lab's verdict lines as
+``<name>.lab.parquet`` (what the summary page reads); a failing chapter changes none of them, nor any other
+page.  For readers, every code cell but the parameters is folded (tag ``hide-input``), the kernel starts quiet
+(:func:`probekit.progress.quiet_kernel`: no bars and no warnings on the page, its scoring bars on the terminal),
+and anything a library still writes to stderr goes to the terminal, not the page.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from probekit.chapters.params import is_model_parameter
-from probekit.chapters.project import (SUMMARY, ChapterFailed, items_path, output_path, read_source,
-                                       results_path, source_path)
+from probekit.chapters.params import is_model_parameter, write_parameters
+from probekit.chapters.project import (CHAPTERS, SUMMARY, ChapterFailed, items_path, lab_path, output_path,
+                                       read_source, results_path, source_path)
 from probekit.environ import environment
 from probekit.files import replaced
 from probekit.progress import kernel_startup, progress_enabled
@@ -105,6 +106,8 @@ def _papermill(root: Path, name: str, params: dict[str, Any], tmp: Path, progres
 
     logging.getLogger("papermill").setLevel(logging.ERROR)  # it misreads trailing comments; we validate
     nb = read_source(source_path(root, name))
+    if name in CHAPTERS:
+        write_parameters(nb, name)
     nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
     fold_code(nb)
     inp, done = tmp / "source.ipynb", tmp / f"{name}.ipynb"
@@ -128,11 +131,11 @@ def _papermill(root: Path, name: str, params: dict[str, Any], tmp: Path, progres
     return executed
 
 
-def _write(nb, out: Path, rows=None, rows_out: Path | None = None, items=None, items_out: Path | None = None
+def _write(nb, out: Path, rows=None, rows_out: Path | None = None, beside: dict[Path, bytes | None] | None = None
            ) -> None:
-    """Write the notebook (and the rows and item rows beside it) only once all are complete: staged, then moved;
-    ``items`` is the parquet file the chapter wrote, as bytes; a chapter that exported no item rows leaves none
-    from an earlier run."""
+    """Write the notebook (and the rows and the files beside it) only once all are complete: staged, then moved;
+    ``beside``: path -> the bytes of a parquet file the chapter produced (its item rows as it wrote them, its lab's
+    verdict lines), or None where this run produced none (a file an earlier run left there is removed)."""
     import nbformat
 
     from probekit.results import save
@@ -140,11 +143,12 @@ def _write(nb, out: Path, rows=None, rows_out: Path | None = None, items=None, i
     nbformat.write(nb, staged)
     if rows is not None:
         save(rows, rows_out)  # itself staged, then moved
-    if items is not None:
-        with replaced(items_out) as part:
-            part.write_bytes(items)   # the parquet file the chapter wrote, as it wrote it
-    elif items_out is not None:
-        items_out.unlink(missing_ok=True)
+    for path, data in (beside or {}).items():
+        if data is None:
+            path.unlink(missing_ok=True)
+            continue
+        with replaced(path) as part:
+            part.write_bytes(data)
     os.replace(staged, out)
 
 
@@ -158,7 +162,7 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
     ``_build/failed/`` and ``ChapterFailed`` names the chapter, the cell and the error."""
     import nbformat
 
-    from probekit.report.export import ITEMS_FILE, ITEMS_OUT, rows_from_notebook
+    from probekit.report.export import ITEMS_FILE, ITEMS_OUT, lab_from_notebook, rows_from_notebook
 
     root = Path(root)
     out = output_path(root, chapter)
@@ -180,7 +184,10 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
     executed.cells.insert(at, nbformat.v4.new_markdown_cell(card))
     executed.metadata["probekit"] = {"chapter": chapter, "parameters": params, "profile": profile,
                                      "seconds": round(seconds, 1), "rows": len(rows)}
-    _write(executed, out, rows, results_path(root, chapter), items, items_path(root, chapter))
+    lab = lab_from_notebook(executed)
+    lab = None if lab is None else lab.to_parquet(index=False)
+    _write(executed, out, rows, results_path(root, chapter),
+           {items_path(root, chapter): items, lab_path(root, chapter): lab})
     log(f"probekit: chapter {chapter!r} done in {seconds:.0f} s -> {out}")
     return out
 

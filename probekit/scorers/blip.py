@@ -12,7 +12,6 @@ from probekit.scorers.base import Scorer
 
 class BlipScorer(Scorer):
     family = "blip"
-    family_capabilities = ("match",)
 
     def _load(self, source, **options):
         self.model = hf.from_pretrained("BlipForImageTextRetrieval", source, self.revision, self.device)

@@ -25,7 +25,6 @@ from probekit.scorers.base import Scorer
 
 class OpenClipScorer(Scorer):
     family = "open_clip"
-    family_capabilities = ("similarity",)
     choice_head = "similarity"
 
     def _load(self, source, arch=None, pretrained=None, image_mean=None, image_std=None, image_resize_mode=None,

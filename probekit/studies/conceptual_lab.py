@@ -30,9 +30,9 @@ from probekit.papers.conceptual import patch_condition
 from probekit.results import concat, empty, select
 from probekit.studies import patching
 from probekit.studies.lab import BLIND, FLOOR, HIGHER, LOWER, Check, PaperClaim
+from probekit.studies.conceptual_params import LAB_MODELS
 from probekit.toyworld import classify
 
-LAB_MODELS = ("toy-clip", "toy-clip-hardneg", "toy-vilt", "toy-bert-blind")
 #: the models whose Probe-B rows the claims need (trained, as every zoo model, with objects in typical scenes)
 PROBE_B_MODELS = ("toy-clip",)
 #: (a, b) pairs of the zoo compared item by item (probe ``PAIRED``, condition ``a − b``)

@@ -31,9 +31,8 @@ from probekit.metrics import itm
 from probekit.results import concat, select
 from probekit.scorers import load_scorer
 from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, Check, PaperClaim
+from probekit.studies.verbs_params import LAB_MODELS
 
-LAB_MODELS = ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-vilt-mismatch", "toy-vilt-noverb",
-              "toy-clip-hardneg", "toy-clip-noverb", "toy-bert-blind")
 #: the lab thresholds ITM heads at the paper's 0.5, whatever the chapter's ``threshold``: its claims are the paper's
 THRESHOLD = 0.5
 TABLE4 = "Hendricks & Nematzadeh 2021, Table 4 and Sec. 4.2"
