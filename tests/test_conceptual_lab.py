@@ -13,6 +13,7 @@ from probekit.metrics import conceptual as mc
 from probekit.results import COLUMNS, frame, one, row, select
 from probekit.report import lab as lab_report
 from probekit.studies import conceptual, conceptual_lab, lab
+from probekit.studies import conceptual_scores as cs
 from probekit.studies.conceptual_lab import CHECKS, CLAIMS, LAB_MODELS
 
 
@@ -166,14 +167,14 @@ def test_lab_rows_name_their_rows_as_the_claims_read_them_and_reuse_the_scores_g
 def small_run(tmp_path_factory):
     d = tmp_path_factory.mktemp("conceptual-lab")
     calls = []
-    original = mc.score_probe_r
+    original = cs.score_probe_r
 
     def counting(scorer, items):
         calls.append((scorer.name, len(items)))
         return original(scorer, items)
 
     mp = pytest.MonkeyPatch()
-    mp.setattr(mc, "score_probe_r", counting)
+    mp.setattr(cs, "score_probe_r", counting)
     try:
         result = conceptual.run(conceptual.Params(
             models=["toy-clip"], limit=12, device="cpu", data_dir=d / "data", cache_dir=d / "scores",

@@ -164,11 +164,9 @@ def test_the_sweep_scores_whole_groups_drawn_at_random_not_the_head_of_the_table
 
 
 def test_the_toy_probe_r_and_c_tables_fit_under_the_sweeps_cap_so_it_scores_the_chapters_own_items():
-    import inspect
-
     from probekit.toyworld.items import DEFAULT_SIZE
 
-    cap = inspect.signature(conceptual.run).parameters["finetune_eval_limit"].default   # = the chapter's
+    cap = conceptual.Params().finetune_eval_limit   # the chapter's default
     assert DEFAULT_SIZE["probe-r"] <= cap and DEFAULT_SIZE["probe-c"] <= cap
 
 

@@ -121,6 +121,15 @@ def test_no_import_circle():
     assert not circles, "import circles:\n" + "\n".join(sorted(set(circles))[:10])
 
 
+def test_metrics_ask_no_model():
+    """A metric takes score arrays and item tables and returns rows: nothing in metrics/ imports scorers/ (the
+    studies ask the models, e.g. ``probekit.studies.pair_scores``)."""
+    graph = _module_graph()
+    bad = {m: sorted(t for t in targets if t.startswith("probekit.scorers")) for m, targets in graph.items()
+           if m.startswith("probekit.metrics")}
+    assert not {m: t for m, t in bad.items() if t}, bad
+
+
 def test_the_layers_name_only_modules_that_exist():
     modules = {module for module, _ in _modules()}
     gone = sorted(name for names in LAYERS for name in names if name not in modules)

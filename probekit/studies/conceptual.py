@@ -31,6 +31,7 @@ from probekit.metrics import conceptual_items as mi
 from probekit.papers.conceptual import parse_condition, undo_readings
 from probekit.results import StudyResult, concat, concat_items, empty, select
 from probekit.studies import conceptual_claims, conceptual_lab, finetune, finetune_cache, lab, patching
+from probekit.studies import conceptual_scores as cs
 from probekit.studies.conceptual_params import Params
 from probekit.toyworld import classify
 
@@ -64,8 +65,8 @@ def suite_sources(dataset: str) -> dict[str, str]:
 
 
 def _probes(scorers, items_r, items_c, seed) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-    scored_r = pd.concat([mc.score_probe_r(s, items_r) for s in scorers.values()], ignore_index=True)
-    scored_c = pd.concat([mc.score_probe_c(s, items_c) for s in scorers.values()], ignore_index=True)
+    scored_r = pd.concat([cs.score_probe_r(s, items_r) for s in scorers.values()], ignore_index=True)
+    scored_c = pd.concat([cs.score_probe_c(s, items_c) for s in scorers.values()], ignore_index=True)
     comp = scored_c[scored_c["split"] == "composition"]
     swapped = [m for m, s in scorers.items() if s.family in authors_code.PROBE_C_SWAPPED]
     rows = concat([mc.probe_r_rows(scored_r, seed), mc.probe_c_rows(scored_c, seed),
@@ -84,7 +85,7 @@ def _background(scorers, items_b, fillers, root, seed, toy
     derived = derive_probe_b(items_b, used, root, seed=seed, progress=False)
     classes = items_b.attrs["classes"]
     prompts = items_b.attrs.get("prompts") or mc.class_prompts(classes)
-    scored = pd.concat([mb.score_probe_b(s, derived, classes, prompts) for s in scorers.values()], ignore_index=True)
+    scored = pd.concat([cs.score_probe_b(s, derived, classes, prompts) for s in scorers.values()], ignore_index=True)
     swapped = authors_code.swap_views(scored[scored["model"].isin(
         [m for m, s in scorers.items() if s.family in authors_code.PROBE_B_SWAPPED])])
     rows = concat([mb.probe_b_all_rows(scored, seed), mb.object_context_rows(scored, seed),

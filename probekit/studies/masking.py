@@ -39,13 +39,13 @@ from probekit import papers
 from probekit.ablation import CONDITIONS, PatchGrid, condition_images, patches_under_box
 from probekit.data.masking import pair_subject_boxes, triplet_subjects
 from probekit.datasets import default_data_dir, load_dataset, sources
-from probekit.metrics.masking import (accuracy_rows, common_items, drop_rows, guided_masking, itm_under_ablation,
-                                      topk_chance, topk_items)
+from probekit.metrics.masking import accuracy_rows, common_items, drop_rows, topk_chance, topk_items
 from probekit.results import StudyResult, concat, concat_items
 from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.studies import lab, masking_lab
 from probekit.studies.masking_claims import claims
 from probekit.studies.masking_params import Params
+from probekit.studies.masking_scores import guided_masking, itm_under_ablation
 from probekit.toyworld import vocab
 
 STUDY = "masking"

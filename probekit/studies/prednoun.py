@@ -46,6 +46,7 @@ from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.scorers.mlm import pseudo_perplexity
 from probekit.scorers.registry import REGISTRY
 from probekit.studies import lab, prednoun_lab
+from probekit.studies.pair_scores import score_triplets
 from probekit.studies.prednoun_claims import CROP_GAIN, claims
 from probekit.studies.prednoun_params import Params
 from probekit.toymodels import object_control
@@ -69,7 +70,7 @@ def score_run(name: str, scorer, items: pd.DataFrame, views: dict, condition: st
     ``views[condition]`` (e.g. ``{"cropped": crops}``), the items' own images where ``views`` has none, with the
     default or the alternative sentences (``template``)."""
     shown = views.get(condition)
-    scores = pairs.score_triplets(scorer, items, images=shown, template=template)
+    scores = score_triplets(scorer, items, images=shown, template=template)
     return items.assign(model=name, condition=condition, template=template, s_target=scores["s_target"],
                         s_distractor=scores["s_distractor"],
                         image_shown=list(items["image"] if shown is None else shown))

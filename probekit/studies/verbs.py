@@ -37,6 +37,7 @@ from probekit.papers.guided_masking import GUIDED_MASKING_VERB_PAIRS
 from probekit.results import OURS, StudyResult, concat, concat_items, empty, select
 from probekit.scorers import REGISTRY, can_answer, head_for, load_scorer
 from probekit.studies import lab, verbs_lab
+from probekit.studies.pair_scores import score_pairs
 from probekit.studies.verbs_claims import claims
 from probekit.studies.verbs_params import Params
 from probekit.toyworld import svo
@@ -74,11 +75,11 @@ def head_of(scorer, head: str) -> str:
 def score_model(scorer, items: pd.DataFrame, threshold: float, min_triplet_negatives: int, n_resamples: int,
                 seed: int, cues: pd.Series | None = None) -> tuple[pd.DataFrame, dict, pd.Series, tuple]:
     """One model's rows, its coverage record, its per-triplet negative-image counts and its scores (positive and
-    negative pair per row, :func:`probekit.metrics.itm.score_pairs`); with ``cues`` (what tells each verb
+    negative pair per row, :func:`probekit.studies.pair_scores.score_pairs`); with ``cues`` (what tells each verb
     negative's verb apart, :func:`probekit.toyworld.svo.verb_cue`), pairwise rows per cue too."""
     thresholded = can_answer(scorer, "threshold")
     head = head_for(scorer, "threshold") if thresholded else head_for(scorer, "choice")
-    pos, neg = itm.score_pairs(scorer, items, head)
+    pos, neg = score_pairs(scorer, items, head)
     name = scorer.name
     parts = [itm.itm_accuracy(items, pos, neg, name, threshold, n_resamples, seed)] if thresholded else []
     metric = "neg" if thresholded else "pairwise"
