@@ -5,7 +5,8 @@
 Each folder holds ``<chapter>.results.parquet`` and ``<chapter>.lab.parquet`` (the files the executor writes beside
 each page; for pages executed before it wrote the lab file, the lab lines are read from ``<chapter>.ipynb``).  Rows are
 matched on the result keys; numbers must agree within ``--tol`` (NaN equals NaN), everything else exactly; a lab
-line's ``rows`` (JSON of the numbers it was decided from) is compared number by number.  Exit 1 on any difference.
+line's ``rows`` (JSON of the numbers it was decided from) is compared number by number; the text each executed page
+shows (``<chapter>.ipynb``'s outputs: tables, captions, sentences) must be the same.  Exit 1 on any difference.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -67,6 +69,20 @@ def largest_difference(before: pd.DataFrame, after: pd.DataFrame) -> float:
     return float((a[numbers] - b[numbers]).abs().max().max()) if len(a) else 0.0
 
 
+def page_text(folder: Path, chapter: str) -> list[str]:
+    """What the executed page shows as text (tables, captions, sentences), table ids made neutral (pandas draws
+    a random id per styled table)."""
+    nb = json.loads((folder / f"{chapter}.ipynb").read_text())
+    found = []
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            text = next((data[k] for k in ("text/html", "text/markdown", "text/plain") if k in data), out.get("text"))
+            if text is not None:
+                found.append(re.sub(r"T_[0-9a-f]{5}", "T_", "".join(text)))
+    return found
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("before", type=Path)
@@ -82,9 +98,16 @@ def main(argv=None) -> int:
         rows = differences(before, after, KEYS, a.tol)
         lab = differences(lab_lines(a.before, chapter), lab_lines(a.after, chapter), ["kind", "what", "models"], a.tol)
         largest = "" if rows else f" (largest difference of a number: {largest_difference(before, after):.3g})"
-        print(f"{chapter}: {'same' if not rows + lab else 'DIFFERENT'} result rows and lab lines{largest}"
-              + "".join(f"\n  {d}" for d in (rows + lab)[:20]))
-        bad += bool(rows + lab)
+        pages = page_text(a.before, chapter), page_text(a.after, chapter)
+        shown = [f"page output {i + 1} differs" for i, (x, y) in enumerate(zip(*pages)) if x != y]
+        shown += [] if len(pages[0]) == len(pages[1]) else [f"{len(pages[0])} vs {len(pages[1])} page outputs"]
+        print(f"{chapter}: {'same' if not rows + lab + shown else 'DIFFERENT'} result rows, lab lines and page "
+              f"text{largest}" + "".join(f"\n  {d}" for d in (rows + lab + shown)[:20]))
+        bad += bool(rows + lab + shown)
+    if (a.before / "summary.ipynb").is_file() and (a.after / "summary.ipynb").is_file():
+        same_summary = page_text(a.before, "summary") == page_text(a.after, "summary")
+        print(f"summary: {'same' if same_summary else 'DIFFERENT'} page text")
+        bad += not same_summary
     return 1 if bad else 0
 
 
