@@ -12,7 +12,7 @@ import sys
 import pytest
 from PIL import Image
 
-from conftest import REPO, copy_project
+from conftest import copy_project
 from probekit.chapters.check import check
 from probekit.cli import main
 from probekit.scorers import UnknownModelError, load_scorer, model_spec

@@ -108,7 +108,7 @@ def test_claims_resolved_the_other_way_or_not_run():
 
 
 def test_every_lab_model_can_answer_the_chapters_question():
-    for name in verbs_lab.LAB_MODELS:
+    for name in verbs_params.LAB_MODELS:
         assert role_problem(name, verbs_params.ANSWERS, toy_data=True) is None, name
 
 
@@ -140,7 +140,7 @@ def test_each_noisy_member_is_paired_with_the_clean_one_and_judged_on_the_paired
 
 def test_no_lab_off_the_toy_world_or_without_models(tmp_path):
     items = load_dataset("verbs", "toy", data_dir=tmp_path, limit=6, seed=0)
-    for dataset, models, why in [("svo-probes", verbs_lab.LAB_MODELS, "the lab runs on the toy world only"),
+    for dataset, models, why in [("svo-probes", verbs_params.LAB_MODELS, "the lab runs on the toy world only"),
                                  ("toy", [], "no lab models were given")]:
         data, fact = verbs.run_lab(items, dataset, models, {})
         assert fact == why and len(data["lab"]) == len(data["lab_checks"]) == len(data["lab_claims"]) == 0

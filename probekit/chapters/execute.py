@@ -21,11 +21,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from probekit.chapters.params import is_model_parameter, write_parameters
+from probekit.chapters.params import write_parameters
 from probekit.chapters.project import (CHAPTERS, SUMMARY, ChapterFailed, items_path, lab_path, output_path,
                                        read_source, results_path, source_path)
 from probekit.environ import environment
 from probekit.files import replaced
+from probekit.parameters import is_model_parameter
 from probekit.progress import kernel_startup, progress_enabled
 
 

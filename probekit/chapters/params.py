@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from probekit.chapters.project import CHAPTERS, ParameterError, _near, check_chapter
-from probekit.parameters import Parameter, cell, describe, is_model_parameter
+from probekit.parameters import Parameter, cell, describe
 from probekit.studies import STUDIES
 
 PAPER_SUITE = "paper"  # for a chapter over several probes: each probe's own real release

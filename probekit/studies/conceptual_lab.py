@@ -31,7 +31,6 @@ from probekit.results import concat, empty, select
 from probekit.studies import conceptual_scores as cs
 from probekit.studies import patching
 from probekit.studies.lab import BLIND, FLOOR, HIGHER, LOWER, Check, PaperClaim
-from probekit.studies.conceptual_params import LAB_MODELS
 from probekit.toyworld import classify
 
 #: the models whose Probe-B rows the claims need (trained, as every zoo model, with objects in typical scenes)

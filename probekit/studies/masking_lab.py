@@ -29,7 +29,6 @@ from probekit.metrics.verb_pieces import pieces_correct
 from probekit.results import concat
 from probekit.scorers import can_answer
 from probekit.studies.lab import BLIND, HIGHER, PARENT, TARGET, Check, PaperClaim
-from probekit.studies.masking_params import LAB_MODELS
 from probekit.studies.masking_scores import guided_masking
 
 PAPER_K = 5            # the paper's top-k (Tables 2 and 3)
