@@ -47,7 +47,7 @@ def run(repo: Path, work: Path, args) -> None:
     extra = {"data_dir": str(work / "data"), "cache_dir": str(work / "scores")}
     if args.limit:
         extra["limit"] = args.limit
-    params = {c: ch.resolve(project, c, {**profile.params[c], **extra}) for c in ch.CHAPTERS}
+    params = {c: ch.resolve(c, {**profile.params[c], **extra}) for c in ch.CHAPTERS}
     quiet = dict(progress=False, log=lambda msg: None)
     print(f"probekit book build benchmark ({os.cpu_count()} CPUs) in {work}")
 

@@ -100,7 +100,7 @@ def _list(root: Path) -> None:
         state = _executed_state(ch.output_path(root, chapter))
         print(f"\n{chapter}: {ch.title(root, chapter)}  [{state}]")
         print(f"  datasets: {', '.join(ch.dataset_choices(chapter))}")
-        for p in ch.parameters(root, chapter).values():
+        for p in ch.parameters(chapter).values():
             print(f"  {p.name} = {p.default!r}" + (f"    # {p.help}" if p.help else ""))
 
 
@@ -112,7 +112,7 @@ def _given(root: Path, args, chapters: list[str]) -> tuple[dict[str, dict], ch.P
     extra = dict(ch.read_params_file(args.params)) if getattr(args, "params", None) else {}
     extra.update(dict(getattr(args, "param", [])))
     for name, value in extra.items():
-        having = [c for c in given if name in ch.parameters(root, c)]
+        having = [c for c in given if name in ch.parameters(c)]
         if not having and len(given) > 1:
             raise ch.ParameterError(f"no chapter of {', '.join(given)} has a parameter {name!r}")
         for c in having or given:
@@ -120,9 +120,9 @@ def _given(root: Path, args, chapters: list[str]) -> tuple[dict[str, dict], ch.P
     return given, profile
 
 
-def _preflight(root: Path, given: dict[str, dict], args, *, show_notes: bool = False) -> int:
+def _preflight(given: dict[str, dict], args, *, show_notes: bool = False) -> int:
     """Print every problem (one line each, exit status 2) or nothing (0); notes when asked."""
-    problems, notes = preflight.check(root, given, allow_toy=args.allow_toy)
+    problems, notes = preflight.check(given, allow_toy=args.allow_toy)
     for problem in problems:
         print(f"probekit: error: {problem}", file=sys.stderr)
     for note in notes if show_notes else []:
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "check":
             given, _ = _given(root, args, args.chapters or list(ch.CHAPTERS))
-            code = _preflight(root, given, args, show_notes=not args.quiet)
+            code = _preflight(given, args, show_notes=not args.quiet)
             if not code:
                 print(f"probekit: check passed: {', '.join(given)}")
             return code
@@ -199,9 +199,9 @@ def main(argv: list[str] | None = None) -> int:
             raise ch.ParameterError(f"probekit book runs as one process, not {world} ranks: shard one chapter at a "
                                     "time with torchrun ... -m probekit run CHAPTER, then probekit book --no-execute")
         given, profile = _given(root, args, [args.chapter] if args.command == "run" else list(ch.CHAPTERS))
-        if _preflight(root, given, args):
+        if _preflight(given, args):
             return 2
-        params = {c: ch.resolve(root, c, values) for c, values in given.items()}
+        params = {c: ch.resolve(c, values) for c, values in given.items()}
         env = {**(profile.env if profile else {}), **({} if progress and rank == 0 else {"PROBEKIT_PROGRESS": "0"})}
         with _sigterm_as_ctrl_c(), environment(env):
             if args.command == "run":

@@ -10,7 +10,6 @@ packages add sources through the ``probekit.datasets`` entry point (:mod:`probek
 from __future__ import annotations
 
 import difflib
-import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,47 +17,47 @@ from pathlib import Path
 import pandas as pd
 
 from probekit import shard
+from probekit.registry import load
 
 
 @dataclass(frozen=True)
 class DatasetSpec:
     probe: str
     source: str  # "toy" or the name of a real release
-    module: str
-    function: str
+    loader: str  # "module:function" (:func:`probekit.registry.load`)
     description: str
 
 
 _SPECS = [
-    DatasetSpec("verbs", "toy", "probekit.toyworld.svo", "make_items",
+    DatasetSpec("verbs", "toy", "probekit.toyworld.svo:make_items",
                 "toy world: sentences with positive and subject-/verb-/object-negative images"),
-    DatasetSpec("verbs", "svo-probes", "probekit.data.svo", "load_svo_probes",
+    DatasetSpec("verbs", "svo-probes", "probekit.data.svo:load_svo_probes",
                 "SVO-Probes (Hendricks & Nematzadeh 2021), svo_probes.csv and its image URLs"),
-    DatasetSpec("prednoun", "toy", "probekit.toyworld.prednoun", "make_items",
+    DatasetSpec("prednoun", "toy", "probekit.toyworld.prednoun:make_items",
                 "toy world: counter-balanced triplets with visual distractors"),
-    DatasetSpec("prednoun", "eval-set", "probekit.data.prednoun", "load_eval_set",
+    DatasetSpec("prednoun", "eval-set", "probekit.data.prednoun:load_eval_set",
                 "Nikolaus et al. 2022 eval_set.json on Open Images"),
-    DatasetSpec("masking", "toy", "probekit.toyworld.masking", "make_items",
+    DatasetSpec("masking", "toy", "probekit.toyworld.masking:make_items",
                 "toy world: captions with the verb's position and the subject's box"),
-    DatasetSpec("masking", "svo-probes", "probekit.data.masking", "load_svo_masking",
+    DatasetSpec("masking", "svo-probes", "probekit.data.masking:load_svo_masking",
                 "positive pairs of SVO-Probes with the verb located by lemma"),
-    DatasetSpec("masking", "v-coco", "probekit.data.vcoco", "load_vcoco_masking",
+    DatasetSpec("masking", "v-coco", "probekit.data.vcoco:load_vcoco_masking",
                 "V-COCO (Gupta & Malik 2015): COCO val2014 captions of its verb-annotated people"),
-    DatasetSpec("probe-r", "toy", "probekit.toyworld.conceptual", "make_probe_r",
+    DatasetSpec("probe-r", "toy", "probekit.toyworld.conceptual:make_probe_r",
                 "toy world: relation prompts vs predicate/subject swaps, subject-only images"),
-    DatasetSpec("probe-r", "probe-r", "probekit.data.conceptual", "load_probe_r",
+    DatasetSpec("probe-r", "probe-r", "probekit.data.conceptual:load_probe_r",
                 "Schiappa et al. 2023 Probe-R on Visual Genome"),
-    DatasetSpec("probe-c", "toy", "probekit.toyworld.conceptual", "make_probe_c",
+    DatasetSpec("probe-c", "toy", "probekit.toyworld.conceptual:make_probe_c",
                 "toy world: attribute-antonym and object swaps as 2x2 groups"),
-    DatasetSpec("probe-c", "probe-c", "probekit.data.conceptual", "load_probe_c",
+    DatasetSpec("probe-c", "probe-c", "probekit.data.conceptual:load_probe_c",
                 "Schiappa et al. 2023 Probe-C on COCO val2014"),
-    DatasetSpec("probe-b", "toy", "probekit.toyworld.conceptual", "make_probe_b",
+    DatasetSpec("probe-b", "toy", "probekit.toyworld.conceptual:make_probe_b",
                 "toy world: scenes with exact object masks for background removal"),
-    DatasetSpec("probe-b", "probe-b", "probekit.data.background", "load_probe_b",
+    DatasetSpec("probe-b", "probe-b", "probekit.data.background:load_probe_b",
                 "Schiappa et al. 2023 Probe-B on COCO with segmentation masks"),
-    DatasetSpec("classify", "toy", "probekit.toyworld.classify", "make_items",
+    DatasetSpec("classify", "toy", "probekit.toyworld.classify:make_items",
                 "toy world: single-object classification (the zoo's object control)"),
-    DatasetSpec("classify-pairs", "toy", "probekit.toyworld.classify", "make_pair_items",
+    DatasetSpec("classify-pairs", "toy", "probekit.toyworld.classify:make_pair_items",
                 "toy world: which two objects are shown, in which scene (the fine-tuning's held-out general "
                 "task)"),
 ]
@@ -91,9 +90,8 @@ def _plugged() -> dict[tuple[str, str], DatasetSpec]:
     found = {}
     for name, value in plugins(GROUP).items():
         probe, _, source = name.partition(":")
-        module, _, function = value.partition(":")
         if probe in SCHEMAS and source and (probe, source) not in DATASETS:
-            found[probe, source] = DatasetSpec(probe, source, module, function, f"plugin {value}")
+            found[probe, source] = DatasetSpec(probe, source, value, f"plugin {value}")
     return found
 
 
@@ -117,10 +115,10 @@ def load_dataset(probe: str, source: str = "toy", *, data_dir: str | os.PathLike
         near = difflib.get_close_matches(source, valid, n=1)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
         raise ValueError(f"unknown dataset {source!r} for probe {probe!r}{hint}; valid: {', '.join(valid)}")
-    fn = getattr(importlib.import_module(spec.module), spec.function)
+    fn = load(spec.loader)
     root = Path(data_dir) if data_dir else default_data_dir()
     items = shard.rank_zero_first(lambda: fn(root, limit, seed, split))  # files made once, by rank 0 (sharded)
     missing = [c for c in SCHEMAS[probe] if c not in items.columns]
     if missing:
-        raise ValueError(f"{spec.module}.{spec.function} returned no column(s) {missing} for probe {probe!r}")
+        raise ValueError(f"{spec.loader} returned no column(s) {missing} for probe {probe!r}")
     return items

@@ -54,19 +54,12 @@ def notebook_images(nb) -> int:
     """How many PNG figures an executed notebook shows."""
     return sum("image/png" in out.get("data", {}) for cell in nb.cells for out in cell.get("outputs", []))
 
-SCRATCH_PARAMETERS = """models = ["toy-vilt"]
-dataset = "toy"
-data_dir = None
-limit = None
-seed = 0
-device = "auto"
-batch_size = 32
-cache_dir = None"""
+SCRATCH_PARAMETERS = "# written here at execution: the verbs study's parameters"
 
 
 def scratch_chapter(title: str, *cells: str) -> str:
-    """A chapter source (jupytext MyST) with the verbs chapter's parameters and the given code cells; a cell
-    starting with ":tags: [...]" keeps that line as its tags."""
+    """A chapter source (jupytext MyST) with a parameters cell (the verbs study's, once executed) and the given
+    code cells; a cell starting with ":tags: [...]" keeps that line as its tags."""
     head = ("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n  display_name: Python 3\n"
             "  language: python\n  name: python3\n---\n\n")
     body = [f"# {title}", f"```{{code-cell}} ipython3\n:tags: [parameters]\n\n{SCRATCH_PARAMETERS}\n```"]
@@ -88,7 +81,7 @@ def toy_params(project: Path, data_root: Path) -> tuple[dict[str, dict], ch.Prof
     if TEST_LIMIT.lower() != "none":
         extra["limit"] = int(TEST_LIMIT)
         small = {"conceptual": SMALL_FINETUNE}
-    params = {c: ch.resolve(project, c, {**profile.params[c], **extra, **small.get(c, {})}) for c in ch.CHAPTERS}
+    params = {c: ch.resolve(c, {**profile.params[c], **extra, **small.get(c, {})}) for c in ch.CHAPTERS}
     return params, profile
 
 

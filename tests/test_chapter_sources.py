@@ -41,19 +41,3 @@ def test_chapter_is_thin(chapter):
     assert calls == [chapter], f"{chapter}: expected exactly one {chapter}.run(...) call, found {calls}"
     assert cells[-1].source.strip() == "report.export(result)"
     assert "remove-cell" in cells[-1].metadata.get("tags", [])
-
-
-@pytest.mark.parametrize("chapter", list(ch.CHAPTERS))
-def test_the_chapter_defaults_are_its_studys_defaults(chapter):
-    """The seed comparison (``probekit.studies.lab_seeds``) and the tests run a study with ``run()``'s defaults and
-    set its verdicts beside the chapter's: the two must be one set of defaults."""
-    import inspect
-    from importlib import import_module
-
-    from probekit.chapters.params import parameters
-
-    study = inspect.signature(import_module(f"probekit.studies.{chapter}").run).parameters
-    norm = lambda v: list(v) if isinstance(v, (tuple, list)) else v
-    differ = {name: (p.default, study[name].default) for name, p in parameters(ROOT, chapter).items()
-              if name in study and norm(p.default) != norm(study[name].default)}
-    assert not differ, f"{chapter}: chapter default vs run() default: {differ}"

@@ -18,6 +18,7 @@ import pytest
 from conftest import REPO, copy_project
 from probekit.cache import DiskError, ScoreCache
 from probekit.chapters import check
+from probekit.chapters.params import parameters
 from probekit.cli import main
 from probekit.data import download
 from probekit.scorers import REGISTRY, can_answer
@@ -94,12 +95,12 @@ def test_missing_release_that_cannot_be_downloaded_is_one_line(machine, capsys, 
 
 
 def test_downloadable_and_present_files_are_notes(machine, capsys):
-    problems, notes = check.check(REPO, {"verbs": {"dataset": "svo-probes", "models": ["vilt-itm"]}})
+    problems, notes = check.check({"verbs": {"dataset": "svo-probes", "models": ["vilt-itm"]}})
     assert problems == [] and any("downloaded at run time" in str(n) and "svo_probes.csv" in str(n) for n in notes)
     csv = machine / "data" / "svo-probes" / "svo_probes.csv"
     csv.parent.mkdir(parents=True)
     csv.write_bytes(b"x" * 3000)
-    _, notes = check.check(REPO, {"verbs": {"dataset": "svo-probes", "models": ["vilt-itm"]}})
+    _, notes = check.check({"verbs": {"dataset": "svo-probes", "models": ["vilt-itm"]}})
     assert any(f"present, {csv} (3 kB)" in str(n) for n in notes)
 
 
@@ -110,7 +111,8 @@ def test_roles_read_from_the_registry_agree_with_loaded_toy_models():
         stand_in = check._stand_in(REGISTRY[name])
         for question in QUESTIONS:
             assert can_answer(stand_in, question) == can_answer(scorer, question), (name, question)
-    assert check.study_roles("verbs") == {"models": ("threshold", "choice"), "lab_models": ("threshold", "choice")}
+    roles = {name: p.role for name, p in parameters("verbs").items() if p.role}
+    assert roles == {"models": ("threshold", "choice"), "lab_models": ("threshold", "choice")}
 
 
 def test_run_refuses_a_model_without_the_head_before_any_cell(tmp_path, capsys):
@@ -205,8 +207,8 @@ def test_download_into_a_full_data_directory_names_it(tmp_path, monkeypatch):
 def test_lab_models_stay_toy_models_on_real_data(machine):
     """The lab sections run the toy zoo on the toy world only (they skip themselves on real data), so a chapter's
     toy lab_models are no problem under a real dataset, while toy main models still are."""
-    problems, _ = check.check(REPO, {"prednoun": {"dataset": "eval-set", "models": ["vilt-coco"],
+    problems, _ = check.check({"prednoun": {"dataset": "eval-set", "models": ["vilt-coco"],
                                                   "clip_models": ["clip-vit-b32"], "perplexity_model": "bert-base"}})
     assert not [p for p in problems if p.parameter == "lab_models"]
-    problems, _ = check.check(REPO, {"prednoun": {"dataset": "eval-set", "models": ["toy-vilt"]}})
+    problems, _ = check.check({"prednoun": {"dataset": "eval-set", "models": ["toy-vilt"]}})
     assert sorted(p.parameter for p in problems if "toy model" in p.text) == ["clip_models", "models", "perplexity_model"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from conftest import REPO, copy_project, scratch_chapter
 from probekit import chapters as ch
 from probekit.cli import main
+from probekit.parameters import Parameters, cell, describe, param
 
 
 @pytest.fixture
@@ -78,25 +80,30 @@ def test_list_shows_parameters_with_help_and_datasets(capsys):
     assert "limit = None    # " in out and "toy-vilt" in out
 
 
-def test_parameters_come_from_the_sources_cell():
+def test_parameters_come_from_the_studys_dataclass():
     for chapter in ch.CHAPTERS:
-        params = ch.parameters(REPO, chapter)
+        params = ch.parameters(chapter)
         # the contract's common parameters, in every chapter
         for name in ("models", "dataset", "data_dir", "limit", "seed", "device", "batch_size", "cache_dir"):
             assert name in params, (chapter, name)
         assert params["limit"].kind is int and params["data_dir"].kind is str
 
 
-def test_parse_parameters_defaults_types_and_help():
-    code = ('models = ["a", "b"]   # registry names\n'
-            'limit = None  # max items\n'
-            '              # (None = all)\n'
-            'alpha = 0.5\n'
-            'flag = True\n')
-    params = ch.parse_parameters(code)
+@dataclass(frozen=True)
+class Knobs(Parameters):
+    models: list[str] = param(["a", "b"], "registry names", ("choice",))
+    limit: int | None = param(None, "max items (None = all)")
+    alpha: float = param(0.5)
+    flag: bool = param(True)
+
+
+def test_a_parameters_dataclass_gives_defaults_types_help_roles_and_the_cell():
+    params = describe(Knobs)
     assert list(params) == ["models", "limit", "alpha", "flag"]
     assert params["models"].default == ["a", "b"] and params["models"].help == "registry names"
+    assert params["models"].role == ("choice",) and params["alpha"].role == ()
     assert params["limit"].help == "max items (None = all)" and params["limit"].kind is int
+    assert [params[n].kind for n in ("models", "alpha", "flag")] == [list, float, bool]
     assert ch.coerce("x", params["alpha"], "1") == 1.0
     assert ch.coerce("x", params["models"], "c, d") == ["c", "d"]
     assert ch.coerce("x", params["models"], "[c, d]") == ["c", "d"]
@@ -104,8 +111,9 @@ def test_parse_parameters_defaults_types_and_help():
     assert ch.coerce("x", params["flag"], "false") is False
     with pytest.raises(ch.ParameterError, match="'flag'"):
         ch.coerce("x", params["flag"], "maybe")
-    with pytest.raises(ch.ParameterError, match="not a literal"):
-        ch.parse_parameters("x = compute()\n")
+    namespace = {}
+    exec(cell(Knobs), namespace)   # the parameters cell is Python that sets every field to its default
+    assert Knobs.of(namespace) == Knobs() and Knobs().models is not Knobs().models
 
 
 def test_dataset_choices_come_from_the_registry():

@@ -35,7 +35,7 @@ def test_conceptual_chapter_shows_every_probe_the_paper_and_the_patching_sweep(e
 def test_conceptual_chapter_reruns_with_other_fillers_and_no_finetuning(tmp_path, executed_book):
     project = copy_project(tmp_path / "project")
     params, _ = toy_params(project, executed_book / "data")
-    params = {**params["conceptual"], **ch.resolve(project, "conceptual", {"fillers": "gray", "finetune_model": "",
+    params = {**params["conceptual"], **ch.resolve("conceptual", {"fillers": "gray", "finetune_model": "",
                                                                             "limit": 24})}
     out = ch.execute(project, "conceptual", params, progress=False, log=lambda m: None)
     rows = rows_from_notebook(nbformat.read(out, as_version=4))

@@ -13,7 +13,9 @@ from probekit.metrics import conceptual as mc
 from probekit.results import COLUMNS, frame, one, row, select
 from probekit.report import lab as lab_report
 from probekit.studies import conceptual, conceptual_lab, lab
-from probekit.studies.conceptual_lab import CHECKS, CLAIMS, LAB_MODELS
+from probekit.studies import conceptual_scores as cs
+from probekit.studies.conceptual_lab import CHECKS, CLAIMS
+from probekit.studies.conceptual_params import LAB_MODELS
 
 
 def _r(model, value, low, high, probe="probe-r", subset="predicate_swap", metric="acc", condition="", chance=0.5):
@@ -166,19 +168,19 @@ def test_lab_rows_name_their_rows_as_the_claims_read_them_and_reuse_the_scores_g
 def small_run(tmp_path_factory):
     d = tmp_path_factory.mktemp("conceptual-lab")
     calls = []
-    original = mc.score_probe_r
+    original = cs.score_probe_r
 
     def counting(scorer, items):
         calls.append((scorer.name, len(items)))
         return original(scorer, items)
 
     mp = pytest.MonkeyPatch()
-    mp.setattr(mc, "score_probe_r", counting)
+    mp.setattr(cs, "score_probe_r", counting)
     try:
-        result = conceptual.run(models=["toy-clip"], limit=12, device="cpu", data_dir=d / "data",
-                                cache_dir=d / "scores", fillers=["scene"], finetune_encoders=["both"],
-                                finetune_steps=2, finetune_triplets=8, alphas=[0.0, 1.0], finetune_eval_limit=8,
-                                lab_models=["toy-clip", "toy-bert-blind"])
+        result = conceptual.run(conceptual.Params(
+            models=["toy-clip"], limit=12, device="cpu", data_dir=d / "data", cache_dir=d / "scores",
+            fillers=["scene"], finetune_encoders=["both"], finetune_steps=2, finetune_triplets=8,
+            alphas=[0.0, 1.0], finetune_eval_limit=8, lab_models=["toy-clip", "toy-bert-blind"]))
     finally:
         mp.undo()
     return result, calls

@@ -91,10 +91,10 @@ def test_the_papers_rows_are_fractions_and_its_facts_are_counted():
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
     d = tmp_path_factory.mktemp("conceptual")
-    return conceptual.run(limit=16, device="cpu", data_dir=d / "data", cache_dir=d / "scores",
-                          fillers=["black", "scene"], finetune_encoders=["text", "vision"], finetune_steps=2,
-                          finetune_triplets=6,
-                          alphas=[0.0, 1.0], finetune_eval_limit=12, lab_models=[])
+    return conceptual.run(conceptual.Params(
+        limit=16, device="cpu", data_dir=d / "data", cache_dir=d / "scores", fillers=["black", "scene"],
+        finetune_encoders=["text", "vision"], finetune_steps=2, finetune_triplets=6, alphas=[0.0, 1.0],
+        finetune_eval_limit=12, lab_models=[]))
 
 
 def test_run_on_the_toy_world(result):
@@ -164,11 +164,9 @@ def test_the_sweep_scores_whole_groups_drawn_at_random_not_the_head_of_the_table
 
 
 def test_the_toy_probe_r_and_c_tables_fit_under_the_sweeps_cap_so_it_scores_the_chapters_own_items():
-    import inspect
-
     from probekit.toyworld.items import DEFAULT_SIZE
 
-    cap = inspect.signature(conceptual.run).parameters["finetune_eval_limit"].default   # = the chapter's
+    cap = conceptual.Params().finetune_eval_limit   # the chapter's default
     assert DEFAULT_SIZE["probe-r"] <= cap and DEFAULT_SIZE["probe-c"] <= cap
 
 

@@ -44,7 +44,7 @@ def _outputs(nb):
 def test_chapter_is_folded_quiet_and_saves_its_rows(project):
     (project / "book" / "src" / "verbs.md").write_text(EXPORTING)
     log = []
-    out = ch.execute(project, "verbs", ch.resolve(project, "verbs", {"limit": 7}), progress=False, log=log.append)
+    out = ch.execute(project, "verbs", ch.resolve("verbs", {"limit": 7}), progress=False, log=log.append)
     nb = nbformat.read(out, as_version=4)
     for cell in (c for c in nb.cells if c.cell_type == "code"):
         tags = set(cell.metadata.get("tags", []))

@@ -102,15 +102,15 @@ def test_the_same_triplets_under_another_data_folder_have_the_same_key(world):
 
 
 def test_the_shipped_fine_tunes_are_the_chapters_defaults():
-    from probekit.chapters.params import parameters   # the chapter's parameters cell
+    from probekit.studies.conceptual_params import Params
     from probekit.studies.finetune_cache import SHIPPED
 
-    params = {k: p.default for k, p in parameters(Path(__file__).parents[1], "conceptual").items()}
+    params = Params()
     configs = sorted((trained_config(p)["encoders"], trained_config(p)["steps"], trained_config(p)["batch_size"],
                       trained_config(p)["lr"], trained_config(p)["optimizer"])
                      for p in (TOY_CHECKPOINTS / SHIPPED).iterdir())
-    assert configs == sorted((e, params["finetune_steps"], params["finetune_batch"], params["finetune_lr"],
-                              params["finetune_optimizer"]) for e in params["finetune_encoders"])
+    assert configs == sorted((e, params.finetune_steps, params.finetune_batch, params.finetune_lr,
+                              params.finetune_optimizer) for e in params.finetune_encoders)
 
 
 def test_only_the_chosen_encoder_moves(world):

@@ -7,7 +7,7 @@ from itertools import combinations
 
 import numpy as np
 
-from probekit.metrics import conceptual as mc
+from probekit.studies import conceptual_scores as cs
 from probekit.scorers import load_scorer
 from probekit.studies.patching import general_task_items
 from probekit.toyworld.vocab import OBJECTS, SCENES
@@ -30,7 +30,7 @@ def test_a_trained_dual_encoder_names_pair_and_scene_and_each_half_of_a_label_ma
     items = general_task_items("toy", tmp_path, limit=396, seed=0)
     scorer = load_scorer("toy-clip", device="cpu", cache_dir=False)
     prompts = items.attrs["prompts"]
-    right = mc.zero_shot_scores(scorer, items, prompts)
+    right = cs.zero_shot_scores(scorer, items, prompts)
     assert right["top1"].mean() >= 0.5 and right.attrs["classes"] == 396   # chance 1/396
     # each image labelled with its own scene and a pair that shares no object with its own: almost never agreed
     pairs = [c.split("@")[0] for c in items.attrs["classes"][::len(SCENES)]]
@@ -44,4 +44,4 @@ def test_a_trained_dual_encoder_names_pair_and_scene_and_each_half_of_a_label_ma
         return f"{pair}@{SCENES[(SCENES.index(scene) + 1) % len(SCENES)]}"
 
     for wrong in (other_pair, other_scene):
-        assert mc.zero_shot_scores(scorer, _relabel(items, wrong), prompts)["top1"].mean() <= 0.05, wrong.__name__
+        assert cs.zero_shot_scores(scorer, _relabel(items, wrong), prompts)["top1"].mean() <= 0.05, wrong.__name__

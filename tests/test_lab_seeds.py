@@ -6,7 +6,8 @@ import json
 
 import pandas as pd
 
-from probekit.studies.lab_seeds import SEEDS_FILE, labels
+from probekit.studies.lab_seeds import labels
+from probekit.toymodels.seed_table import SEEDS_FILE
 from probekit.toymodels.card import seed_section
 
 
@@ -139,7 +140,8 @@ def test_each_line_keeps_the_rows_its_verdict_was_decided_from():
 
 
 def test_a_page_sets_each_line_beside_its_verdict_under_the_other_seed(tmp_path):
-    from probekit.studies.lab_seeds import LINE, OTHER_RUN, beside, read
+    from probekit.studies.lab_seeds import OTHER_RUN, beside
+    from probekit.toymodels.seed_table import LINE, read
 
     assert read(tmp_path) is None
     _partial_zoo_table(tmp_path).to_csv(tmp_path / SEEDS_FILE, index=False)
@@ -159,7 +161,8 @@ def test_a_rebuilds_float_noise_is_the_same_run_and_another_number_is_not(tmp_pa
     paired differences up to a few 1e-6, e.g. 0.0106200487 -> 0.0106200658): such a line is compared with the
     seeds; numbers that differ beyond the stated tolerance (1e-4 relative, 1e-6 absolute) are another run."""
     from probekit.studies.lab import SAME_RTOL, same_rows
-    from probekit.studies.lab_seeds import LINE, OTHER_RUN, beside, read
+    from probekit.studies.lab_seeds import OTHER_RUN, beside
+    from probekit.toymodels.seed_table import LINE, read
 
     base = json.loads(_one(1))
     noisy = json.dumps([{**r, "value": r["value"] * (1 + 1.6e-6)} for r in base])

@@ -1,5 +1,6 @@
-"""The package's layering, scorers -> data -> metrics -> papers -> studies -> report -> book, holds for every
-import (module-level or inside a function): no module imports one above it.  And no module is over ~300 lines."""
+"""The package's layering, scorers -> data -> metrics -> papers -> toymodels -> studies -> report -> book, holds for
+every import (module-level or inside a function): no module imports one above it, and none reaches itself through
+imports.  And no module is over ~300 lines."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "probekit"
 # lowest first; a module may import its own layer and the ones below it
 LAYERS = [
     {"probekit", "probekit.progress", "probekit.stats", "probekit.results", "probekit.claims", "probekit.numbers",
-     "probekit.device", "probekit.cache", "probekit.plugins", "probekit.images", "probekit.files", "probekit.theme", "probekit.environ",
-     "probekit.shard"},
+     "probekit.device", "probekit.cache", "probekit.plugins", "probekit.images", "probekit.files", "probekit.theme",
+     "probekit.environ", "probekit.registry", "probekit.parameters", "probekit.shard"},
     {"probekit.scorers"},
     {"probekit.toyworld", "probekit.data", "probekit.datasets", "probekit.ablation", "probekit.fillers"},
     {"probekit.metrics"},
     {"probekit.papers"},
-    {"probekit.studies", "probekit.toymodels"},
+    {"probekit.toymodels"},
+    {"probekit.studies"},
     {"probekit.report"},
     {"probekit.book", "probekit.chapters", "probekit.cli", "probekit.__main__", "probekit.rehearsal"},
 ]
@@ -119,6 +121,15 @@ def test_no_import_circle():
     assert not circles, "import circles:\n" + "\n".join(sorted(set(circles))[:10])
 
 
+def test_metrics_ask_no_model():
+    """A metric takes score arrays and item tables and returns rows: nothing in metrics/ imports scorers/ (the
+    studies ask the models, e.g. ``probekit.studies.pair_scores``)."""
+    graph = _module_graph()
+    bad = {m: sorted(t for t in targets if t.startswith("probekit.scorers")) for m, targets in graph.items()
+           if m.startswith("probekit.metrics")}
+    assert not {m: t for m, t in bad.items() if t}, bad
+
+
 def test_the_layers_name_only_modules_that_exist():
     modules = {module for module, _ in _modules()}
     gone = sorted(name for names in LAYERS for name in names if name not in modules)
@@ -132,6 +143,7 @@ def test_modules_are_small():
 
 
 @pytest.mark.parametrize("module,layer", [("probekit.scorers.base", 1), ("probekit.metrics.itm", 3),
-                                          ("probekit.studies.verbs", 5), ("probekit.cli", 7)])
+                                          ("probekit.toymodels.train", 5), ("probekit.studies.verbs", 6),
+                                          ("probekit.cli", 8)])
 def test_layer_lookup(module, layer):
     assert _layer(module) == layer

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from probekit.results import COLUMNS, frame, row, select
-from probekit.studies import lab, masking, masking_lab
+from probekit.studies import lab, masking, masking_params
 from probekit.studies.masking_lab import CHECKS, CLAIMS, at_k
 
 CHANCE5, CHANCE1 = 5 / 24, 1 / 24
@@ -100,7 +100,7 @@ def test_no_lab_off_the_toy_world_or_without_lab_models():
     def load(name):
         pytest.fail(f"{name} loaded")
 
-    for dataset, models in (("svo-probes", masking_lab.LAB_MODELS), ("toy", [])):
+    for dataset, models in (("svo-probes", masking_params.LAB_MODELS), ("toy", [])):
         data, why = masking._lab(dataset, models, pd.DataFrame(), load, ".", None, 0)
         assert why and all(len(data[k]) == 0 for k in ("lab", "lab_checks", "lab_claims"))
         assert list(data["lab"].columns) == COLUMNS
@@ -114,8 +114,9 @@ CHEAP = ["toy-vilt-noverb", "toy-bert"]
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
     root = tmp_path_factory.mktemp("masking-lab")
-    return masking.run(dataset="toy", data_dir=root / "data", cache_dir=root / "scores", limit=LIMIT, device="cpu",
-                       n_examples=1, lab_models=CHEAP)
+    return masking.run(masking.Params(
+        dataset="toy", data_dir=root / "data", cache_dir=root / "scores", limit=LIMIT, device="cpu", n_examples=1,
+        lab_models=CHEAP))
 
 
 def test_a_small_lab_run(result):

@@ -21,8 +21,9 @@ LIMIT = 60
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
     root = tmp_path_factory.mktemp("masking-study")
-    return masking.run(dataset="toy", data_dir=root / "data", cache_dir=root / "scores", limit=LIMIT, device="cpu",
-                       n_examples=3, lab_models=[])
+    return masking.run(masking.Params(
+        dataset="toy", data_dir=root / "data", cache_dir=root / "scores", limit=LIMIT, device="cpu", n_examples=3,
+        lab_models=[]))
 
 
 def test_rows_per_model_and_condition(result):

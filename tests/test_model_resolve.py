@@ -12,7 +12,7 @@ import sys
 import pytest
 from PIL import Image
 
-from conftest import REPO, copy_project
+from conftest import copy_project
 from probekit.chapters.check import check
 from probekit.cli import main
 from probekit.scorers import UnknownModelError, load_scorer, model_spec
@@ -39,7 +39,7 @@ def test_a_two_head_checkpoint_has_only_the_heads_its_config_lists(tiny, tmp_pat
     (mlm_only / "config.json").write_text(json.dumps(config))
     assert model_spec(str(mlm_only)).capabilities == ("fill_mask",)
     # the chapter check reads it from the config, before loading anything: verbs needs a match or similarity head
-    problems, _ = check(REPO, {"verbs": {"models": [str(mlm_only)]}})
+    problems, _ = check({"verbs": {"models": [str(mlm_only)]}})
     assert [p.parameter for p in problems] == ["models"] and "cannot answer" in problems[0].text
 
 

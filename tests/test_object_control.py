@@ -6,7 +6,7 @@ import pytest
 
 from probekit.results import one
 from probekit.scorers import load_scorer
-from probekit.studies import object_control
+from probekit.toymodels import object_control
 from probekit.toyworld.vocab import OBJECTS
 
 

@@ -16,7 +16,7 @@ def toy_models(root: Path, chapter: str, values: dict) -> dict[str, list[str]]:
     holding model names (``models``, ``*_models``, ``*_model``) and any other whose value is a registry name."""
     registry = set(model_names())
     found = {}
-    for name, param in parameters(root, chapter).items():
+    for name, param in parameters(chapter).items():
         value = values.get(name, param.default)
         entries = [value] if isinstance(value, str) else value if isinstance(value, list) else []
         toys = [v for v in entries if isinstance(v, str) and v.startswith("toy-")

@@ -16,7 +16,7 @@ from probekit import papers
 from probekit.data.prednoun import EvalSetError, box_to_pixels, crop_image, crop_to_targets, load_eval_set, \
     select_pairs
 from probekit.metrics import confounds, pairs
-from probekit.metrics.pairs import score_triplets
+from probekit.studies.pair_scores import score_triplets
 from probekit.results import one, select
 from probekit.scorers.mlm import pseudo_perplexity
 

@@ -7,7 +7,8 @@ import pandas as pd
 
 from probekit.claims import ABOVE
 from probekit.results import COLUMNS, frame, one, row, select
-from probekit.studies import lab, object_control, prednoun, prednoun_lab
+from probekit.studies import lab, prednoun, prednoun_lab
+from probekit.toymodels import object_control
 from probekit.studies.prednoun_claims import CROP_GAIN
 from probekit.studies.prednoun_lab import CHECKS, CLAIMS, LAB_MODELS
 
@@ -174,9 +175,10 @@ def test_a_dual_encoder_and_a_cross_encoder_are_compared_pair_by_pair():
 
 
 def test_real_run_scores_the_lab_models_on_the_same_items(tmp_path):
-    result = prednoun.run(models=["toy-vilt"], clip_models=[], dataset="toy", data_dir=tmp_path / "data", limit=12,
-                          device="cpu", cache_dir=tmp_path / "scores", min_concept_count=4, n_resamples=10,
-                          lab_models=["toy-clip-unbound", "toy-bert-blind"])
+    result = prednoun.run(prednoun.Params(
+        models=["toy-vilt"], clip_models=[], dataset="toy", data_dir=tmp_path / "data", limit=12, device="cpu",
+        cache_dir=tmp_path / "scores", min_concept_count=4, n_resamples=10,
+        lab_models=["toy-clip-unbound", "toy-bert-blind"]))
     rows = result.data["lab"]
     assert list(rows.columns) == COLUMNS and set(rows["model"]) == {"toy-clip-unbound", "toy-bert-blind"}
     assert not set(rows["model"]) & set(result.rows["model"])  # lab rows stay out of the study's rows

@@ -21,9 +21,9 @@ MODELS = ["toy-vilt", "toy-clip"]
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
     root = tmp_path_factory.mktemp("prednoun")
-    return prednoun.run(models=MODELS, dataset="toy", data_dir=root / "data", limit=40, seed=0, device="cpu",
-                        cache_dir=root / "scores", min_concept_count=4, n_resamples=20, clip_models=["toy-clip"],
-                        lab_models=[])  # the lab: tests/test_prednoun_lab.py
+    return prednoun.run(prednoun.Params(  # the lab: tests/test_prednoun_lab.py
+        models=MODELS, dataset="toy", data_dir=root / "data", limit=40, seed=0, device="cpu",
+        cache_dir=root / "scores", min_concept_count=4, n_resamples=20, clip_models=["toy-clip"], lab_models=[]))
 
 
 def test_run_scores_every_model_condition_template_and_swap(result):

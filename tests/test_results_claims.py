@@ -114,7 +114,7 @@ def test_table_is_wide_with_cells_in_given_order():
 
 
 def test_reported_rejects_unknown_study_and_table():
-    with pytest.raises(KeyError, match="no paper registered"):
+    with pytest.raises(KeyError, match="unknown study with a paper .nope.; valid: verbs, prednoun, masking, conceptual"):
         papers.reported("nope")
     for study in papers.PAPERS:
         rows = papers.reported(study)

@@ -139,7 +139,10 @@ def test_lab_verdicts_travel_with_the_rows_and_the_summary_counts_them(monkeypat
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("report.export(result)", outputs=[
         nbformat.v4.new_output("display_data", data=published[0])])]
-    nbformat.write(nbformat.reads(nbformat.writes(nb), as_version=4), tmp_path / "verbs.ipynb")
+    nb = nbformat.reads(nbformat.writes(nb), as_version=4)
+    nbformat.write(nb, tmp_path / "verbs.ipynb")
+    assert len(summary.load_lab(tmp_path)) == 0   # the summary opens no notebook: it reads the file beside it,
+    ex.lab_from_notebook(nb).to_parquet(tmp_path / "verbs.lab.parquet")   # which the executor writes so
     lab = summary.load_lab(tmp_path)
     assert list(lab["kind"]) == ["check", "check", "check", "claim", "claim"]
     assert list(lab["verdict"]) == ["not above chance", "above chance", "above chance", "holds", "not resolved"]

@@ -44,7 +44,7 @@ def test_chapter_exports_the_studys_rows_and_shows_them(executed_chapter, execut
     assert set(select(rows, source="ours", model="toy-clip", probe="svo")["metric"]) == {"pairwise"}
     # the page's numbers are exactly what the study computes with the same parameters (warm score cache)
     params, _ = toy_params(executed_book / "project", executed_book / "data")
-    again = verbs.run(**params["verbs"]).rows
+    again = verbs.run(verbs.Params(**params["verbs"])).rows
     pd.testing.assert_frame_equal(rows.reset_index(drop=True), again.reset_index(drop=True))
     assert (tables(nb), notebook_images(nb)) == expected_page(rows, lab=True)
     # the lab sections show the checks and the claims with their verdicts (never a zoo number here)
@@ -57,7 +57,7 @@ def test_chapter_exports_the_studys_rows_and_shows_them(executed_chapter, execut
 def test_chapter_reruns_with_new_threshold_and_verb_filter(executed_book, tmp_path):
     project = copy_project(tmp_path / "project", with_outputs=executed_book)
     params, _ = toy_params(project, executed_book / "data")  # same items, warm score cache
-    new = ch.resolve(project, "verbs", {**params["verbs"], "models": ["toy-vilt"], "threshold": 0.7,
+    new = ch.resolve("verbs", {**params["verbs"], "models": ["toy-vilt"], "threshold": 0.7,
                                         "min_triplet_negatives": 3, "top_k": 2, "lab_models": []})
     nb = nbformat.read(ch.execute(project, "verbs", new, progress=False, log=lambda msg: None), as_version=4)
     rows = rows_from_notebook(nb)

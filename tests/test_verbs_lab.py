@@ -10,7 +10,7 @@ from probekit.chapters.check import role_problem
 from probekit.datasets import load_dataset
 from probekit.metrics import itm
 from probekit.results import COLUMNS, frame, row, select
-from probekit.studies import lab, verbs, verbs_lab
+from probekit.studies import lab, verbs, verbs_lab, verbs_params
 
 AT = itm.condition(verbs_lab.THRESHOLD)
 
@@ -108,8 +108,8 @@ def test_claims_resolved_the_other_way_or_not_run():
 
 
 def test_every_lab_model_can_answer_the_chapters_question():
-    for name in verbs_lab.LAB_MODELS:
-        assert role_problem(name, verbs.ROLES["lab_models"], toy_data=True) is None, name
+    for name in verbs_params.LAB_MODELS:
+        assert role_problem(name, verbs_params.ANSWERS, toy_data=True) is None, name
 
 
 def test_lab_rows_reuse_rows_already_scored(tmp_path):
@@ -140,7 +140,7 @@ def test_each_noisy_member_is_paired_with_the_clean_one_and_judged_on_the_paired
 
 def test_no_lab_off_the_toy_world_or_without_models(tmp_path):
     items = load_dataset("verbs", "toy", data_dir=tmp_path, limit=6, seed=0)
-    for dataset, models, why in [("svo-probes", verbs_lab.LAB_MODELS, "the lab runs on the toy world only"),
+    for dataset, models, why in [("svo-probes", verbs_params.LAB_MODELS, "the lab runs on the toy world only"),
                                  ("toy", [], "no lab models were given")]:
         data, fact = verbs.run_lab(items, dataset, models, {})
         assert fact == why and len(data["lab"]) == len(data["lab_checks"]) == len(data["lab_claims"]) == 0
@@ -150,9 +150,9 @@ def test_no_lab_off_the_toy_world_or_without_models(tmp_path):
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
     root = tmp_path_factory.mktemp("verbs-lab")
-    return verbs.run(models=["toy-vilt"], data_dir=root / "data", limit=30, seed=0, device="cpu",
-                     cache_dir=root / "scores", threshold=0.7, min_triplet_negatives=3, top_k=2, n_resamples=100,
-                     lab_models=["toy-vilt", "toy-bert-blind"])
+    return verbs.run(verbs.Params(
+        models=["toy-vilt"], data_dir=root / "data", limit=30, seed=0, device="cpu", cache_dir=root / "scores",
+        threshold=0.7, min_triplet_negatives=3, top_k=2, n_resamples=100, lab_models=["toy-vilt", "toy-bert-blind"]))
 
 
 def test_a_small_run_carries_the_lab(small):

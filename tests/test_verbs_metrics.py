@@ -7,9 +7,10 @@ import pandas as pd
 import pytest
 
 from probekit.metrics.itm import (coverage, itm_accuracy, itm_accuracy_diff, negative_type, pairwise_accuracy,
-                                  pairwise_by, ranked_verbs, score_pairs, triplet_negative_counts, verb_accuracy,
+                                  pairwise_by, ranked_verbs, triplet_negative_counts, verb_accuracy,
                                   verb_pair_counts)
 from probekit.results import COLUMNS
+from probekit.studies.pair_scores import score_pairs
 
 
 def table(rows, triplets=None):

@@ -22,9 +22,9 @@ TABLE4, TABLE5 = "Hendricks & Nematzadeh 2021, Table 4", "Hendricks & Nematzadeh
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     root = tmp_path_factory.mktemp("verbs-study")
-    result = verbs.run(models=["toy-vilt", "toy-clip"], data_dir=root / "data", limit=LIMIT, seed=0, device="cpu",
-                       cache_dir=root / "scores", min_triplet_negatives=MIN_NEGATIVES, top_k=2, n_resamples=200,
-                       lab_models=[])
+    result = verbs.run(verbs.Params(
+        models=["toy-vilt", "toy-clip"], data_dir=root / "data", limit=LIMIT, seed=0, device="cpu",
+        cache_dir=root / "scores", min_triplet_negatives=MIN_NEGATIVES, top_k=2, n_resamples=200, lab_models=[]))
     items = load_dataset("verbs", "toy", data_dir=root / "data", limit=LIMIT, seed=0)
     return result, items
 

@@ -3,8 +3,9 @@ downloading or executing anything.
 
 For each chapter, on its resolved parameters (defaults, then a profile's values, then overrides): every value
 has the parameter's type and every model, dataset and device name is valid (:func:`~probekit.chapters.resolve`);
-each model can answer what its chapter asks of it, read from the registry or its config (the study module's ``ROLES``:
-parameter -> questions of :func:`probekit.scorers.head_for`, at least one of which the model must answer);
+each model can answer what its chapter asks of it, read from the registry or its config (the ``role`` of the
+parameter in its study's dataclass: questions of :func:`probekit.scorers.head_for`, at least one of which the model
+must answer);
 no ``toy-*`` model is given real data (unless ``allow_toy``); the dataset's annotation files are present or
 downloadable; the device exists here; the data and score-cache directories are writable and not full.
 
@@ -15,9 +16,7 @@ says what a run will fetch (and how big what is here already is).
 
 from __future__ import annotations
 
-import ast
 import errno
-import importlib.util
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -171,16 +170,6 @@ def role_problem(name: str, questions: tuple[str, ...], toy_data: bool) -> str |
             f"model that can, e.g. {', '.join(able[:3])}")
 
 
-def study_roles(chapter: str) -> dict[str, tuple[str, ...]]:
-    """The ``ROLES`` literal of ``probekit/studies/<chapter>.py``, read without importing the study (and the
-    libraries it imports), so that checking stays fast."""
-    source = Path(importlib.util.find_spec(f"probekit.studies.{chapter}").origin)
-    for node in ast.parse(source.read_text()).body:
-        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["ROLES"]:
-            return ast.literal_eval(node.value)
-    return {}
-
-
 def _names(value: Any) -> list[str]:
     return [] if not value else [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)]
 
@@ -189,25 +178,24 @@ def _names(value: Any) -> list[str]:
 TOY_WORLD_ONLY = {"lab_models"}
 
 
-def check_chapter(root: Path, chapter: str, given: dict[str, Any], *, allow_toy: bool = False
+def check_chapter(chapter: str, given: dict[str, Any], *, allow_toy: bool = False
                   ) -> tuple[list[Problem], list[Note], dict[str, Any]]:
     """Problems, notes and the resolved values (defaults updated with ``given``'s valid values) of one chapter."""
     from probekit.cache import default_cache_dir
     from probekit.datasets import default_data_dir
 
-    params = parameters(root, chapter)
+    params = parameters(chapter)
     values = {name: p.default for name, p in params.items()}
     problems, notes, bad = [], [], set()
     for name, value in given.items():
         try:
-            values.update(resolve(root, chapter, {name: value}))
+            values.update(resolve(chapter, {name: value}))
         except ParameterError as err:
             problems.append(Problem((chapter,), name, str(err)))
             bad.add(name)
-    roles = study_roles(chapter)
     dataset = values.get("dataset")
     toy_data = dataset == "toy"
-    for name, questions in roles.items():
+    for name, questions in ((p.name, p.role) for p in params.values() if p.role):
         for model in _names(values.get(name)) if name not in bad else []:
             text = role_problem(model, questions, toy_data)
             if text:
@@ -223,7 +211,7 @@ def check_chapter(root: Path, chapter: str, given: dict[str, Any], *, allow_toy:
         problems.append(Problem((chapter,), "device", text))
     data_dir = Path(values.get("data_dir") or default_data_dir())
     if "dataset" not in bad and dataset:
-        probes = CHAPTERS[chapter]
+        probes = CHAPTERS[chapter].probes
         found, said = data_findings([(p, dataset if len(probes) == 1 else p if dataset == PAPER_SUITE else dataset)
                                      for p in probes], data_dir)
         problems += [Problem((chapter,), "dataset", text) for text in found]
@@ -237,14 +225,14 @@ def check_chapter(root: Path, chapter: str, given: dict[str, Any], *, allow_toy:
     return problems, notes, values
 
 
-def check(root: Path, given: dict[str, dict[str, Any]], *, allow_toy: bool = False
+def check(given: dict[str, dict[str, Any]], *, allow_toy: bool = False
           ) -> tuple[list[Problem], list[Note]]:
     """Every problem (one per line; identical ones across chapters merged) and note of the chapters in
     ``given`` ({chapter: values given}), in reading order."""
     merged: dict[tuple[str, str], list[str]] = {}
     notes = []
     for chapter in (c for c in CHAPTERS if c in given):
-        found, said, _ = check_chapter(root, chapter, given[chapter], allow_toy=allow_toy)
+        found, said, _ = check_chapter(chapter, given[chapter], allow_toy=allow_toy)
         for problem in found:
             merged.setdefault((problem.parameter, problem.text), []).append(chapter)
         notes += said

@@ -2,10 +2,11 @@
 
 ``execute`` runs a chapter's source through papermill into a temporary notebook.  Only when every cell ran
 does it move the notebook to ``book/chapters/<name>.ipynb`` and save the result rows the chapter exported (its
-last cell, ``report.export(result)``) beside it as ``<name>.results.parquet``; a failing chapter changes
-neither, nor any other page.  For readers, every code cell but the parameters is folded (tag ``hide-input``),
-the kernel starts quiet (:func:`probekit.progress.quiet_kernel`: no bars and no warnings on the page, its
-scoring bars on the terminal), and anything a library still writes to stderr goes to the terminal, not the page.
+last cell, ``report.export(result)``) beside it as ``<name>.results.parquet``, and its lab's verdict lines as
+``<name>.lab.parquet`` (what the summary page reads); a failing chapter changes none of them, nor any other
+page.  For readers, every code cell but the parameters is folded (tag ``hide-input``), the kernel starts quiet
+(:func:`probekit.progress.quiet_kernel`: no bars and no warnings on the page, its scoring bars on the terminal),
+and anything a library still writes to stderr goes to the terminal, not the page.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from probekit.chapters.params import is_model_parameter
-from probekit.chapters.project import (SUMMARY, ChapterFailed, items_path, output_path, read_source,
-                                       results_path, source_path)
+from probekit.chapters.params import write_parameters
+from probekit.chapters.project import (CHAPTERS, SUMMARY, ChapterFailed, items_path, lab_path, output_path,
+                                       read_source, results_path, source_path)
 from probekit.environ import environment
 from probekit.files import replaced
+from probekit.parameters import is_model_parameter
 from probekit.progress import is_terminal, kernel_startup, progress_enabled
 
 
@@ -105,6 +107,8 @@ def _papermill(root: Path, name: str, params: dict[str, Any], tmp: Path, progres
 
     logging.getLogger("papermill").setLevel(logging.ERROR)  # it misreads trailing comments; we validate
     nb = read_source(source_path(root, name))
+    if name in CHAPTERS:
+        write_parameters(nb, name)
     nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
     fold_code(nb)
     inp, done = tmp / "source.ipynb", tmp / f"{name}.ipynb"
@@ -130,11 +134,11 @@ def _papermill(root: Path, name: str, params: dict[str, Any], tmp: Path, progres
     return executed
 
 
-def _write(nb, out: Path, rows=None, rows_out: Path | None = None, items=None, items_out: Path | None = None
+def _write(nb, out: Path, rows=None, rows_out: Path | None = None, beside: dict[Path, bytes | None] | None = None
            ) -> None:
-    """Write the notebook (and the rows and item rows beside it) only once all are complete: staged, then moved;
-    ``items`` is the parquet file the chapter wrote, as bytes; a chapter that exported no item rows leaves none
-    from an earlier run."""
+    """Write the notebook (and the rows and the files beside it) only once all are complete: staged, then moved;
+    ``beside``: path -> the bytes of a parquet file the chapter produced (its item rows as it wrote them, its lab's
+    verdict lines), or None where this run produced none (a file an earlier run left there is removed)."""
     import nbformat
 
     from probekit.results import save
@@ -142,11 +146,12 @@ def _write(nb, out: Path, rows=None, rows_out: Path | None = None, items=None, i
     nbformat.write(nb, staged)
     if rows is not None:
         save(rows, rows_out)  # itself staged, then moved
-    if items is not None:
-        with replaced(items_out) as part:
-            part.write_bytes(items)   # the parquet file the chapter wrote, as it wrote it
-    elif items_out is not None:
-        items_out.unlink(missing_ok=True)
+    for path, data in (beside or {}).items():
+        if data is None:
+            path.unlink(missing_ok=True)
+            continue
+        with replaced(path) as part:
+            part.write_bytes(data)
     os.replace(staged, out)
 
 
@@ -162,7 +167,7 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
     import pandas as pd
 
     from probekit.chapters import reproduce
-    from probekit.report.export import ITEMS_FILE, ITEMS_OUT, rows_from_notebook
+    from probekit.report.export import ITEMS_FILE, ITEMS_OUT, lab_from_notebook, rows_from_notebook
 
     root = Path(root)
     out = output_path(root, chapter)
@@ -185,13 +190,14 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
     reproduce.normalise(executed)
     executed.metadata["probekit"] = {"chapter": chapter, "parameters": params, "profile": profile,
                                      "rows": len(rows), "built_with": reproduce.identity(root, _device(params))}
-    before = _previous(root, chapter)
+    lab = lab_from_notebook(executed)
     new_items = pd.read_parquet(io.BytesIO(items)) if items is not None else None
-    if reproduce.reproduces(before, (executed, rows, new_items)):
+    if reproduce.reproduces(_previous(root, chapter), (executed, rows, new_items, lab)):
         log(f"probekit: chapter {chapter!r} done in {seconds:.0f} s; it reproduced its page (every result value "
             f"within {reproduce.TOLERANCE}): the page is kept as it was")
         return out
-    _write(executed, out, rows, results_path(root, chapter), items, items_path(root, chapter))
+    _write(executed, out, rows, results_path(root, chapter),
+           {items_path(root, chapter): items, lab_path(root, chapter): None if lab is None else lab.to_parquet(index=False)})
     log(f"probekit: chapter {chapter!r} done in {seconds:.0f} s -> {out}")
     return out
 
@@ -202,14 +208,14 @@ def _device(params: dict[str, Any]) -> str:
 
 
 def _previous(root: Path, chapter: str) -> tuple:
-    """The chapter's page, result rows and item rows as they are before this run (None where missing or
+    """The chapter's page, result rows, item rows and lab rows as they are before this run (None where missing or
     unreadable)."""
     import nbformat
     import pandas as pd
 
     from probekit.results import load
-    paths = output_path(root, chapter), results_path(root, chapter), items_path(root, chapter)
-    readers = (lambda p: nbformat.read(p, as_version=4), load, pd.read_parquet)
+    paths = output_path(root, chapter), results_path(root, chapter), items_path(root, chapter), lab_path(root, chapter)
+    readers = (lambda p: nbformat.read(p, as_version=4), load, pd.read_parquet, pd.read_parquet)
     found = []
     for path, read in zip(paths, readers):
         try:

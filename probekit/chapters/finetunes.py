@@ -26,8 +26,9 @@ def ship(out, device: str = "cpu") -> list[Path]:
     """Run the conceptual study at the chapter's defaults on the zoo in ``out`` (its fine-tunes trained, or found
     already shipped with the same key, in a fresh data folder) and copy each fine-tune to ``out/finetuned``."""
     from probekit.studies import conceptual, finetune_cache
+    from probekit.studies.conceptual_params import Params
 
     out = Path(out)
     with tempfile.TemporaryDirectory(prefix="probekit-finetunes-") as tmp, _zoo(out):
-        conceptual.run(models=["toy-clip"], lab_models=[], data_dir=tmp, device=device)
+        conceptual.run(Params(models=["toy-clip"], lab_models=[], data_dir=tmp, device=device))
         return finetune_cache.ship(Path(tmp) / "finetune", out)

@@ -1,104 +1,43 @@
-"""A chapter's parameters: read from its source's ``parameters`` cell, and values for them checked.
+"""A chapter's parameters: read from its study's parameters dataclass, written into its ``parameters`` cell, and
+values for them checked.
 
-The parameters and their defaults are read from the one code cell tagged ``parameters`` (nothing here repeats
-them); a value given on the command line, in a params file or in a profile is checked against the default's
-type, and model and dataset names against the scorer and dataset registries, before any work starts.
+The parameters, their defaults, help and roles are the fields of the study's dataclass (:mod:`probekit.parameters`;
+nothing here repeats them), and the executor writes the chapter's ``parameters`` cell from them.  A value given on
+the command line, in a params file or in a profile is checked against the parameter's type, and model and dataset
+names against the scorer and dataset registries, before any work starts.
 """
 
 from __future__ import annotations
 
-import ast
-import io
 import os
 import re
-import tokenize
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from probekit.chapters.project import CHAPTERS, ParameterError, _near, check_chapter, read_source, source_path
+from probekit.chapters.project import CHAPTERS, ParameterError, _near, check_chapter
+from probekit.parameters import Parameter, cell, describe
+from probekit.studies import STUDIES
 
 PAPER_SUITE = "paper"  # for a chapter over several probes: each probe's own real release
 DEVICE_RE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 
 
-@dataclass(frozen=True)
-class Parameter:
-    name: str
-    default: Any
-    help: str
-    kind: type | None  # bool, int, float, str, list, dict; None = any value
-
-    @property
-    def is_models(self) -> bool:
-        return is_model_parameter(self.name)
-
-    @property
-    def optional(self) -> bool:
-        return self.default is None
-
-
-def is_model_parameter(name: str) -> bool:
-    """Whether a parameter names models: ``models``, ``*_models`` or ``*_model``."""
-    return name == "models" or name.endswith(("_models", "_model"))
-
-
-def _kind(name: str, default: Any) -> type | None:
-    if default is not None:
-        return type(default)
-    if name == "limit":
-        return int
-    if name.endswith("_dir"):
-        return str
-    if name == "models" or name.endswith("_models"):
-        return list
-    if name.endswith("_model"):
-        return str
-    return None
-
-
-def _parameters_cell(nb, src: Path):
+def write_parameters(nb, chapter: str) -> None:
+    """Fill the chapter notebook's one ``parameters`` cell with its study's parameters and their defaults
+    (:func:`probekit.parameters.cell`); papermill injects the values given below it."""
     cells = [c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])]
     if len(cells) != 1:
-        raise ParameterError(f"{src} has {len(cells)} code cells tagged 'parameters'; a chapter needs exactly one")
-    return cells[0]
+        raise ParameterError(f"chapter {chapter!r} has {len(cells)} code cells tagged 'parameters'; a chapter "
+                             "needs exactly one")
+    cells[0].source = cell(STUDIES[chapter].parameters)
 
 
-def parse_parameters(code: str, where: str = "parameters cell") -> dict[str, Parameter]:
-    """Parameters of a ``parameters`` cell: every ``name = <literal>`` line, its value as default and the
-    comment after it (and comment-only lines below it) as help."""
-    comments: dict[int, str] = {}
-    for tok in tokenize.generate_tokens(io.StringIO(code).readline):
-        if tok.type == tokenize.COMMENT:
-            comments[tok.start[0]] = tok.string.lstrip("#").strip()
-    tree = ast.parse(code)
-    code_lines = {n for node in tree.body for n in range(node.lineno, node.end_lineno + 1)}
-    params: dict[str, Parameter] = {}
-    for node in tree.body:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-            raise ParameterError(f"{where}, line {node.lineno}: only 'name = literal' assignments are allowed")
-        name = node.targets[0].id
-        try:
-            default = ast.literal_eval(node.value)
-        except ValueError:
-            raise ParameterError(f"{where}, line {node.lineno}: default of {name!r} is not a literal") from None
-        help_lines = [comments[node.end_lineno]] if node.end_lineno in comments else []
-        line = node.end_lineno + 1
-        while line in comments and line not in code_lines:
-            help_lines.append(comments[line])
-            line += 1
-        params[name] = Parameter(name, default, " ".join(help_lines), _kind(name, default))
-    return params
-
-
-def parameters(root: Path, chapter: str) -> dict[str, Parameter]:
-    """The parameters of ``chapter`` with their defaults, read from its source's ``parameters`` cell."""
-    src = source_path(root, check_chapter(chapter))
-    if not src.is_file():
-        raise ParameterError(f"chapter {chapter!r} has no source {src}")
-    return parse_parameters(_parameters_cell(read_source(src), src).source, f"{src} parameters cell")
+def parameters(chapter: str) -> dict[str, Parameter]:
+    """The parameters of ``chapter`` with their defaults, help and roles, read from its study's parameters
+    dataclass (:data:`probekit.studies.STUDIES`)."""
+    return describe(STUDIES[check_chapter(chapter)].parameters)
 
 
 def model_names() -> list[str]:
@@ -110,7 +49,7 @@ def dataset_choices(chapter: str) -> list[str]:
     """Valid ``dataset`` values: the probe's registered sources; for a chapter over several probes, the
     sources all of them share plus ``paper`` (each probe's own release)."""
     from probekit.datasets import sources
-    probes = CHAPTERS[chapter]
+    probes = CHAPTERS[chapter].probes
     if len(probes) == 1:
         return sources(probes[0])
     shared = [s for s in sources(probes[0]) if all(s in sources(p) for p in probes[1:])]
@@ -193,9 +132,9 @@ def check_value(chapter: str, param: Parameter, value: Any) -> None:
         raise ParameterError(f"{where} must be at least 2 (a contrastive batch needs another pair), got {value!r}")
 
 
-def resolve(root: Path, chapter: str, overrides: dict[str, Any]) -> dict[str, Any]:
+def resolve(chapter: str, overrides: dict[str, Any]) -> dict[str, Any]:
     """Validated overrides of ``chapter``'s parameters (only those given); raises ParameterError."""
-    params = parameters(root, chapter)
+    params = parameters(chapter)
     out = {}
     for name, value in overrides.items():
         if name not in params:

@@ -27,7 +27,7 @@ def load_profile(root: Path, name: str) -> Profile:
     """A profile from ``book/profiles/<name>.yaml`` (or a YAML path): ``env`` (variables set while chapters
     run), ``all`` (values for every chapter that has the parameter) and ``chapters`` (per-chapter values)."""
     raw = read_profile(root, name)
-    return Profile(raw.name, raw.env, {chapter: resolve(root, chapter, given) for chapter, given in raw.params.items()})
+    return Profile(raw.name, raw.env, {chapter: resolve(chapter, given) for chapter, given in raw.params.items()})
 
 
 def profile_path(root: Path, name: str) -> Path:
@@ -55,13 +55,13 @@ def read_profile(root: Path, name: str) -> Profile:
     per = data.get("chapters") or {}
     for chapter in per:
         check_chapter(chapter)
-    known = {n for ch in CHAPTERS for n in parameters(root, ch)}
+    known = {n for ch in CHAPTERS for n in parameters(ch)}
     for key in common:
         if key not in known:
             raise ParameterError(f"profile {str(path)!r}: no chapter has a parameter {key!r}{_near(key, known)}")
     params = {}
     for chapter in CHAPTERS:
-        names = parameters(root, chapter)
+        names = parameters(chapter)
         params[chapter] = {k: v for k, v in common.items() if k in names}
         params[chapter].update(per.get(chapter) or {})
     env = {str(k): str(v) for k, v in (data.get("env") or {}).items()}

@@ -1,7 +1,8 @@
 """Where the book's chapters live: their names, sources, executed notebooks and result files.
 
 A chapter is a jupytext MyST source ``book/src/<name>.md``; executing it writes ``book/chapters/<name>.ipynb``
-and the result rows it exported beside it, ``book/chapters/<name>.results.parquet``.  The summary page
+and the result rows it exported beside it, ``book/chapters/<name>.results.parquet`` (and its lab's verdict lines,
+``<name>.lab.parquet``, and its item rows, ``<name>.items.parquet``).  The summary page
 (``book/src/summary.md`` -> ``book/chapters/summary.ipynb``) is executed the same way but takes no parameters.
 """
 
@@ -11,13 +12,11 @@ import difflib
 import os
 from pathlib import Path
 
-# Chapters in reading order, each with the probe(s) whose dataset sources its ``dataset`` parameter names.
-CHAPTERS: dict[str, tuple[str, ...]] = {
-    "verbs": ("verbs",),
-    "prednoun": ("prednoun",),
-    "masking": ("masking",),
-    "conceptual": ("probe-r", "probe-c", "probe-b"),
-}
+from probekit.studies import STUDIES
+
+#: chapters in reading order: one per study, the table of studies itself (each with the probes its ``dataset``
+#: parameter names sources of)
+CHAPTERS = STUDIES
 SUMMARY = "summary"  # the page across chapters: executed after them, no parameters
 
 
@@ -55,6 +54,11 @@ def output_path(root: Path, chapter: str) -> Path:
 def results_path(root: Path, chapter: str) -> Path:
     """The result rows a chapter exported on its last successful run (read by the summary page)."""
     return Path(root) / "book" / "chapters" / f"{chapter}.results.parquet"
+
+
+def lab_path(root: Path, chapter: str) -> Path:
+    """The lab's verdict lines of a chapter's last successful run (read by the summary page; none without a lab)."""
+    return Path(root) / "book" / "chapters" / f"{chapter}.lab.parquet"
 
 
 def items_path(root: Path, chapter: str) -> Path:

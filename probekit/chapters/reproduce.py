@@ -125,10 +125,10 @@ def same_table(old: pd.DataFrame | None, new: pd.DataFrame | None) -> bool:
 
 
 def reproduces(old: tuple, new: tuple) -> bool:
-    """Whether a rebuilt page reproduces the previous one (each a tuple: notebook, result rows, item rows or
-    None): made with the same sources, versions, parameters and profile, and every result value and item row
-    equal within the tolerance."""
-    (old_nb, old_rows, old_items), (new_nb, new_rows, new_items) = old, new
+    """Whether a rebuilt page reproduces the previous one (each a tuple: notebook, result rows, then the tables
+    saved beside them, item rows and lab rows, or None): made with the same sources, versions, parameters and
+    profile, and every result value and table row equal within the tolerance."""
+    (old_nb, old_rows, *old_tables), (new_nb, new_rows, *new_tables) = old, new
     if old_nb is None or old_rows is None:
         return False
     old_meta, new_meta = old_nb.metadata.get("probekit", {}), new_nb.metadata.get("probekit", {})
@@ -136,7 +136,8 @@ def reproduces(old: tuple, new: tuple) -> bool:
     if any(old_meta.get(f) != new_meta.get(f) for f in fields):
         return False
     equal, total = tally(old_rows, new_rows)
-    return len(old_rows) == len(new_rows) and equal == total and same_table(old_items, new_items)
+    return (len(old_rows) == len(new_rows) and equal == total
+            and all(same_table(a, b) for a, b in zip(old_tables, new_tables, strict=True)))
 
 
 BUILT_WITH = "book/chapters/built_with.md"   # included by the start page

@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from probekit.metrics.conceptual import Stat, class_logits, softmax, summary_rows
+from probekit.metrics.conceptual import Stat, summary_rows
 from probekit.results import concat, empty
 
 VIEWS = ("x0", "x0_patch", "x1_fill")  # original x0, patched x̃0, background-filled x̃1
@@ -91,40 +91,6 @@ def single_object_correct(logits, target: int) -> float:
     car.  NaN when a logit is missing."""
     z = np.asarray(logits, dtype=float)
     return float("nan") if np.isnan(z).any() else float(int(np.argmax(z)) == target)
-
-
-def score_probe_b(scorer, derived: pd.DataFrame, classes: Sequence[str],
-                  prompts: dict[str, str]) -> pd.DataFrame:
-    """Per item x filler: h (AP over the class prompts, or 1/0 accuracy for single-object items), mean softmax
-    confidence of the present objects and the logits (``scores_<view>``, over ``candidates``, ``positive`` saying
-    which are the image's objects), for each of x0, x̃0 and x̃1.
-
-    ``derived`` is :func:`probekit.fillers.derive_probe_b`'s table (one row per item x filler with the
-    paths of the three views); ``prompts`` maps each class name to its prompt text."""
-    classes = list(classes)
-    cls_index = {c: k for k, c in enumerate(classes)}
-    paths = list(dict.fromkeys(p for v in VIEWS for p in derived[v].astype(str)))
-    logits = class_logits(scorer, paths, [prompts[c] for c in classes])
-    row_of = {p: i for i, p in enumerate(paths)}
-    rows = []
-    for rec in derived.to_dict("records"):
-        cand = [cls_index[c] for c in probe_b_candidates(rec, classes)]
-        wanted = [rec["target"]] if rec["single_object"] else list(rec["labels"])
-        pos = np.array([classes[k] in wanted for k in cand])
-        out = {"model": scorer.name, "item_id": rec["item_id"], "filler": rec["filler"],
-               "single_object": bool(rec["single_object"]), "target": rec["target"],
-               "candidates": [classes[k] for k in cand], "positive": pos.tolist()}
-        for v in VIEWS:
-            z = logits[row_of[str(rec[v])]][cand]
-            p = softmax(z)
-            if rec["single_object"]:
-                h = single_object_correct(z, int(np.flatnonzero(pos)[0]))
-            else:
-                h = average_precision(pos, z)
-            out[f"h_{v}"], out[f"scores_{v}"] = h, z.tolist()
-            out[f"conf_{v}"] = float(np.mean(p[pos])) if pos.any() else np.nan
-        rows.append(out)
-    return pd.DataFrame(rows)
 
 
 def _stats(single: bool) -> list[Stat]:

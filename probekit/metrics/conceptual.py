@@ -2,8 +2,8 @@
 and the patching sweep's zero-shot accuracy (Probe-B is in :mod:`probekit.metrics.background`).
 
 Every model is reduced to one compatibility score ``f(image, prompt)`` on a logit scale, the quantity the
-paper feeds to a softmax; which head gives it is decided by ``probekit.scorers.head_for(scorer,
-"compatibility")``:
+paper feeds to a softmax (asked of the model by :mod:`probekit.studies.conceptual_scores`; which head gives it is
+decided by ``probekit.scorers.head_for(scorer, "compatibility")``):
 
 * dual encoders (the ``similarity`` head: CLIP, SigLIP, FLAVA's contrastive head) give the scaled
   image-text cosine logit;
@@ -12,14 +12,13 @@ paper feeds to a softmax; which head gives it is decided by ``probekit.scorers.h
 
 A softmax over the two prompts of a Probe-R item is then ``sigmoid(f_correct - f_wrong)``; for an ITM model
 this equals ``p1(1-p2) / (p1(1-p2) + p2(1-p1))``, i.e. the two match probabilities normalised against each
-other.  ``score_*`` functions run a scorer over an item table and return one row per item; the ``*_rows``
-functions summarise those per model (and kind, split, category...) as result rows (:mod:`probekit.results`,
-values as fractions) with percentile bootstrap intervals from :mod:`probekit.stats`.
+other.  The ``score_*`` functions of :mod:`probekit.studies.conceptual_scores` return one row per item from
+those scores; the ``*_rows`` functions here summarise them per model (and kind, split, category...) as result
+rows (:mod:`probekit.results`, values as fractions) with percentile bootstrap intervals from :mod:`probekit.stats`.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -28,7 +27,6 @@ import pandas as pd
 
 from probekit.data.conceptual import GROUPED_KINDS
 from probekit.results import frame, row
-from probekit.scorers.heads import head_for
 from probekit.stats import bootstrap_ci
 
 STUDY = "conceptual"
@@ -45,52 +43,6 @@ def log_odds(p) -> np.ndarray:
     tie is created by clipping.  Probabilities the model itself saturates at 1 stay tied."""
     p = np.clip(np.asarray(p, dtype=float), _P_LOW, _P_HIGH)
     return np.log(p) - np.log1p(-p)
-
-
-def pair_logits(scorer, images: Sequence, texts: Sequence[str], chunk: int = 256) -> np.ndarray:
-    """``f(images[i], texts[i])`` for each i on a logit scale (see the module docstring).
-
-    For dual encoders the pairs are scored in chunks: the unique images and texts of a chunk are encoded
-    once and the needed entries are picked from their similarity matrix."""
-    if len(images) != len(texts):
-        raise ValueError(f"{len(images)} images but {len(texts)} texts")
-    images = [str(x) if isinstance(x, (str, os.PathLike)) else x for x in images]
-    ok = np.array([_has_image(x) for x in images], dtype=bool)
-    out = np.full(len(images), np.nan)
-    if not ok.any():
-        return out
-    if not ok.all():  # images that could not be fetched: NaN, left out of every metric
-        out[ok] = pair_logits(scorer, [x for x, k in zip(images, ok) if k], [t for t, k in zip(texts, ok) if k], chunk)
-        return out
-    if head_for(scorer, "compatibility") == "match":
-        return log_odds(scorer.match(list(images), list(texts)))
-    for start in range(0, len(images), chunk):
-        imgs, txts = images[start:start + chunk], list(texts[start:start + chunk])
-        if all(isinstance(x, str) for x in imgs):
-            uimg = list(dict.fromkeys(imgs))
-            ii = [uimg.index(x) for x in imgs]
-        else:  # PIL images: no de-duplication
-            uimg, ii = imgs, list(range(len(imgs)))
-        utxt = list(dict.fromkeys(txts))
-        sim = np.asarray(scorer.similarity(uimg, utxt), dtype=float)
-        out[start:start + len(imgs)] = sim[ii, [utxt.index(t) for t in txts]]
-    return out
-
-
-def _has_image(x) -> bool:
-    return x is not None and not (isinstance(x, float) and np.isnan(x)) and x != ""
-
-
-def class_logits(scorer, images: Sequence, prompts: Sequence[str]) -> np.ndarray:
-    """``f(image, prompt)`` for every image x every class prompt: an (N, K) array."""
-    images, prompts = [str(x) for x in images], list(prompts)
-    if not images:
-        return np.empty((0, len(prompts)))
-    if head_for(scorer, "compatibility") == "similarity":
-        return np.asarray(scorer.similarity(images, prompts), dtype=float)
-    flat_i = [im for im in images for _ in prompts]
-    flat_t = [p for _ in images for p in prompts]
-    return log_odds(scorer.match(flat_i, flat_t)).reshape(len(images), len(prompts))
 
 
 def class_prompts(classes: Iterable[str]) -> dict[str, str]:
@@ -159,16 +111,6 @@ def _mean(metric: str, column: str) -> Stat:
 
 
 # --------------------------------------------------------------------------------------------- Probe-R
-def score_probe_r(scorer, items: pd.DataFrame) -> pd.DataFrame:
-    """Per item: logits of the correct and the wrong prompt, confidence of the correct one (softmax over
-    the two) and whether it wins; the kinds scored on a group's role-alone images (``GROUPED_KINDS``) as one row
-    per group, as :func:`group_means` computes them."""
-    f_c = pair_logits(scorer, items["image"].tolist(), items["correct_prompt"].tolist())
-    f_w = pair_logits(scorer, items["image"].tolist(), items["wrong_prompt"].tolist())
-    out = items[["item_id", "group_id", "kind"]].copy()
-    out["model"] = scorer.name
-    out["logit_correct"], out["logit_wrong"] = f_c, f_w
-    return group_means(out)
 
 
 def group_means(scored: pd.DataFrame) -> pd.DataFrame:
@@ -224,19 +166,6 @@ def winoground(s00, s01, s10, s11) -> dict:
             "confidence": nan_where_bad(conf)}
 
 
-def score_probe_c(scorer, items: pd.DataFrame) -> pd.DataFrame:
-    """Per 2x2 group: the four logits and the Winoground text/image/group scores and μ(c)."""
-    i0, i1 = items["image_0"].tolist(), items["image_1"].tolist()
-    c0, c1 = items["caption_0"].tolist(), items["caption_1"].tolist()
-    n = len(items)
-    s = pair_logits(scorer, i0 + i0 + i1 + i1, c0 + c1 + c0 + c1)
-    s00, s01, s10, s11 = s[:n], s[n:2 * n], s[2 * n:3 * n], s[3 * n:]
-    out = items[["group_id", "split", "category"]].copy()
-    out["model"] = scorer.name
-    out["s00"], out["s01"], out["s10"], out["s11"] = s00, s01, s10, s11
-    return out.assign(**winoground(s00, s01, s10, s11))
-
-
 PROBE_C_STATS = (_mean("mu_c", "confidence"), _mean("image", "image"), _mean("text", "text"), _mean("group", "group"))
 
 
@@ -248,22 +177,6 @@ def probe_c_rows(scored: pd.DataFrame, seed: int = 0, by: Mapping[str, str] | No
 
 
 # ------------------------------------------------------------------------------------------ general task
-def zero_shot_scores(scorer, items: pd.DataFrame, prompts: dict[str, str], top: Sequence[int] = (1, 5)
-                     ) -> pd.DataFrame:
-    """Per image (``item_id``): whether zero-shot classification against one prompt per class puts the true
-    label in the top k (columns ``top1``, ``top5``...; only k up to the number of classes).  The gold class's rank
-    counts every other class scored at least as high, so a tie counts against it (probekit's rule)."""
-    classes = list(prompts)
-    items = items[items["image"].notna()]
-    logits = class_logits(scorer, items["image"].tolist(), [prompts[c] for c in classes])
-    gold = np.array([classes.index(lbl) for lbl in items["label"]])
-    rank = (logits >= logits[np.arange(len(gold)), gold][:, None]).sum(1) - 1  # others scored at least as high
-    out = pd.DataFrame({"item_id": items["item_id"].astype(str).to_numpy()})
-    for k in top:
-        if k <= len(classes):
-            out[f"top{k}"] = (rank < k).astype(float)
-    out.attrs["classes"] = len(classes)
-    return out
 
 
 def zero_shot_rows(scored: pd.DataFrame, seed: int = 0, subset: str = "general", **fixed) -> pd.DataFrame:

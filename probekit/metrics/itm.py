@@ -25,8 +25,9 @@ Rules, as in the authors' evaluation notebook:
 * ``verb_pair_counts``: positive and negative pairs of verb negatives with both images, the quantity the
   guided-masking paper counts (11,571 + 22,322 = 33,893).
 
-``score_pairs`` is the hand-off from a scorer to these metrics: it returns the two score arrays for the rows
-with both images, scoring each distinct (sentence, image) pair once, and NaN for every other row.
+The scores are the caller's (:func:`probekit.studies.pair_scores.score_pairs` asks a model for them: the two score
+arrays for the rows with both images, each distinct (sentence, image) pair scored once, NaN for every other row);
+nothing here calls a model.
 
 Rows are in the one result schema (:mod:`probekit.results`), ``study="verbs"``, values as fractions, each with
 a percentile-bootstrap 95% interval (``probekit.stats.bootstrap_ci``, which always holds the value: with few
@@ -55,7 +56,6 @@ NEG_TYPES = {"subject": "subj_neg", "verb": "verb_neg", "object": "obj_neg"}
 SUBSETS = ["all", *NEG_TYPES]
 PROBE, VERB_PROBE = "svo", "svo-verbs"
 CHANCE = 0.5
-HEADS = ("match", "similarity")
 
 
 def condition(threshold: float) -> str:
@@ -154,39 +154,6 @@ def itm_accuracy_diff(items: pd.DataFrame, a_scores, b_scores, model: str, again
             _row(model, "pos_diff", "all", pos_d, np.mean, n_resamples, seed, cond=cond),
             _row(model, "neg_diff", "all", neg_d, np.mean, n_resamples, seed, cond=cond)]
     return frame([{**r, "chance": 0.0} for r in rows])
-
-
-def score_pairs(scorer, items: pd.DataFrame, head: str) -> tuple[np.ndarray, np.ndarray]:
-    """Score of (sentence, positive image) and (sentence, negative image) for the rows of ``items`` with both.
-
-    ``head="match"``: ``scorer.match`` probabilities, each distinct (sentence, image) pair scored once (the
-    scores a threshold applies to, and the choice head of ITM models).  ``head="similarity"``:
-    ``scorer.choose_image`` over [positive, negative] per row with that head (a softmax over the two images'
-    similarities).  A row missing either image (None) is dropped whole, as the authors do: both its scores are
-    NaN and neither pair is scored.  Which head answers which question is ``probekit.scorers.head_for``'s
-    decision, not this function's.
-    """
-    if head not in HEADS:
-        raise ValueError(f"head must be one of {HEADS}, not {head!r}")
-    n = len(items)
-    pos, neg = np.full(n, np.nan), np.full(n, np.nan)
-    both = (items["pos_image"].notna() & items["neg_image"].notna()).to_numpy()
-    if not both.any():
-        return pos, neg
-    part = items.loc[both]
-    if head == "match":
-        pairs = pd.concat([part[["sentence", "pos_image"]].set_axis(["text", "image"], axis=1),
-                           part[["sentence", "neg_image"]].set_axis(["text", "image"], axis=1)])
-        pairs = pairs.drop_duplicates().reset_index(drop=True)
-        scores = np.asarray(scorer.match(pairs["image"].tolist(), pairs["text"].tolist()), float)
-        lookup = dict(zip(zip(pairs["text"], pairs["image"]), scores))
-        pos[both] = [lookup[k] for k in zip(part["sentence"], part["pos_image"])]
-        neg[both] = [lookup[k] for k in zip(part["sentence"], part["neg_image"])]
-    else:
-        probs = np.asarray(scorer.choose_image([[p, q] for p, q in zip(part["pos_image"], part["neg_image"])],
-                                               part["sentence"].tolist(), head=head), float)
-        pos[both], neg[both] = probs[:, 0], probs[:, 1]
-    return pos, neg
 
 
 def _pair_correct(scored: pd.DataFrame) -> np.ndarray:

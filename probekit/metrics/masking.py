@@ -13,15 +13,13 @@ pieces, not told how it is spelt.  Lemmas, piece markers and the two scoring rul
 **Rows.**  :func:`accuracy_rows` gives both accuracies per model × condition in the result schema (study
 ``masking``, probe ``top-k``, chance :func:`topk_chance`); :func:`drop_rows` the paired differences between
 conditions (metric ``<metric>_diff``, condition "full image − subject ablated", chance 0);
-:func:`itm_under_ablation` ITM accuracy rows (probe ``itm``) per image condition, with the pooled average
-(:func:`pooled_rows`) beside the balanced one.
+:func:`pooled_rows` the pooled ITM average beside the balanced one (probe ``itm``, per image condition).
 
 **One item set.**  :func:`common_items` keeps the items scored in every condition; drops and accuracies then
 compare the same captions (the others are the caller's to report).
 
-The scoring functions take item tables and predictions, never a model; :func:`predict_verbs`,
-:func:`guided_masking` and :func:`itm_under_ablation` are the ones that call scorers, on image paths the caller
-made (``probekit.ablation``): this module writes no images.
+The functions here take item tables and predictions, never a model (:mod:`probekit.studies.masking_scores` asks
+the models, on image paths the caller made, ``probekit.ablation``): this module writes no images.
 """
 
 from __future__ import annotations
@@ -29,10 +27,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from probekit.metrics.itm import itm_accuracy, negative_type, score_pairs
+from probekit.metrics.itm import negative_type
 from probekit.metrics.verb_pieces import (piece_ranks, pieces_correct, top_candidates, verb_lemmas)
-from probekit.results import concat, frame, items_frame, row
-from probekit.scorers import MASK
+from probekit.results import frame, items_frame, row
 from probekit.stats import bootstrap_ci
 
 STUDY, PROBE, TEXT_ONLY = "masking", "top-k", "text only"
@@ -43,15 +40,6 @@ DROPS = (("full image", "subject ablated"), ("full image", "image ablated"), ("f
          ("subject ablated", "image ablated"))
 PER_ITEM = ["item_id", "verb", "pieces", "piece_ranks", "hits", "correct", "predictions", "probs", "rank",
             "word_correct"]
-
-
-def mask_span(sentence: str, start: int, end: int, n_masks: int, mask: str = MASK) -> str:
-    """``sentence`` with characters ``start:end`` replaced by ``n_masks`` mask tokens separated by spaces."""
-    if not 0 <= start < end <= len(sentence):
-        raise ValueError(f"verb span {start}:{end} lies outside the sentence {sentence!r}")
-    if n_masks < 1:
-        raise ValueError(f"n_masks must be at least 1, got {n_masks}")
-    return sentence[:start] + " ".join([mask] * n_masks) + sentence[end:]
 
 
 def score_predictions(items: pd.DataFrame, predictions, pieces, k: int = 5) -> pd.DataFrame:
@@ -81,20 +69,6 @@ def score_predictions(items: pd.DataFrame, predictions, pieces, k: int = 5) -> p
                      "predictions": [w for w, _ in cands], "probs": [p for _, p in cands], "rank": rank,
                      "word_correct": bool(rank == rank and rank <= k)})
     return pd.DataFrame(rows, columns=PER_ITEM)
-
-
-def verb_pieces(scorer, items: pd.DataFrame) -> list[list[str]]:
-    """The gold pieces of each item's verb as ``scorer``'s tokenizer splits its surface form."""
-    return [scorer.word_pieces(item.sentence[int(item.verb_start):int(item.verb_end)])
-            for item in items.itertuples(index=False)]
-
-
-def predict_verbs(scorer, items: pd.DataFrame, pieces, images=None, k: int = 5) -> list:
-    """Mask each item's verb with one mask per gold piece (``pieces``, :func:`verb_pieces`); return
-    ``scorer.fill_mask``'s per-item predictions (``images``: one path per item, or None for text only)."""
-    texts = [mask_span(item.sentence, int(item.verb_start), int(item.verb_end), len(p))
-             for item, p in zip(items.itertuples(index=False), pieces)]
-    return scorer.fill_mask(texts, images=images, k=k)
 
 
 def topk_chance(verbs, k: int) -> float:
@@ -161,36 +135,6 @@ def common_items(per_item: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return per_item[inside].reset_index(drop=True), per_item[~inside].reset_index(drop=True)
 
 
-def guided_masking(items: pd.DataFrame, scorers, text_scorer, images, k: int = 5) -> pd.DataFrame:
-    """Per item, model and condition: :func:`score_predictions`'s row plus ``model``, ``condition`` and
-    ``scored_by`` (the model that answered).  ``images[(scorer.name, condition)]`` is one path (or None) per
-    item for each image condition of each masked-LM scorer; "text only" is answered once by ``text_scorer``
-    and listed under every model.  An item whose image under a condition is None (missing image, or no subject
-    box to ablate) gets a row without a verdict there (:func:`common_items` then sets it apart)."""
-    frames, text = [], None
-    if text_scorer is not None:
-        pieces = verb_pieces(text_scorer, items)
-        text = score_predictions(items, predict_verbs(text_scorer, items, pieces, None, k), pieces, k)
-    for scorer in scorers:
-        pieces = verb_pieces(scorer, items) if len(items) else []
-        for (name, condition), paths in images.items():
-            if name != scorer.name:
-                continue
-            shown = [i for i, p in enumerate(paths) if p is not None]
-            preds = [None] * len(items)
-            if shown:
-                found = predict_verbs(scorer, items.iloc[shown], [pieces[i] for i in shown],
-                                      [str(paths[i]) for i in shown], k)
-                for i, pred in zip(shown, found):
-                    preds[i] = pred
-            frames.append(score_predictions(items, preds, pieces, k).assign(model=scorer.name, condition=condition,
-                                                                            scored_by=scorer.name))
-        if text is not None:
-            frames.append(text.assign(model=scorer.name, condition=TEXT_ONLY, scored_by=text_scorer.name))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=[*PER_ITEM, "model", "condition", "scored_by"])
-
-
 def pooled_rows(pairs: pd.DataFrame, pos_scores, neg_scores, model: str, threshold: float = 0.5,
                 seed: int = 0) -> pd.DataFrame:
     """ITM accuracy pooled over all pairs (metric ``avg_pooled``): every distinct (sentence, positive image) and
@@ -212,24 +156,3 @@ def pooled_rows(pairs: pd.DataFrame, pos_scores, neg_scores, model: str, thresho
     return frame(rows)
 
 
-def itm_under_ablation(pairs: pd.DataFrame, scorers, images, threshold: float = 0.5) -> pd.DataFrame:
-    """ITM accuracy rows (``probekit.metrics.itm.itm_accuracy``: positives, negatives, balanced average, per
-    negative type; and :func:`pooled_rows`) of each scorer on a ``verbs`` table under each image condition:
-    ``images[(scorer.name, condition)]`` = (positive paths, negative paths), one per row, None where the image
-    or its box is missing.  Only the rows with both images in every condition of the scorer are scored, so each
-    condition sees the same pairs.  Probe ``itm``, the condition in ``condition``, chance 0.5 (a coin flip is
-    right on half the positives and half the negatives)."""
-    parts = []
-    for scorer in scorers:
-        mine = {c: paths for (name, c), paths in images.items() if name == scorer.name}
-        complete = np.array([all(p is not None for pos, neg in mine.values() for p in (pos[i], neg[i]))
-                             for i in range(len(pairs))], bool)
-        kept = pairs[complete]
-        for condition, (pos, neg) in mine.items():
-            shown = kept.assign(pos_image=[str(p) for p, ok in zip(pos, complete) if ok],
-                                neg_image=[str(p) for p, ok in zip(neg, complete) if ok])
-            scores = score_pairs(scorer, shown, head="match")
-            table = itm_accuracy(kept, *scores, model=scorer.name, threshold=threshold)
-            parts += [frame(table.assign(study=STUDY, probe="itm", condition=condition), chance=0.5),
-                      pooled_rows(kept, *scores, model=scorer.name, threshold=threshold).assign(condition=condition)]
-    return concat(parts)

@@ -1,7 +1,7 @@
 """Counter-balanced pair metrics of the predicate–noun study (Nikolaus et al. 2022), as result rows.
 
-:func:`score_triplets` asks a scorer for ``s_target`` = s(I, S_target) and ``s_distractor`` = s(I, S_distractor)
-with the head :func:`probekit.scorers.head_for` picks for a choice.  A triplet is right when
+The caller asks a model for ``s_target`` = s(I, S_target) and ``s_distractor`` = s(I, S_distractor)
+(:func:`probekit.studies.pair_scores.score_triplets`); nothing here calls a model.  A triplet is right when
 ``s_target > s_distractor`` (a tie is wrong, as in the authors' evaluation script: ``prob_target_match >
 prob_distractor_match``); a pair (rows sharing ``pair_id``) is right when both its triplets
 are, so a model that ignores the image is right on at most one of them and chance is 0.25.  Triplets without a
@@ -14,14 +14,10 @@ interval is a 95% percentile bootstrap over pairs (:data:`N_BOOT` resamples).
 
 from __future__ import annotations
 
-import math
-from typing import Sequence
-
 import numpy as np
 import pandas as pd
 
 from probekit.results import frame, items_frame, row
-from probekit.scorers import head_for
 from probekit.stats import bootstrap_ci, bootstrap_std
 
 STUDY = "prednoun"
@@ -32,31 +28,6 @@ N_BOOT = 1000
 #: the authors' plotting code keeps a (target, distractor) tuple with at least this many triplets (Fig. 6: 48
 #: tuples); a concept needs 5 pairs (= 10 triplets, :func:`concept_accuracy`'s ``min_count``)
 TUPLE_MIN_COUNT = 5
-
-
-def score_triplets(scorer, items: pd.DataFrame, images: Sequence | None = None,
-                   template: str = "default") -> pd.DataFrame:
-    """s(I, target) and s(I, distractor) for every triplet, as the paper computes them.
-
-    The choice head (:func:`probekit.scorers.head_for`) answers: an ITM model gives each sentence's match
-    probability, a dual encoder a softmax over the two sentences for the one image (s(I, S1) = 1 - s(I, S2)).
-    ``images`` overrides the image column (e.g. crops); rows without an image get NaN.  ``template="alt"`` uses
-    the alternative sentences ("the man wears glasses").
-    """
-    if template not in ("default", "alt"):
-        raise ValueError(f"unknown template {template!r}; valid: 'default', 'alt'")
-    suffix = "_alt" if template == "alt" else ""
-    images = list(items["image"] if images is None else images)
-    candidates = [[t, d] for t, d in zip(items[f"sentence_target{suffix}"], items[f"sentence_distractor{suffix}"])]
-    present = [i for i, img in enumerate(images) if img is not None and not (isinstance(img, float)
-                                                                               and math.isnan(img))]
-    scores = np.full((len(images), 2), np.nan)
-    if present:
-        scores[present] = np.asarray(scorer.choose_text([images[i] for i in present],
-                                                        [candidates[i] for i in present],
-                                                        head=head_for(scorer, "choice")), dtype=float)
-    return pd.DataFrame({"item_id": items["item_id"].to_numpy(), "s_target": scores[:, 0],
-                         "s_distractor": scores[:, 1]}, index=items.index)
 
 
 def triplet_correct(items: pd.DataFrame) -> pd.DataFrame:

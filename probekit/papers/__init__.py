@@ -7,26 +7,23 @@ facts that are not numbers (e.g. a table's verb lists) are module constants besi
 
 from __future__ import annotations
 
-from importlib import import_module
-
 import pandas as pd
 
+from probekit.registry import Registry
 from probekit.results import frame
 
 #: study -> the module holding its paper's numbers
-PAPERS = {
-    "verbs": "svo_probes",
-    "prednoun": "prednoun",
-    "masking": "guided_masking",
-    "conceptual": "conceptual",
-}
+PAPERS = Registry("study with a paper", {
+    "verbs": "probekit.papers.svo_probes",
+    "prednoun": "probekit.papers.prednoun",
+    "masking": "probekit.papers.guided_masking",
+    "conceptual": "probekit.papers.conceptual",
+})
 
 
 def paper(study: str):
     """The module of ``study``'s paper."""
-    if study not in PAPERS:
-        raise KeyError(f"no paper registered for study {study!r}; studies: {', '.join(PAPERS)}")
-    return import_module(f"{__name__}.{PAPERS[study]}")
+    return PAPERS.load(study)
 
 
 def reported(study: str, table: str | None = None) -> pd.DataFrame:

@@ -8,6 +8,7 @@ import pandas as pd
 
 from probekit.numbers import cell
 from probekit.studies import lab, lab_seeds
+from probekit.toymodels import seed_table
 
 _ROLE = {lab.TARGET: "target probe, its information removed (from the training data or the image)",
          lab.PARENT: "target probe, its information there",
@@ -53,7 +54,7 @@ def judged_by(found: pd.DataFrame) -> str:
 def _beside(table: pd.DataFrame, lines: pd.DataFrame, study: str | None, seeds: pd.DataFrame | None):
     """``table`` with a column per zoo retrained from another seed (``lab_seeds.beside``; the shipped comparison
     unless ``seeds`` is given), when the study is named and a comparison exists."""
-    seeds = lab_seeds.read() if seeds is None and study else seeds
+    seeds = seed_table.read() if seeds is None and study else seeds
     if not study or seeds is None or not len(table):
         return table
     under = lab_seeds.beside(lines, seeds)   # line for line with the table, whose index (a model) may repeat

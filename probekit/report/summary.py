@@ -4,28 +4,26 @@ Each executed chapter leaves its rows in ``book/chapters/<study>.results.parquet
 its headline rows in ``HEADLINES`` (a list of :func:`probekit.results.select` conditions, e.g.
 ``dict(probe="svo", subset="all", metric="pairwise")``).  :func:`headline_rows` picks those rows (ours only,
 unless a headline names its ``source``), :func:`summary_table` lays them out, and :func:`show` puts the table,
-a heatmap, the toy lab's verdicts (:func:`lab_overview`, :func:`lab_claims`, read from the executed notebooks
-by :func:`load_lab`) and the list of chapters (executed or not) on the page.
+a heatmap, the toy lab's verdicts (:func:`lab_overview`, :func:`lab_claims`, read from the files the executor
+writes beside each page by :func:`load_lab`) and the list of chapters (executed or not) on the page.
 """
 
 from __future__ import annotations
 
 import html
-
-import importlib
 import math
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import pandas as pd
 
-from probekit.report.export import lab_from_notebook
 from probekit.report.figures import heatmap
 from probekit.numbers import cell, is_plain, number
 from probekit.report.format import table
 from probekit.report.show import show_figure, show_table, show_text
 from probekit.results import COLUMNS, KEYS, OURS, load, select
 from probekit.studies import STUDIES, lab, lab_seeds
+from probekit.toymodels import seed_table
 from probekit.toymodels.zoo import ZOO
 
 LABEL, LINK = "headline probe", "_link"
@@ -42,14 +40,10 @@ def load_results(chapters_dir: str | Path, studies: Sequence[str] = STUDIES) -> 
 
 
 def load_lab(chapters_dir: str | Path, studies: Sequence[str] = STUDIES) -> pd.DataFrame:
-    """The lab verdicts of every executed chapter (``<study>.ipynb``), in study order (``lab.verdict_lines``)."""
-    import nbformat
-    parts = []
-    for s in studies:
-        path = Path(chapters_dir) / f"{s}.ipynb"
-        found = lab_from_notebook(nbformat.read(path, as_version=4)) if path.is_file() else None
-        if found is not None:
-            parts.append(found)
+    """The lab verdicts of every executed chapter (``<study>.lab.parquet``, written beside its page), in study
+    order (``lab.verdict_lines``)."""
+    files = [Path(chapters_dir) / f"{s}.lab.parquet" for s in studies]
+    parts = [pd.read_parquet(path) for path in files if path.is_file()]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=lab.VERDICT_COLUMNS)
 
 
@@ -86,7 +80,7 @@ def _claim_cell(study: str, what: str, models: str) -> str:
 def lab_claims(lab: pd.DataFrame, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every paper's claim the lab tested: its study (linked to the chapter, whose lab section states it whole),
     its title (:func:`short_claim`) over the zoo's rows it compares ("a vs b"; one name when both are one
-    model's), and its verdict on the toy zoo; with a seed comparison (``lab_seeds.read()``), a column per
+    model's), and its verdict on the toy zoo; with a seed comparison (``seed_table.read()``), a column per
     retrained zoo: the claim's verdict there (``lab_seeds.beside``)."""
     claims = lab[lab["kind"] == "claim"].reset_index(drop=True)
     out = pd.DataFrame({"claim (study: title; the rows compared)": [
@@ -123,13 +117,13 @@ def seed_sentences(claims: pd.DataFrame) -> str:
 
 
 def headlines(studies: Sequence[str]) -> dict[str, list[dict]]:
-    """{study: ``probekit.studies.<study>.HEADLINES``}."""
-    return {s: list(importlib.import_module(f"probekit.studies.{s}").HEADLINES) for s in studies}
+    """{study: its headline rows (:data:`probekit.studies.STUDIES`)}."""
+    return {s: STUDIES[s].headlines for s in studies}
 
 
 def controls(studies: Sequence[str]) -> dict[str, list[dict]]:
-    """{study: its headlines that are controls (``CONTROLS`` of its module; none when it names none)}."""
-    return {s: list(getattr(importlib.import_module(f"probekit.studies.{s}"), "CONTROLS", [])) for s in studies}
+    """{study: its headlines that are controls}."""
+    return {s: STUDIES[s].controls for s in studies}
 
 
 def is_share(metric: str) -> bool:
@@ -216,7 +210,7 @@ def show(chapters_dir: str | Path = "book/chapters", studies: Sequence[str] = ST
     if len(lab):
         show_table(lab_overview(lab), caption="The toy lab (each chapter's last two sections): the papers' claims "
                    "tested on the toy zoo by verdict, and the knock-out and blind checks that came out as they should")
-        claims = lab_claims(lab, lab_seeds.read())
+        claims = lab_claims(lab, seed_table.read())
         show_table(seed_agreement(claims), caption="Every claim the toy lab tested, with its verdict (the chapter "
                    "states the claim whole and shows the two rows compared, their 95% intervals and n) and, where "
                    "the zoo was retrained under another seed, its verdict there (\"same\": the verdict shown; the "

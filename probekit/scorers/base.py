@@ -24,7 +24,7 @@ import numpy as np
 from probekit import images as imgs
 from probekit.cache import item_key, model_fingerprint
 from probekit.device import precision_for, resolve_device
-from probekit.scorers import mlm
+from probekit.scorers import mlm, registry
 from probekit.scorers.engine import Engine
 from probekit.scorers.pixels import DevicePixels
 
@@ -44,7 +44,7 @@ class Scorer(DevicePixels, Engine):
     #: whether fill_mask needs an image (False for text-only models, None when both work)
     mlm_needs_image: bool | None = True
     text_only: bool = False
-    family_capabilities: tuple[str, ...] = ()
+    family_capabilities = property(lambda self: registry.FAMILY_CAPABILITIES.get(self.family, ()))  # plugins: a tuple
     #: a plugin family's head (how its scores are computed and normalised, one line; built-ins: FAMILY_HEADS) ...
     head_description: str = ""
     model_types: tuple[str, ...] = ()  # ... and the config model_type values it scores (built-ins: MODEL_TYPES)

@@ -11,7 +11,6 @@ from probekit.scorers.base import Scorer
 
 class BertScorer(Scorer):
     family = "bert"
-    family_capabilities = ("fill_mask",)
     mlm_needs_image = False
     text_only = True
 

@@ -16,7 +16,6 @@ from probekit.scorers.bert import BertScorer
 
 class BlindScorer(BertScorer):
     family = "blind"
-    family_capabilities = ("match", "fill_mask")
     choice_head = "match"
 
     def match(self, images, texts) -> np.ndarray:

@@ -12,7 +12,6 @@ from probekit.scorers.base import Scorer
 
 class BlipScorer(Scorer):
     family = "blip"
-    family_capabilities = ("match",)
     pixels_on_device = True
 
     def _load(self, source, **options):

@@ -10,7 +10,6 @@ from probekit.scorers.resolve import HEAD_CLASSES, capabilities_from_architectur
 
 
 class TwoHeadScorer(Scorer):
-    family_capabilities = ("match", "fill_mask")
     backbone = ""  # attribute name of the shared backbone in both classes
 
     @property

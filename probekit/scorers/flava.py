@@ -18,7 +18,6 @@ from probekit.scorers.base import Scorer
 
 class FlavaScorer(Scorer):
     family = "flava"
-    family_capabilities = ("match", "similarity", "fill_mask")
     mlm_needs_image = None  # both work
     pixels_on_device = True
 

@@ -23,7 +23,6 @@ pooled_features = _pooled  # public: probekit.studies.finetune trains the CLIPMo
 
 class ClipScorer(Scorer):
     family = "clip"
-    family_capabilities = ("similarity",)
     choice_head = "similarity"
     model_class = "CLIPModel"
     pixels_on_device = True
@@ -54,7 +53,6 @@ class ClipScorer(Scorer):
 
 class SiglipScorer(ClipScorer):
     family = "siglip"
-    family_capabilities = ("similarity", "match")
     model_class = "SiglipModel"
 
     def _tokenize(self, texts):

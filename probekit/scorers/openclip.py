@@ -32,7 +32,6 @@ CONFIGS = "PROBEKIT_OPEN_CLIP_CONFIGS"
 
 class OpenClipScorer(Scorer):
     family = "open_clip"
-    family_capabilities = ("similarity",)
     choice_head = "similarity"
     decode_on_device = False
 

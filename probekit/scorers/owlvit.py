@@ -19,7 +19,6 @@ THRESHOLD = 0.1
 
 class OwlVitScorer(Scorer):
     family = "owlvit"
-    family_capabilities = ("detect",)
 
     def _load(self, source, threshold: float = THRESHOLD, query: str = QUERY, **options):
         from transformers import OwlViTProcessor

@@ -16,8 +16,10 @@ import os
 from pathlib import Path
 import warnings
 
+from probekit.registry import Registry, load
+
 #: family -> "module:Class" of its adapter (imported only when a model of that family is loaded)
-FAMILIES = {
+FAMILIES = Registry("model family", {
     "clip": "probekit.scorers.hf_clip:ClipScorer",
     "siglip": "probekit.scorers.hf_clip:SiglipScorer",
     "open_clip": "probekit.scorers.openclip:OpenClipScorer",
@@ -29,7 +31,7 @@ FAMILIES = {
     "bert": "probekit.scorers.bert:BertScorer",
     "owlvit": "probekit.scorers.owlvit:OwlVitScorer",
     "blind": "probekit.scorers.blind:BlindScorer",
-}
+})
 
 #: what each family can do when loaded from an arbitrary hub id / directory (narrowed by the checkpoint's heads)
 FAMILY_CAPABILITIES = {
@@ -67,9 +69,7 @@ def families() -> dict[str, str]:
 
 def adapter(family: str):
     """The adapter class of ``family`` (imported now); KeyError for a family nobody provides."""
-    import importlib
-    module, cls = families()[family].split(":")
-    return getattr(importlib.import_module(module), cls)
+    return load(families()[family])
 
 
 def family_capabilities(family: str) -> tuple[str, ...]:

@@ -60,7 +60,6 @@ class ViltScorer(_ViltInputs, TwoHeadScorer):
 
 class ViltItmScorer(_ViltInputs, Scorer):
     family = "vilt-itm"
-    family_capabilities = ("match",)
 
     def _load(self, source, models_dir=None, processor_source=vilt_original.PROCESSOR_SOURCE, **options):
         """``source``: the authors' checkpoint (URL or file) or its converted directory; ``models_dir``: where the

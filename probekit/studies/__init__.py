@@ -1,6 +1,50 @@
-"""One module per chapter: ``run(**params) -> probekit.results.StudyResult``; no display code.
+"""The studies, one per chapter, in one table (:data:`STUDIES`) read by the CLI, the checks, the summary page and
+the lab's seed comparison.
 
-A chapter notebook is its parameters cell, one ``run`` call, report calls and prose.
+A study is ``run(params) -> probekit.results.StudyResult`` in ``probekit.studies.<study>`` (no display code), with
+the rows the summary page shows (``HEADLINES``, of which ``CONTROLS`` are controls), and its parameters, one frozen
+dataclass in ``probekit.studies.<study>_params`` (:mod:`probekit.parameters`).  Entries are module paths imported
+only when used (:mod:`probekit.registry`): the checks read a study's parameters without importing the study.  A
+chapter notebook is its parameters cell, one ``run`` call, report calls and prose.
 """
 
-STUDIES = ("verbs", "prednoun", "masking", "conceptual")
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from probekit.registry import load
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    probes: tuple[str, ...]   # the probes whose dataset sources its ``dataset`` parameter names
+    module: str               # run(params), HEADLINES, CONTROLS
+    params: str               # "module:class" of its parameters dataclass
+
+    @property
+    def parameters(self) -> type:
+        return load(self.params)
+
+    def run(self, params):
+        return load(self.module).run(params)
+
+    @property
+    def headlines(self) -> list[dict]:
+        """The rows of each model the summary page shows (:func:`probekit.results.select` conditions)."""
+        return list(load(self.module).HEADLINES)
+
+    @property
+    def controls(self) -> list[dict]:
+        """The headlines that are controls, meant to be high (not counted against the toy world's ceiling)."""
+        return list(load(self.module).CONTROLS)
+
+
+#: the studies in reading order
+STUDIES: dict[str, Study] = {s.name: s for s in [
+    Study("verbs", ("verbs",), "probekit.studies.verbs", "probekit.studies.verbs_params:Params"),
+    Study("prednoun", ("prednoun",), "probekit.studies.prednoun", "probekit.studies.prednoun_params:Params"),
+    Study("masking", ("masking",), "probekit.studies.masking", "probekit.studies.masking_params:Params"),
+    Study("conceptual", ("probe-r", "probe-c", "probe-b"), "probekit.studies.conceptual",
+          "probekit.studies.conceptual_params:Params"),
+]}

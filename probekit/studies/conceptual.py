@@ -1,8 +1,9 @@
 """The conceptual-understanding study (Schiappa et al. 2023): Probe-R, Probe-C, Probe-B and CLIP patching.
 
-``run(**params)`` takes the chapter's parameters and returns a :class:`~probekit.results.StudyResult`: rows of
-every probe for every model (ours) beside the paper's Tables 2-4, 6, 8-10; ``data`` for the figures (the Probe-B
-views of one item, the patching sweep with its encoders and α, the training losses); ``facts`` the page states;
+``run(params)`` takes the chapter's parameters (:class:`~probekit.studies.conceptual_params.Params`) and returns a
+:class:`~probekit.results.StudyResult`: rows of every probe for every model (ours) beside the paper's Tables 2-4, 6,
+8-10; ``data`` for the figures (the Probe-B views of one item, the patching sweep with its encoders and α, the
+training losses); ``facts`` the page states;
 ``claims`` from :mod:`probekit.studies.conceptual_claims`; ``items`` the per-item rows of Probe-R, Probe-C and Probe-B
 (:mod:`probekit.metrics.conceptual_items`: Probe-R's and Probe-C's accuracies are means of ``correct``, Probe-B's mAP
 is recomputed from its score columns), not the α sweep's.
@@ -15,6 +16,7 @@ the lab's claims read, are ``data["lab"]`` (not in ``rows``), judged in ``data["
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
@@ -29,6 +31,8 @@ from probekit.metrics import conceptual_items as mi
 from probekit.papers.conceptual import parse_condition, undo_readings
 from probekit.results import StudyResult, concat, concat_items, empty, select
 from probekit.studies import conceptual_claims, conceptual_lab, finetune, finetune_cache, lab, patching
+from probekit.studies import conceptual_scores as cs
+from probekit.studies.conceptual_params import Params
 from probekit.toyworld import classify
 
 STUDY = "conceptual"
@@ -37,12 +41,10 @@ STUDY = "conceptual"
 HEADLINES = [dict(probe="probe-r", condition="", subset="predicate_swap", metric="acc"),
              dict(probe="probe-c", condition="", subset="composition", metric="group"),
              dict(probe="probe-b", condition="black", subset="x̃1", metric="map")]
-#: what each model parameter must answer (``probekit.scorers.head_for`` questions), checked before anything runs
-ROLES = {"models": ("compatibility",), "lab_models": ("compatibility",)}
+CONTROLS: list[dict] = []
 #: the chapter's ``dataset`` parameter -> the dataset source of each probe
 SUITES = {"toy": {"probe-r": "toy", "probe-c": "toy", "probe-b": "toy"},
           "paper": {"probe-r": "probe-r", "probe-c": "probe-c", "probe-b": "probe-b"}}
-FILLERS = ("black", "gray", "noise", "scene")
 #: toy train-split items loaded per fine-tuning triplet of each kind: a Probe-R group holds one predicate swap among
 #: about 3.4 items (subject swaps and subject-only images), and every other Probe-C group is a composition group
 #: giving two triplets
@@ -63,8 +65,8 @@ def suite_sources(dataset: str) -> dict[str, str]:
 
 
 def _probes(scorers, items_r, items_c, seed) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-    scored_r = pd.concat([mc.score_probe_r(s, items_r) for s in scorers.values()], ignore_index=True)
-    scored_c = pd.concat([mc.score_probe_c(s, items_c) for s in scorers.values()], ignore_index=True)
+    scored_r = pd.concat([cs.score_probe_r(s, items_r) for s in scorers.values()], ignore_index=True)
+    scored_c = pd.concat([cs.score_probe_c(s, items_c) for s in scorers.values()], ignore_index=True)
     comp = scored_c[scored_c["split"] == "composition"]
     swapped = [m for m, s in scorers.items() if s.family in authors_code.PROBE_C_SWAPPED]
     rows = concat([mc.probe_r_rows(scored_r, seed), mc.probe_c_rows(scored_c, seed),
@@ -83,7 +85,7 @@ def _background(scorers, items_b, fillers, root, seed, toy
     derived = derive_probe_b(items_b, used, root, seed=seed, progress=False)
     classes = items_b.attrs["classes"]
     prompts = items_b.attrs.get("prompts") or mc.class_prompts(classes)
-    scored = pd.concat([mb.score_probe_b(s, derived, classes, prompts) for s in scorers.values()], ignore_index=True)
+    scored = pd.concat([cs.score_probe_b(s, derived, classes, prompts) for s in scorers.values()], ignore_index=True)
     swapped = authors_code.swap_views(scored[scored["model"].isin(
         [m for m, s in scorers.items() if s.family in authors_code.PROBE_B_SWAPPED])])
     rows = concat([mb.probe_b_all_rows(scored, seed), mb.object_context_rows(scored, seed),
@@ -109,32 +111,32 @@ def sweep_plan(dataset: str, train_data, general_task: str, imagenet_dir) -> dic
     return plan
 
 
-def _sweep(load, root, items_r, items_c, *, finetune_model, finetune_encoders, finetune_steps, finetune_batch,
-           finetune_lr, finetune_optimizer, finetune_triplets, alphas, finetune_eval_limit, general_task, imagenet_dir,
-           train_data, dataset, limit, seed, device, batch_size, cache_dir):
-    if train_data:
-        triplets = finetune.load_triplets(train_data)
+def _sweep(load, root, items_r, items_c, p: Params, general_task: str):
+    """The patching sweep's rows, training history and facts; ``general_task`` as :func:`sweep_plan` settled it."""
+    seed = p.seed
+    if p.train_data:
+        triplets = finetune.load_triplets(p.train_data)
     else:  # the toy world's train split (disjoint from the evaluation items): finetune_triplets of each kind
-        n = finetune_triplets
+        n = p.finetune_triplets
         triplets = finetune.swap_triplets(load("probe-r", "train", "toy", TRAIN_ITEMS["probe-r"] * n),
                                           load("probe-c", "train", "toy", TRAIN_ITEMS["probe-c"] * n), per_kind=n)
-    n_eval = finetune_eval_limit
-    general = patching.general_task_items(general_task, root, imagenet_dir, seed=seed, limit=n_eval or limit)
+    n_eval = p.finetune_eval_limit
+    general = patching.general_task_items(general_task, root, p.imagenet_dir, seed=seed, limit=n_eval or p.limit)
     probes = {"probe-r": patching.whole_groups(items_r, n_eval, seed),
               "probe-c": patching.whole_groups(items_c, n_eval, seed)}
     rows, checkpoints = patching.patch_sweep(
-        finetune_model, triplets, finetune_encoders, alphas, probes, general, root / "finetune",
-        config={"steps": finetune_steps, "batch_size": finetune_batch, "lr": finetune_lr,
-                "optimizer": finetune_optimizer}, device=device,
-        batch_size=batch_size, cache_dir=cache_dir, seed=seed)   # a bar per fine-tune, on the terminal
+        p.finetune_model, triplets, list(p.finetune_encoders), list(p.alphas), probes, general, root / "finetune",
+        config={"steps": p.finetune_steps, "batch_size": p.finetune_batch, "lr": p.finetune_lr,
+                "optimizer": p.finetune_optimizer}, device=p.device,
+        batch_size=p.batch_size, cache_dir=p.cache_dir, seed=seed)   # a bar per fine-tune, on the terminal
     history = pd.concat([finetune_cache.training_history(path).rename_axis("step").reset_index().assign(encoders=enc)
                          for enc, path in checkpoints.items()], ignore_index=True)
     batch, = {finetune_cache.trained_config(path)["batch_size"] for path in checkpoints.values()}   # one config
     facts = {"triplets": len(triplets), "finetune_batch": min(batch, len(triplets)),   # as finetune_clip draws
              "general_items": len(general), "sweep_probe_r": len(probes["probe-r"]),
              "sweep_probe_c": len(probes["probe-c"]), "general_task": "ImageNet" if general_task == "imagenet"
-             else classify.GENERAL_TASK, "toy_train_data": not train_data,
-             "real_eval_data": dataset != "toy"}
+             else classify.GENERAL_TASK, "toy_train_data": not p.train_data,
+             "real_eval_data": p.dataset != "toy"}
     return rows, history, facts
 
 
@@ -145,19 +147,15 @@ def with_alpha(rows: pd.DataFrame) -> pd.DataFrame:
     return keep.assign(encoders=[p[0] for p in parsed], alpha=[p[1] for p in parsed])
 
 
-def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=None, seed=0, device="auto",
-        batch_size=32, cache_dir=None, fillers=FILLERS, finetune_model="toy-clip",
-        finetune_encoders=("text", "vision", "both"), finetune_steps=625, finetune_batch=128, finetune_lr=1e-4,
-        finetune_optimizer="adamw", finetune_triplets=1000, alphas=(0.0, 0.25, 0.5, 1.0), finetune_eval_limit=660,
-        general_task="toy", imagenet_dir=None, train_data=None, lab_models=conceptual_lab.LAB_MODELS) -> StudyResult:
-    """Every number of the chapter (parameters as in its parameters cell)."""
+def run(params: Params) -> StudyResult:
+    """Every number of the chapter."""
     from probekit.datasets import default_data_dir, load_dataset
     from probekit.scorers import head_for, load_scorer
 
-    params = {k: v for k, v in locals().items() if k not in ("default_data_dir", "load_dataset", "head_for",
-                                                             "load_scorer")}
-    models, fillers = list(models), [fillers] if isinstance(fillers, str) else list(fillers)
-    lab_models = [lab_models] if isinstance(lab_models, str) else list(lab_models or [])
+    dataset, data_dir, limit, seed, finetune_model = (params.dataset, params.data_dir, params.limit, params.seed,
+                                                      params.finetune_model)
+    device, batch_size, cache_dir = params.device, params.batch_size, params.cache_dir
+    models, fillers, lab_models = params.models, params.fillers, params.lab_models
     root = Path(data_dir) if data_dir else default_data_dir()
     sources = suite_sources(dataset)
 
@@ -183,26 +181,20 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
              "probe_r_kinds": list(dict.fromkeys(items_r["kind"])),
              "categories": list(dict.fromkeys(scored_c.loc[scored_c["split"] == "composition", "category"]))}
     parts, data = [rc_rows, b_rows], {"probe_b_example": example}
-    plan = sweep_plan(dataset, train_data, general_task, imagenet_dir)
+    plan = sweep_plan(dataset, params.train_data, params.general_task, params.imagenet_dir)
     facts.update(finetune_requested=bool(finetune_model), finetune_skipped=plan["skip"] if finetune_model else "",
                  general_fallback=plan["fallback"])
     facts["finetuned"] = bool(finetune_model) and not plan["skip"]
     if facts["finetuned"]:
-        general_task = plan["general_task"]
-        sweep, data["history"], sweep_facts = _sweep(
-            load, root, items_r, items_c, finetune_model=finetune_model, finetune_encoders=list(finetune_encoders),
-            finetune_steps=finetune_steps, finetune_batch=finetune_batch, finetune_lr=finetune_lr,
-            finetune_optimizer=finetune_optimizer,
-            finetune_triplets=finetune_triplets, alphas=list(alphas), finetune_eval_limit=finetune_eval_limit,
-            general_task=general_task, imagenet_dir=imagenet_dir, train_data=train_data, dataset=dataset, limit=limit,
-            seed=seed, device=device, batch_size=batch_size, cache_dir=cache_dir)
+        sweep, data["history"], sweep_facts = _sweep(load, root, items_r, items_c, params, plan["general_task"])
         parts.append(sweep)
         facts.update(sweep_facts)
         data["sweep"] = with_alpha(sweep)
     rows = concat(parts + [papers.reported(STUDY)])
     data["readings"] = readings_table(rows)
     facts["paper_categories"] = shared_categories(rows, facts["categories"])
-    data["claims"] = conceptual_claims.sections(rows, models, finetune_model, list(finetune_encoders), list(alphas))
+    data["claims"] = conceptual_claims.sections(rows, models, finetune_model, list(params.finetune_encoders),
+                                                 list(params.alphas))
     claims = [c for section in data["claims"].values() for c in section]
     facts["lab"], data["lab"] = _lab(
         lab_models, dataset, scorers=scorers, items={"probe-r": items_r, "probe-c": items_c}, scored=scored,
@@ -214,7 +206,7 @@ def run(models=("toy-vilt", "toy-clip"), dataset="toy", data_dir=None, limit=Non
     data["lab_claims"] = lab.claims(data["lab"], conceptual_lab.CLAIMS if on else [])
     per_item = [mi.probe_r_items(scored["probe-r"], items_r), mi.probe_c_items(scored_c, items_c),
                 mi.probe_b_items(scored_b)]
-    return StudyResult(STUDY, params, rows, data, facts, claims, concat_items(per_item))
+    return StudyResult(STUDY, asdict(params), rows, data, facts, claims, concat_items(per_item))
 
 
 def _lab(lab_models, dataset, *, scorers, items, scored, b_rows, background, sweep, seed, load

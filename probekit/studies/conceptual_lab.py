@@ -28,11 +28,11 @@ import pandas as pd
 from probekit.metrics import conceptual as mc
 from probekit.papers.conceptual import patch_condition
 from probekit.results import concat, empty, select
+from probekit.studies import conceptual_scores as cs
 from probekit.studies import patching
 from probekit.studies.lab import BLIND, FLOOR, HIGHER, LOWER, Check, PaperClaim
 from probekit.toyworld import classify
 
-LAB_MODELS = ("toy-clip", "toy-clip-hardneg", "toy-vilt", "toy-bert-blind")
 #: the models whose Probe-B rows the claims need (trained, as every zoo model, with objects in typical scenes)
 PROBE_B_MODELS = ("toy-clip",)
 #: (a, b) pairs of the zoo compared item by item (probe ``PAIRED``, condition ``a − b``)
@@ -129,7 +129,7 @@ def lab_rows(items: dict[str, pd.DataFrame], lab_models, *, load: Callable, seed
     lab_models = list(dict.fromkeys(lab_models))
     scored = scored or {}
     per = {"probe-r": {}, "probe-c": {}}
-    for probe, score in (("probe-r", mc.score_probe_r), ("probe-c", mc.score_probe_c)):
+    for probe, score in (("probe-r", cs.score_probe_r), ("probe-c", cs.score_probe_c)):
         done = scored.get(probe, empty())
         for m in lab_models:
             mine = done[done["model"] == m] if len(done) else done

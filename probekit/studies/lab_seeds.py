@@ -16,24 +16,18 @@ import argparse
 import functools
 import json
 import os
-from importlib import import_module
 from pathlib import Path
 
 import pandas as pd
 
+from probekit.studies import STUDIES
 from probekit.studies.lab import same_rows, verdict_lines
+from probekit.toymodels.seed_table import LINE, ROWS, zoo_columns
 
-STUDIES = ("verbs", "prednoun", "masking", "conceptual")
 NOT_RETRAINED = "not retrained"
 #: where a line's verdict on a page cannot be set beside the comparison's (see :func:`beside`)
 OTHER_RUN = "not compared: this page's run differs"
-SEEDS_FILE = "seed_verdicts.csv"   # the comparison kept beside a zoo's checkpoints (the model card shows it)
-LINE = ["study", "kind", "what", "models"]
-LINE_COLUMNS = [*LINE, "agree", "waits_for"]   # a table's columns that are not a zoo's
 UNDER = "under "   # a page's column of verdicts under a retrained zoo: "under seed 1 (cpu, 1 thread)"
-
-
-ROWS = " rows"   # suffix of a zoo's column of numbers: ``<zoo> rows`` (a line's ``rows``, lab.verdict_lines)
 
 
 def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
@@ -44,9 +38,9 @@ def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
         os.environ["PROBEKIT_TOY_CHECKPOINTS"] = str(zoo)
     try:
         out = []
-        for study in studies:
-            result = import_module(f"probekit.studies.{study}").run(dataset="toy", device="cpu", data_dir=data_dir)
-            lines = verdict_lines(study, result.data["lab_checks"], result.data["lab_claims"])
+        for study in map(STUDIES.get, studies):
+            result = study.run(study.parameters(dataset="toy", device="cpu", data_dir=data_dir))
+            lines = verdict_lines(study.name, result.data["lab_checks"], result.data["lab_claims"])
             out.append(lines[[*LINE, "verdict", "rows"]])
         return pd.concat(out, ignore_index=True)
     finally:
@@ -141,25 +135,6 @@ def labels(zoos: list[str]) -> list[str]:
         where += [f"{rec['threads']} thread" + ("s" if rec["threads"] != 1 else "")] if rec.get("threads") else []
         out.append(f"seed {rec['seed']}" + (f" ({', '.join(where)})" if where else ""))
     return out if len(set(out)) == len(out) else list(zoos)
-
-
-def read(folder: str | Path | None = None) -> pd.DataFrame | None:
-    """The comparison kept beside a zoo's checkpoints (default: the shipped ones); None when there is none."""
-    from probekit.scorers.registry import TOY_CHECKPOINTS
-
-    path = Path(folder if folder is not None else TOY_CHECKPOINTS) / SEEDS_FILE
-    return pd.read_csv(path) if path.is_file() else None
-
-
-def zoo_columns(table: pd.DataFrame) -> list[str]:
-    """A comparison's verdict columns, one per zoo, in the order they were compared (the reference zoo first)."""
-    return [c for c in table.columns if c not in LINE_COLUMNS and not c.endswith(ROWS)]
-
-
-def agreeing(table: pd.DataFrame, kind: str) -> tuple[int, int]:
-    """(lines of this kind that keep their verdict under every zoo, lines of this kind compared)."""
-    mine = table[(table["kind"] == kind) & table["agree"].notna()]
-    return int(mine["agree"].astype(bool).sum()), len(mine)
 
 
 def beside(lines: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:

@@ -29,6 +29,7 @@ not where the object is can reach (``pose_only_topk``).
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -38,12 +39,13 @@ from probekit import papers
 from probekit.ablation import CONDITIONS, PatchGrid, condition_images, patches_under_box
 from probekit.data.masking import pair_subject_boxes, triplet_subjects
 from probekit.datasets import default_data_dir, load_dataset, sources
-from probekit.metrics.masking import (accuracy_rows, common_items, drop_rows, guided_masking, itm_under_ablation,
-                                      topk_chance, topk_items)
+from probekit.metrics.masking import accuracy_rows, common_items, drop_rows, topk_chance, topk_items
 from probekit.results import StudyResult, concat, concat_items
 from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.studies import lab, masking_lab
 from probekit.studies.masking_claims import claims
+from probekit.studies.masking_params import Params
+from probekit.studies.masking_scores import guided_masking, itm_under_ablation
 from probekit.toyworld import vocab
 
 STUDY = "masking"
@@ -54,10 +56,7 @@ LEFT_OUT = "not in every condition"
 PAPER_SUBSETS = {"svo-probes": "SVO-Probes", "v-coco": "V-COCO", "toy": "SVO-Probes"}
 HEADLINES = [dict(probe="top-k", condition="full image", subset="all", metric="accuracy"),
              dict(probe="top-k", condition="full image − subject ablated", subset="all", metric="accuracy_diff")]
-#: what each model parameter must answer (``probekit.scorers.head_for`` questions; at least one of them),
-#: checked from the registry before anything runs (``probekit check``)
-ROLES = {"models": ("fill_mask", "threshold"), "mlm_models": ("fill_mask",), "itm_models": ("threshold",),
-         "text_model": ("fill_mask",), "lab_models": ("fill_mask", "threshold")}
+CONTROLS: list[dict] = []
 
 
 def _missing(value) -> bool:
@@ -142,22 +141,19 @@ def _examples(items: pd.DataFrame, images: dict, scorer, n: int, seed: int) -> p
                         patches=[len(patches_under_box(b, grid)) for b in shown["subject_box"]]).reset_index(drop=True)
 
 
-def run(models=("toy-vilt",), dataset: str = "toy", data_dir=None, limit: int | None = None, seed: int = 0,
-        device: str = "auto", batch_size: int = 32, cache_dir=None, k: int = 5, mlm_models=None, itm_models=None,
-        text_model: str | None = "toy-bert", n_examples: int = 4, lab_models=masking_lab.LAB_MODELS) -> StudyResult:
+def run(params: Params) -> StudyResult:
     """Top-k verb prediction of every masked-LM model under the four conditions and ITM under the three image
     conditions; rows, per-item predictions, example items, facts and claims; on the toy world the lab's rows,
     checks and claims (``lab_models``, :mod:`probekit.studies.masking_lab`; none: no lab)."""
-    lab_models = list(lab_models or [])
-    params = dict(models=list(models), dataset=dataset, data_dir=data_dir, limit=limit, seed=seed, device=device,
-                  batch_size=batch_size, cache_dir=cache_dir, k=k, mlm_models=mlm_models, itm_models=itm_models,
-                  text_model=text_model, n_examples=n_examples, lab_models=lab_models)
-    root = Path(data_dir) if data_dir is not None else default_data_dir()
+    models, mlm_models, itm_models, lab_models = params.models, params.mlm_models, params.itm_models, params.lab_models
+    dataset, limit, seed, k, text_model = params.dataset, params.limit, params.seed, params.k, params.text_model
+    root = Path(params.data_dir) if params.data_dir is not None else default_data_dir()
     loaded: dict = {}
 
     def load(name):   # each model loaded once, the lab's included
         if name not in loaded:
-            loaded[name] = load_scorer(name, device=device, batch_size=batch_size, cache_dir=cache_dir)
+            loaded[name] = load_scorer(name, device=params.device, batch_size=params.batch_size,
+                                       cache_dir=params.cache_dir)
         return loaded[name]
 
     scorers = {name: load(name) for name in dict.fromkeys([*models, *(mlm_models or []), *(itm_models or [])])}
@@ -204,11 +200,11 @@ def run(models=("toy-vilt",), dataset: str = "toy", data_dir=None, limit: int | 
     rows = concat([*parts, papers.reported(STUDY)])
     data = dict(items=items, unlocated=pd.DataFrame(items.attrs.get("unlocated", []), columns=["sentence", "verb"]),
                 per_item=per_item, left_out=_left_out(items, left),
-                examples=_examples(items, images, mlm[0], n_examples, seed) if mlm else None)
+                examples=_examples(items, images, mlm[0], params.n_examples, seed) if mlm else None)
     lab_data, facts["lab"] = _lab(dataset, lab_models, items, load, root, pairs, seed)
     facts["lab_models"] = lab_models
     data.update(lab_data)
     sentences = items.set_index("item_id")["sentence"]
     per_row = [topk_items(t, sentences, subset) for t, subset in ((per_item, "all"), (left, LEFT_OUT)) if len(t)]
-    return StudyResult(study=STUDY, params=params, rows=rows, data=data, facts=facts, claims=claims(rows, k=k),
+    return StudyResult(study=STUDY, params=asdict(params), rows=rows, data=data, facts=facts, claims=claims(rows, k=k),
                        items=concat_items(per_row))

@@ -23,14 +23,14 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from probekit.metrics.masking import accuracy_rows, common_items, drop_rows, guided_masking
+from probekit.metrics.masking import accuracy_rows, common_items, drop_rows
 from probekit.toyworld.vocab import prior_topk
 from probekit.metrics.verb_pieces import pieces_correct
 from probekit.results import concat
 from probekit.scorers import can_answer
 from probekit.studies.lab import BLIND, HIGHER, PARENT, TARGET, Check, PaperClaim
+from probekit.studies.masking_scores import guided_masking
 
-LAB_MODELS = ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-vilt-noverb", "toy-bert")
 PAPER_K = 5            # the paper's top-k (Tables 2 and 3)
 KS = (PAPER_K, 1)      # the lab's rows: top-5, and top-1 read off the same predictions
 SOURCE = "Beňová et al. 2024"

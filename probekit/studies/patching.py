@@ -21,6 +21,7 @@ from probekit import shard
 from probekit.metrics import conceptual as mc
 from probekit.papers.conceptual import patch_condition
 from probekit.results import concat, frame, row
+from probekit.studies import conceptual_scores as cs
 from probekit.studies import finetune as ft
 from probekit.studies import finetune_cache
 
@@ -92,12 +93,12 @@ def evaluate_clip(scorer, probes: dict[str, pd.DataFrame], general: pd.DataFrame
     """One model's per-item scores on the sweep's tasks: ``{"probe-r": ..., "probe-c": ..., "general": ...}``."""
     scored = {}
     if probes.get("probe-r") is not None:
-        scored["probe-r"] = mc.score_probe_r(scorer, probes["probe-r"])
+        scored["probe-r"] = cs.score_probe_r(scorer, probes["probe-r"])
     if probes.get("probe-c") is not None:
-        scored["probe-c"] = mc.score_probe_c(scorer, probes["probe-c"])
+        scored["probe-c"] = cs.score_probe_c(scorer, probes["probe-c"])
     if general is not None:
         prompts = general.attrs.get("prompts") or mc.class_prompts(general.attrs["classes"])
-        scored["general"] = mc.zero_shot_scores(scorer, general, prompts)
+        scored["general"] = cs.zero_shot_scores(scorer, general, prompts)
     return scored
 
 

@@ -30,6 +30,7 @@ of a model that binds a pose to a kind by the colour of its limbs alone
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
@@ -44,8 +45,11 @@ from probekit.results import StudyResult, concat, concat_items
 from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.scorers.mlm import pseudo_perplexity
 from probekit.scorers.registry import REGISTRY
-from probekit.studies import lab, object_control, prednoun_lab
+from probekit.studies import lab, prednoun_lab
+from probekit.studies.pair_scores import score_triplets
 from probekit.studies.prednoun_claims import CROP_GAIN, claims
+from probekit.studies.prednoun_params import Params
+from probekit.toymodels import object_control
 from probekit.toyworld.prednoun import limbs_alike, limbs_only_accuracy
 
 STUDY = "prednoun"
@@ -58,10 +62,6 @@ HEADLINES = [dict(probe="pairs", condition="full", subset="all", metric="pair_ac
              dict(probe="pairs", condition="cropped", subset="all", metric="pair_accuracy")]
 #: the headlines that are controls (meant to be high), not hard conditions
 CONTROLS = [HEADLINES[1]]
-#: what each model parameter must answer (``probekit.scorers.head_for`` questions; at least one of them),
-#: checked from the registry before anything runs (``probekit check``)
-ROLES = {"models": ("choice",), "clip_models": ("choice",), "perplexity_model": ("fill_mask",),
-         "lab_models": ("choice",)}
 
 
 def score_run(name: str, scorer, items: pd.DataFrame, views: dict, condition: str, template: str
@@ -70,7 +70,7 @@ def score_run(name: str, scorer, items: pd.DataFrame, views: dict, condition: st
     ``views[condition]`` (e.g. ``{"cropped": crops}``), the items' own images where ``views`` has none, with the
     default or the alternative sentences (``template``)."""
     shown = views.get(condition)
-    scores = pairs.score_triplets(scorer, items, images=shown, template=template)
+    scores = score_triplets(scorer, items, images=shown, template=template)
     return items.assign(model=name, condition=condition, template=template, s_target=scores["s_target"],
                         s_distractor=scores["s_distractor"],
                         image_shown=list(items["image"] if shown is None else shown))
@@ -129,22 +129,17 @@ def released(folders, root: Path, seed: int, min_concept_count: int, min_tuple_c
     return rows, concepts, tuples, dict(released=models, released_agree=agree, released_compared=len(both))
 
 
-def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, limit: int | None = None,
-        seed: int = 0, device: str = "auto", batch_size: int = 32, cache_dir=None, min_concept_count: int = 10,
-        n_resamples: int = 100, perplexity_model: str = "toy-bert", clip_models=("toy-clip",),
-        min_tuple_count: int = pairs.TUPLE_MIN_COUNT, released_outputs=(),
-        lab_models=prednoun_lab.LAB_MODELS) -> StudyResult:
+def run(params: Params) -> StudyResult:
     """Score every model of ``models`` (four runs: full/cropped × default/alt template) and of ``clip_models``
     (full images, default template), re-analyse the authors' ``released_outputs`` (their folder names, e.g.
     "VILT"), and compute the study's rows, per-item data, facts and claims; on the toy world, score the
     ``lab_models`` too (full and cropped, default template) and judge the lab's checks and claims."""
-    params = dict(models=list(models), dataset=dataset, data_dir=data_dir, limit=limit, seed=seed, device=device,
-                  batch_size=batch_size, cache_dir=cache_dir, min_concept_count=min_concept_count,
-                  n_resamples=n_resamples, perplexity_model=perplexity_model, clip_models=list(clip_models),
-                  min_tuple_count=min_tuple_count, released_outputs=list(released_outputs),
-                  lab_models=list(lab_models))
-    root = Path(data_dir) if data_dir is not None else default_data_dir()
-    items = load_dataset(STUDY, dataset, data_dir=root, limit=limit, seed=seed)
+    models, clip_models, dataset, seed = params.models, params.clip_models, params.dataset, params.seed
+    device, batch_size, cache_dir = params.device, params.batch_size, params.cache_dir
+    min_concept_count, min_tuple_count = params.min_concept_count, params.min_tuple_count
+    n_resamples = params.n_resamples
+    root = Path(params.data_dir) if params.data_dir is not None else default_data_dir()
+    items = load_dataset(STUDY, dataset, data_dir=root, limit=params.limit, seed=seed)
     crops = crop_to_targets(items, root)
     scorers, unusable = {}, []
     for name in dict.fromkeys(list(models) + list(clip_models)):
@@ -160,21 +155,22 @@ def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, li
     scored = {key: score_run(key[0], scorers[key[0]], items, views, key[1], key[2]) for key in runs}
     rows, concepts, tuples = analyse(scored, main, seed, min_concept_count, min_tuple_count, n_resamples)
 
-    lm = load_scorer(perplexity_model, device=device, batch_size=batch_size, cache_dir=cache_dir) if main else None
+    lm = (load_scorer(params.perplexity_model, device=device, batch_size=batch_size, cache_dir=cache_dir) if main
+          else None)
     perplexity = perplexities(lm, list(items["sentence_target"]) + list(items["sentence_distractor"])) if lm else {}
     parts = [confounds.confound_rows(scored[(m, "full", "default")], perplexity, model=m) for m in main]
     parts.append(crop_overlap.distractor_in_crop(items, seed=seed))
     facts = dict(released=[], released_agree=0, released_compared=0)
     data = dict(released_concepts=pd.DataFrame(), released_tuples=pd.DataFrame())
-    if released_outputs:
+    if params.released_outputs:
         theirs, data["released_concepts"], data["released_tuples"], more = released(
-            released_outputs, root, seed, min_concept_count, min_tuple_count, n_resamples)
+            params.released_outputs, root, seed, min_concept_count, min_tuple_count, n_resamples)
         parts.append(theirs)
         facts.update(more)
     rows = concat([rows, *parts, papers.reported(STUDY)])
-    if dataset == "toy" and lab_models:
+    if dataset == "toy" and params.lab_models:
         objects = object_control.items(root, seed)
-        data["lab"] = prednoun_lab.lab_rows(items, lab_models, views=views, objects=objects, scored=scored,
+        data["lab"] = prednoun_lab.lab_rows(items, params.lab_models, views=views, objects=objects, scored=scored,
                                             study=prednoun_lab.Study(score_run, analyse, limbs_rows), seed=seed,
                                             device=device, batch_size=batch_size, cache_dir=cache_dir)
         data["lab_checks"] = lab.checks(data["lab"], prednoun_lab.CHECKS)
@@ -197,12 +193,12 @@ def run(models=("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None, li
                  heads={m: head_for(s, "choice") for m, s in scorers.items()},
                  checkpoints={m: REGISTRY[m].source if m in REGISTRY else m for m in scorers},
                  skipped={m: len(s.skipped) for m, s in scorers.items()},
-                 n_scored=sum(len(s) for s in scored.values()), perplexity_model=perplexity_model,
+                 n_scored=sum(len(s) for s in scored.values()), perplexity_model=params.perplexity_model,
                  n_sentences=len(perplexity))
     data.update(items=items.assign(crop=crops),
                 counts=pd.DataFrame({"triplets": swaps.size(), "pairs": swaps["pair_id"].nunique()}),
                 scores=_stack(list(scored.values())),
                 concepts=concepts, tuples=tuples, perplexity=perplexity)
     per_item = [pairs.pair_items(s, model=m, probe=PROBES[t], condition=c) for (m, c, t), s in scored.items()]
-    return StudyResult(STUDY, params, rows, data=data, facts=facts, claims=claims(rows, main),
+    return StudyResult(STUDY, asdict(params), rows, data=data, facts=facts, claims=claims(rows, main),
                        items=concat_items(per_item))

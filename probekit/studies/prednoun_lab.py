@@ -9,7 +9,7 @@ already scored are reused, never scored again.
 * :data:`CHECKS`: ``toy-clip-unbound`` (trained on captions that bind nouns to predicates at random) must be at chance
   on full images (the target: binding) while its parent ``toy-clip-hardneg`` is above it, and still pass cropped to
   the target (the control: one agent in view, so grounding single words is enough) and on a single object
-  (:mod:`probekit.studies.object_control`), as must every model of :data:`TRAINED_MODELS` (there to a higher
+  (:mod:`probekit.toymodels.object_control`), as must every model of :data:`TRAINED_MODELS` (there to a higher
   floor, :data:`probekit.studies.lab.FLOORS`); ``toy-bert-blind`` (the text
   alone) picks the same sentence for both images of a pair, so it can never win a pair, nor beat chance on
   triplets.  The binding checks read triplet accuracy (:data:`BINDING` says why).
@@ -33,15 +33,12 @@ from probekit.metrics import pairs
 from probekit.metrics.pairs import PAIR_CHANCE, TRIPLET_CHANCE
 from probekit.results import concat, frame
 from probekit.scorers import can_answer, load_scorer
-from probekit.studies import object_control
+from probekit.toymodels import object_control
 from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, TRAINED, Check, PaperClaim
 from probekit.studies.prednoun_claims import CROP_GAIN
+from probekit.studies.prednoun_params import LAB_MODELS, TRAINED_MODELS
 
 PAPER = "Nikolaus et al. 2022"
-#: the zoo's members trained with every kind of information (the noisy ones on looser captions), not knock-outs
-TRAINED_MODELS = ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-vilt-mismatch", "toy-clip",
-                  "toy-clip-hardneg")
-LAB_MODELS = (*TRAINED_MODELS, "toy-clip-unbound", "toy-bert-blind")
 #: the lab's runs per model: (condition, template)
 RUNS = (("full", "default"), ("cropped", "default"))
 
@@ -128,7 +125,7 @@ def lab_rows(items: pd.DataFrame, lab_models: Sequence[str] = LAB_MODELS, *, vie
     """Rows of every model of ``lab_models`` on ``items`` (every condition of :data:`RUNS`, its images from ``views``,
     e.g. ``{"cropped": crops}``; default template), reusing the runs of ``scored`` (the main
     study's ``{(model, condition, template): scored items}``), and on the single-object control ``objects``
-    (:func:`probekit.studies.object_control.items`; None: not scored); a model without an image–text choice head
+    (:func:`probekit.toymodels.object_control.items`; None: not scored); a model without an image–text choice head
     gives no rows (its checks and claims say "not run").  ``study``: the study's scoring and analysis
     (:class:`Study`, passed in, so this module does not import the study that imports it)."""
     scored, runs, controls = dict(scored or {}), {}, []

@@ -1,6 +1,7 @@
 """Verb understanding on SVO-Probes (Hendricks & Nematzadeh 2021): the chapter ``verbs`` as one call.
 
-``run(**params)`` loads the items, scores every model, and returns a :class:`~probekit.results.StudyResult`:
+``run(params)`` (:class:`~probekit.studies.verbs_params.Params`) loads the items, scores every model, and returns
+a :class:`~probekit.results.StudyResult`:
 
 * ``rows``: ours (:mod:`probekit.metrics.itm`: Table 4 at the threshold for models that can answer the
   "threshold" question, pairwise accuracy for every model, per-verb accuracy; on the toy world also pairwise
@@ -24,6 +25,7 @@ head over the two images (a softmax over two similarities for a dual encoder), p
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Sequence
 
 import pandas as pd
@@ -35,7 +37,9 @@ from probekit.papers.guided_masking import GUIDED_MASKING_VERB_PAIRS
 from probekit.results import OURS, StudyResult, concat, concat_items, empty, select
 from probekit.scorers import REGISTRY, can_answer, head_for, load_scorer
 from probekit.studies import lab, verbs_lab
+from probekit.studies.pair_scores import score_pairs
 from probekit.studies.verbs_claims import claims
+from probekit.studies.verbs_params import Params
 from probekit.toyworld import svo
 
 STUDY = "verbs"
@@ -44,9 +48,7 @@ HEADLINES = [dict(probe=itm.PROBE, subset="all", metric="pairwise"),
              dict(probe=itm.PROBE, subset="verb", metric="pairwise")]
 #: on the toy world: pairwise accuracy on verb negatives by what tells the two verbs apart (subset: the cue)
 CUE_PROBE = "svo-verb-cue"
-#: what each model parameter must answer (``probekit.scorers.head_for`` questions; at least one of them),
-#: checked from the registry before anything runs (``probekit check``)
-ROLES = {"models": ("threshold", "choice"), "lab_models": ("threshold", "choice")}
+CONTROLS: list[dict] = []
 
 
 def overview(items: pd.DataFrame, dataset: str) -> pd.DataFrame:
@@ -73,11 +75,11 @@ def head_of(scorer, head: str) -> str:
 def score_model(scorer, items: pd.DataFrame, threshold: float, min_triplet_negatives: int, n_resamples: int,
                 seed: int, cues: pd.Series | None = None) -> tuple[pd.DataFrame, dict, pd.Series, tuple]:
     """One model's rows, its coverage record, its per-triplet negative-image counts and its scores (positive and
-    negative pair per row, :func:`probekit.metrics.itm.score_pairs`); with ``cues`` (what tells each verb
+    negative pair per row, :func:`probekit.studies.pair_scores.score_pairs`); with ``cues`` (what tells each verb
     negative's verb apart, :func:`probekit.toyworld.svo.verb_cue`), pairwise rows per cue too."""
     thresholded = can_answer(scorer, "threshold")
     head = head_for(scorer, "threshold") if thresholded else head_for(scorer, "choice")
-    pos, neg = itm.score_pairs(scorer, items, head)
+    pos, neg = score_pairs(scorer, items, head)
     name = scorer.name
     parts = [itm.itm_accuracy(items, pos, neg, name, threshold, n_resamples, seed)] if thresholded else []
     metric = "neg" if thresholded else "pairwise"
@@ -109,26 +111,22 @@ def run_lab(items: pd.DataFrame, dataset: str, lab_models: Sequence[str], scored
             f"{verbs_lab.THRESHOLD:g}")
 
 
-def run(models: Sequence[str] = ("toy-vilt", "toy-clip"), dataset: str = "toy", data_dir=None,
-        limit: int | None = None, seed: int = 0, device: str = "auto", batch_size: int = 32, cache_dir=None,
-        threshold: float = 0.5, min_triplet_negatives: int = 30, top_k: int = 10, n_resamples: int = 1000,
-        lab_models: Sequence[str] = verbs_lab.LAB_MODELS) -> StudyResult:
-    """The verbs study with the chapter's parameters (same names and defaults as its parameters cell)."""
-    params = dict(models=list(models), dataset=dataset, data_dir=data_dir, limit=limit, seed=seed, device=device,
-                  batch_size=batch_size, cache_dir=cache_dir, threshold=threshold,
-                  min_triplet_negatives=min_triplet_negatives,
-                  top_k=top_k, n_resamples=n_resamples, lab_models=list(lab_models))
-    items = load_dataset(STUDY, dataset, data_dir=data_dir, limit=limit, seed=seed)
+def run(params: Params) -> StudyResult:
+    """The verbs study with the chapter's parameters."""
+    models, dataset, threshold, seed = params.models, params.dataset, params.threshold, params.seed
+    min_triplet_negatives, n_resamples = params.min_triplet_negatives, params.n_resamples
+    device, batch_size, cache_dir = params.device, params.batch_size, params.cache_dir
+    items = load_dataset(STUDY, dataset, data_dir=params.data_dir, limit=params.limit, seed=seed)
     parts, records, triplet_negatives, verb_order, scores = {}, {}, {}, {}, {}
     cues = svo.verb_cue(items) if dataset == "toy" else None
     for name in models:
         scorer = load_scorer(name, device=device, batch_size=batch_size, cache_dir=cache_dir)
         parts[name], records[name], triplet_negatives[name], scores[name] = score_model(
             scorer, items, threshold, min_triplet_negatives, n_resamples, seed, cues)
-        verb_order[name] = itm.ranked_verbs(parts[name][parts[name]["probe"] == itm.VERB_PROBE], top_k)
+        verb_order[name] = itm.ranked_verbs(parts[name][parts[name]["probe"] == itm.VERB_PROBE], params.top_k)
     rows = concat([*parts.values(), papers.reported(STUDY)])
     reuse = {name: (parts[name], scores[name]) for name in parts} if threshold == verbs_lab.THRESHOLD else {}
-    lab_data, lab_fact = run_lab(items, dataset, lab_models, reuse,
+    lab_data, lab_fact = run_lab(items, dataset, params.lab_models, reuse,
                                  min_triplet_negatives=min_triplet_negatives, n_resamples=n_resamples, seed=seed,
                                  device=device, batch_size=batch_size, cache_dir=cache_dir)
     coverage = pd.DataFrame(records).T
@@ -153,4 +151,5 @@ def run(models: Sequence[str] = ("toy-vilt", "toy-clip"), dataset: str = "toy", 
     data = {"overview": overview(items, dataset), "coverage": coverage, "verb_order": verb_order,
             "triplet_negatives": triplet_negatives, **lab_data}
     per_item = [itm.pair_items(items, *scores[name], name) for name in parts]
-    return StudyResult(STUDY, params, rows, data, facts, claims(rows, threshold=threshold), concat_items(per_item))
+    return StudyResult(STUDY, asdict(params), rows, data, facts, claims(rows, threshold=threshold),
+                       concat_items(per_item))

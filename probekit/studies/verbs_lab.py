@@ -1,8 +1,9 @@
 """The verbs chapter's toy laboratory: knock-out and blind checks of SVO-Probes, and its paper's claims on the zoo.
 
-``lab_rows`` scores :data:`LAB_MODELS` on the chapter's own toy items with the study's scoring
-(:func:`probekit.studies.verbs.score_model`: pairwise accuracy for every model, Table 4 at the paper's threshold
-0.5 for calibrated ITM heads; toy-bert-blind, uncalibrated, is scored pairwise only, its image choices tie).
+``lab_rows`` scores the lab models (the chapter's ``lab_models``; :data:`probekit.studies.verbs_params.LAB_MODELS`
+by default) on the chapter's own toy items with the study's scoring (:func:`probekit.studies.verbs.score_model`:
+pairwise accuracy for every model, Table 4 at the paper's threshold 0.5 for calibrated ITM heads; toy-bert-blind,
+uncalibrated, is scored pairwise only, its image choices tie).
 :data:`CHECKS` and :data:`CLAIMS` name the rows :func:`probekit.studies.lab.checks` / ``lab.claims`` judge:
 
 * toy-clip-noverb and toy-vilt-noverb never saw a transitive verb in their training images: pairwise accuracy on
@@ -32,8 +33,6 @@ from probekit.results import concat, select
 from probekit.scorers import load_scorer
 from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, Check, PaperClaim
 
-LAB_MODELS = ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-vilt-mismatch", "toy-vilt-noverb",
-              "toy-clip-hardneg", "toy-clip-noverb", "toy-bert-blind")
 #: the lab thresholds ITM heads at the paper's 0.5, whatever the chapter's ``threshold``: its claims are the paper's
 THRESHOLD = 0.5
 TABLE4 = "Hendricks & Nematzadeh 2021, Table 4 and Sec. 4.2"

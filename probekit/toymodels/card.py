@@ -83,7 +83,7 @@ def _not_flat(rec: dict) -> str:
 
 
 def _agreeing(t, kind: str) -> str:
-    from ..studies.lab_seeds import agreeing
+    from .seed_table import agreeing
     return "{} of {}".format(*agreeing(t, kind))
 
 
@@ -112,8 +112,8 @@ def _shown(verdict, rows) -> str:
 
 
 def seed_section(folder: Path) -> str:
-    """The lab's verdicts under each retrained zoo, from ``folder/lab_seeds.SEEDS_FILE`` (empty when there is none)."""
-    from ..studies.lab_seeds import ROWS, SEEDS_FILE, read, zoo_columns
+    """The lab's verdicts under each retrained zoo, from ``folder/seed_table.SEEDS_FILE`` (empty when there is none)."""
+    from .seed_table import ROWS, SEEDS_FILE, read, zoo_columns
     t = read(folder)
     if t is None:
         return ""

@@ -19,8 +19,8 @@ from .. import progress
 from ..metrics.pairs import SWAP_NAMES
 from ..scorers import MASK, REGISTRY, can_answer, load_scorer
 from ..scorers.registry import FAMILY_CAPABILITIES
-from ..studies import object_control
-from ..studies.object_control import two_way
+from . import object_control
+from .object_control import two_way
 from ..toyworld import masking, prednoun, svo
 from ..toyworld.vocab import POSES, VERBS
 from . import build
