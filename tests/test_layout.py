@@ -41,3 +41,13 @@ def test_show_table_numbers_the_parts_of_a_split_table(monkeypatch):
     n = len(layout.column_groups(pd.DataFrame(cells, index=["pairwise"])))
     assert len(shown) == n > 1 and f"Pairwise accuracy (%) (1 of {n})" in shown[0]
     assert all("pairwise" in html and 'class="pk-ci"' in html for html in shown)     # row labels in every part
+
+
+def test_a_table_shown_twice_is_the_same_html(monkeypatch):
+    shown = []
+    monkeypatch.setattr(show, "display", lambda styler: shown.append(styler.to_html()))
+    table = pd.DataFrame({"toy-vilt": ["62.3 [55.0, 70.1]"]}, index=["pairwise"])
+    show.show_table(table, caption="Pairwise accuracy (%)")
+    show.show_table(table, caption="Pairwise accuracy (%)")
+    show.show_table(table.replace("62.3 [55.0, 70.1]", "62.4 [55.0, 70.1]"), caption="Pairwise accuracy (%)")
+    assert shown[0] == shown[1] and shown[2] != shown[0]

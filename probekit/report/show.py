@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
@@ -24,7 +26,10 @@ def show_table(table: pd.DataFrame, caption: str | None = None) -> None:
 
 
 def _show_one(table: pd.DataFrame, caption: str | None) -> None:
-    styler = table.style.set_table_attributes(f'class="{TABLE_CLASS}"').format(layout.cell_html)
+    # the table's HTML id from its content, not pandas' random one, so that a page rebuilt from the same numbers
+    # is the same file
+    uuid = hashlib.sha256(f"{caption}\n{table.to_csv()}".encode()).hexdigest()[:8]
+    styler = table.style.set_uuid(uuid).set_table_attributes(f'class="{TABLE_CLASS}"').format(layout.cell_html)
     # short cells (a number with its interval) stay on one line each; long text wraps, in a column kept readable
     if table.index.is_unique and table.columns.is_unique:  # pandas styles cells by label
         styler = styler.set_td_classes(table.map(lambda v: "pk-short" if len(str(v)) <= SHORT_CELL else "pk-text"))
