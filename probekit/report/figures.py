@@ -19,12 +19,18 @@ from probekit.numbers import is_plain
 from probekit.theme import CHANCE_STYLE, COLUMN_IN, SMALL
 
 
+#: the space around each panel (inches): a caption stands clear of the image above it
+PANEL_PAD_IN = 0.06
+
+
 def subplots(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float], **kwargs):
     """``plt.subplots`` for the book: at most the text column wide (:data:`probekit.theme.COLUMN_IN`), so the page
     never scales the figure and its fonts down, and in constrained layout, which keeps titles, legends and colour
     bars inside the figure and apart."""
     width, height = figsize
-    return plt.subplots(nrows, ncols, figsize=(min(width, COLUMN_IN), height), layout="constrained", **kwargs)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(min(width, COLUMN_IN), height), layout="constrained", **kwargs)
+    fig.get_layout_engine().set(h_pad=PANEL_PAD_IN, w_pad=PANEL_PAD_IN)
+    return fig, axes
 
 
 #: an x tick label's longest line (characters) under vertical bars, and a character's mean width (inches) at the
