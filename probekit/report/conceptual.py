@@ -7,8 +7,10 @@ import pandas as pd
 import seaborn as sns
 
 from probekit.metrics.background import LABEL, VIEWS
+from probekit.report.figures import label_points, subplots
 from probekit.report.format import table
 from probekit.results import select
+from probekit.theme import COLUMN_IN
 
 #: the sweep table's columns: Probe-R predicate swaps, Probe-C composition swaps and the held-out task, their
 #: scores and paired changes from the original model
@@ -17,17 +19,20 @@ SWEEP_METRICS = ["mu_c", "acc", "group", "top1", "mu_c_diff", "group_diff", "top
 
 
 def views_panel(example: pd.DataFrame):
-    """One Probe-B image as the model sees it: the original x0, then x̃0 (patched) and x̃1 (filled) per filler.
+    """One Probe-B image as the model sees it: the original x0 (top left), then a column per filler and a row per
+    view, x̃0 (patched) and x̃1 (filled), under x0 where the item is single-object (x0 is background-removed too).
     ``example``: rows of ``filler`` and the paths of the three views (``StudyResult.data["probe_b_example"]``)."""
-    panels = [("original", example["original"].iloc[0])]
-    if example["x0"].iloc[0] != example["original"].iloc[0]:  # single-object item: x0 is background-removed too
-        panels += [(f"x0 {f}", p) for f, p in zip(example["filler"], example["x0"])]
-    for v in VIEWS[1:]:
-        panels += [(f"{LABEL[v]} {f}", p) for f, p in zip(example["filler"], example[v])]
-    fig, axes = plt.subplots(1, len(panels), figsize=(1.6 * len(panels), 1.9))
-    for ax, (name, path) in zip(axes, panels):
+    views = list(VIEWS[1:] if example["x0"].iloc[0] == example["original"].iloc[0] else VIEWS)
+    fillers = list(example["filler"])
+    fig, axes = subplots(len(views), len(fillers) + 1, figsize=(min(COLUMN_IN, 1.75 * (len(fillers) + 1)),
+                                                                1.85 * len(views)), squeeze=False)
+    panels = [(axes[0, 0], "original", example["original"].iloc[0])]
+    panels += [(axes[i, j + 1], f"{LABEL[v]} {f}", p) for i, v in enumerate(views)
+               for j, (f, p) in enumerate(zip(fillers, example[v]))]
+    for ax, name, path in panels:
         ax.imshow(plt.imread(path))
-        ax.set_title(name, fontsize=8)
+        ax.set_title(name)
+    for ax in axes.flat:
         ax.axis("off")
     return fig
 
@@ -36,7 +41,7 @@ def training_loss(history: pd.DataFrame, window: int = 5):
     """The fine-tuning loss (ITM + contrastive, rolling mean over ``window`` steps) per encoder setting."""
     smooth = history.assign(loss=history.groupby("encoders")["loss"].transform(
         lambda s: s.rolling(window, min_periods=1).mean()))
-    fig, ax = plt.subplots(figsize=(4.2, 3.2))
+    fig, ax = subplots(figsize=(4.2, 3.2))
     sns.lineplot(smooth, x="step", y="loss", hue="encoders", ax=ax)
     ax.set_title("training loss (ITM + contrastive)")
     return fig
@@ -49,23 +54,31 @@ SWEEP_PANELS = (("probe-r predicate_swap", "mu_c", "Probe-R predicate swap μ(c)
 
 def alpha_sweep(sweep: pd.DataFrame, panels=SWEEP_PANELS, general: tuple[str, str] = ("general", "top1"),
                 title: str = ""):
-    """Each probe metric against the held-out task along the patching weight α, one line per encoder setting,
-    α annotated.  ``sweep``: patching rows with ``encoders`` and ``alpha`` columns; ``panels``: (subset, metric,
-    label) of the probe metrics, one panel each; ``general``: (subset, metric) of the x axis."""
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 3.4), squeeze=False)
+    """Each probe metric against the held-out task along the patching weight α, one line per encoder setting (one
+    legend above the panels), α beside its points (:func:`probekit.report.figures.label_points`: one label where
+    the settings meet, none where no place is free).  ``sweep``: patching rows with ``encoders`` and ``alpha``
+    columns; ``panels``: (subset, metric, label) of the probe metrics, one panel each; ``general``: (subset,
+    metric) of the x axis."""
+    fig, axes = subplots(1, len(panels), figsize=(4.4 * len(panels), 3.8), squeeze=False)
     x_rows = sweep[(sweep["subset"] == general[0]) & (sweep["metric"] == general[1])]
+    drawn = []
     for ax, (subset, metric, label) in zip(axes[0], panels):
         y_rows = sweep[(sweep["subset"] == subset) & (sweep["metric"] == metric)]
         both = x_rows.merge(y_rows, on=["encoders", "alpha"], suffixes=("_x", "_y")).sort_values("alpha")
         both = both.assign(x=100 * both["value_x"], y=100 * both["value_y"])
-        sns.lineplot(both, x="x", y="y", hue="encoders", marker="o", sort=False, ax=ax, estimator=None)
-        for r in both.itertuples():
-            ax.annotate(f"{r.alpha:g}", (r.x, r.y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        sns.lineplot(both, x="x", y="y", hue="encoders", marker="o", sort=False, ax=ax, estimator=None,
+                     legend=ax is axes[0, 0])
+        ax.margins(0.12)   # room for the labels of the outermost points
         ax.set_xlabel(f"{general[0]} {general[1]} (%)")
         ax.set_ylabel(f"{label} (%)")
-        ax.set_title(f"{label} vs {general[0]} {general[1]}" if not title else title, fontsize=9)
-        ax.legend(fontsize=8, title="encoders (α annotated)", title_fontsize=7)
-    fig.tight_layout()
+        ax.set_title(f"{label} vs {general[0]} {general[1]}" if not title else title)
+        drawn.append((ax, [(x, y, f"{a:g}") for x, y, a in zip(both["x"], both["y"], both["alpha"])]))
+    if (legend := axes[0, 0].get_legend()) is not None:   # none without rows
+        legend.remove()
+        handles, names = axes[0, 0].get_legend_handles_labels()
+        fig.legend(handles, names, loc="outside upper center", ncols=len(names), title="encoders (α beside the points)")
+    for ax, points in drawn:
+        label_points(ax, points)
     return fig
 
 

@@ -6,15 +6,42 @@ the figure; values are shown in percent unless the metric is plain (see :mod:`pr
 
 from __future__ import annotations
 
+import textwrap
 from typing import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from matplotlib.transforms import Bbox
 
 from probekit.numbers import is_plain
-from probekit.theme import CHANCE_STYLE
+from probekit.theme import CHANCE_STYLE, COLUMN_IN, SMALL
+
+
+#: the space around each panel (inches): a caption stands clear of the image above it
+PANEL_PAD_IN = 0.06
+
+
+def subplots(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float], **kwargs):
+    """``plt.subplots`` for the book: at most the text column wide (:data:`probekit.theme.COLUMN_IN`), so the page
+    never scales the figure and its fonts down, and in constrained layout, which keeps titles, legends and colour
+    bars inside the figure and apart."""
+    width, height = figsize
+    fig, axes = plt.subplots(nrows, ncols, figsize=(min(width, COLUMN_IN), height), layout="constrained", **kwargs)
+    fig.get_layout_engine().set(h_pad=PANEL_PAD_IN, w_pad=PANEL_PAD_IN)
+    return fig, axes
+
+
+#: an x tick label's longest line (characters) under vertical bars, and a character's mean width (inches) at the
+#: theme's font sizes
+TICK_CHARS = 12
+CHAR_IN = 0.075
+
+
+def _fill(text: str, inches: float) -> str:
+    """``text`` on lines about ``inches`` wide at the theme's font sizes."""
+    return textwrap.fill(text, max(int(inches / CHAR_IN), TICK_CHARS), break_long_words=False)
 
 
 def _scale(rows: pd.DataFrame) -> float:
@@ -30,7 +57,7 @@ def _order(values: pd.Series, given: Sequence | None) -> list:
 def _axis(ax, figsize):
     if ax is not None:
         return ax.figure, ax
-    fig, ax = plt.subplots(figsize=figsize)
+    fig, ax = subplots(figsize=figsize)
     return fig, ax
 
 
@@ -68,9 +95,12 @@ def bar_ci(rows: pd.DataFrame, x: str, hue: str | None = None, *, ax=None, order
                 if np.isfinite(c):
                     line = ax.vlines if horizontal else ax.hlines
                     line(c * scale, p - width / 2, p + width / 2, **CHANCE_STYLE)
-    (ax.set_yticks if horizontal else ax.set_xticks)(pos, [str(v) for v in xs])
     if horizontal:
+        ax.set_yticks(pos, [str(v) for v in xs])
         ax.invert_yaxis()
+    else:  # a long label on lines of a few words, so that the labels of narrow groups stay apart
+        ax.set_xticks(pos, [textwrap.fill(str(v), TICK_CHARS, break_long_words=False, break_on_hyphens=False)
+                            for v in xs])
     unit = "" if scale == 1 else " (%)"
     label = (ylabel or ", ".join(dict.fromkeys(rows["metric"]))) + unit
     (ax.set_xlabel if horizontal else ax.set_ylabel)(label)
@@ -79,7 +109,7 @@ def bar_ci(rows: pd.DataFrame, x: str, hue: str | None = None, *, ax=None, order
     if title:
         ax.set_title(title)
     if legend and hue and len(hues) > 1:   # beside the axes: inside, it would cover bars that reach 100%
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     return fig
 
 
@@ -95,30 +125,71 @@ def heatmap(rows: pd.DataFrame, index: str, columns: str, *, ax=None, index_orde
     if center is None:
         chances = rows["chance"].dropna().unique()
         center = float(chances[0]) * scale if len(chances) == 1 else None
-    fig, ax = _axis(ax, figsize or (1.5 + 0.75 * wide.shape[1], 1.0 + 0.4 * wide.shape[0]))
+    longest = max((len(str(v)) for v in wide.index), default=0)   # the row labels stand left of the cells
+    own = ax is None
+    fig, ax = _axis(ax, figsize or (2.0 + 0.75 * wide.shape[1] + CHAR_IN * longest, 1.0 + 0.4 * wide.shape[0]))
     sns.heatmap(wide, ax=ax, annot=annot, fmt=".0f" if scale == 100 else ".2f", cmap=cmap, center=center,
                 vmin=0 if scale == 100 else None, vmax=100 if scale == 100 else None, linewidths=0.5,
-                cbar_kws={"label": "%" if scale == 100 else ""}, annot_kws={"fontsize": 8})
+                cbar_kws={"label": "%" if scale == 100 else ""}, annot_kws={"fontsize": SMALL})
+    ax.grid(False)   # the theme's grid would cross the blank cells
+    ax.tick_params(axis="y", rotation=0)   # row labels read across, not stacked end to end
     ax.set_xlabel(columns)
     ax.set_ylabel(index)
-    if title:
+    if title and own:   # above the colour bar too, on lines no wider than the figure
+        fig.suptitle(_fill(title, fig.get_figwidth()), fontsize=plt.rcParams["axes.titlesize"])
+    elif title:
         ax.set_title(title)
     return fig
+
+
+#: half a line plot's marker, and the least gap between two labels (px): a point's label keeps off both
+MARKER_PX, LABEL_GAP_PX = 4, 2
+#: where a point's label may go, tried in turn, nearest first: its offset (points) and alignment
+_NEAR = [(r * dx, r * dy, {1: "left", 0: "center", -1: "right"}[dx], {1: "bottom", 0: "center", -1: "top"}[dy])
+         for r in (3, 8) for dx, dy in ((1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1), (0, -1), (1, 0), (-1, 0))]
+
+
+def label_points(ax, points: Sequence[tuple[float, float, str]]) -> None:
+    """Label each (x, y, text) point of ``ax`` at the nearest place around it (:data:`_NEAR`) where the label stays
+    inside the axes and covers no point's marker and no label placed before; points at the same place share one
+    label ("0, 0.25"), and a point with no free place is left unlabelled.  Call it when everything else is drawn
+    (it lays the figure out)."""
+    same = {}
+    for x, y, text in points:
+        same.setdefault((x, y), []).append(text)
+    ax.figure.draw_without_rendering()
+    renderer, inside = ax.figure.canvas.get_renderer(), ax.get_window_extent()
+    placed = [Bbox.from_bounds(*(ax.transData.transform((x, y)) - MARKER_PX), 2 * MARKER_PX, 2 * MARKER_PX)
+              for x, y in same]
+    for (x, y), texts in same.items():
+        for dx, dy, ha, va in _NEAR:
+            label = ax.annotate(", ".join(dict.fromkeys(texts)), (x, y), xytext=(dx, dy), textcoords="offset points",
+                                ha=ha, va=va, fontsize=SMALL)
+            box = label.get_window_extent(renderer)
+            if (inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0 and box.y1 <= inside.y1
+                    and not any(box.padded(LABEL_GAP_PX).overlaps(other) for other in placed)):
+                placed.append(box)
+                break
+            label.remove()
 
 
 def paper_vs_ours(ours: pd.DataFrame, paper: pd.DataFrame, x: str, hue: str | None = None, *,
                   order: Sequence | None = None, hue_order: Sequence | None = None, ours_title: str = "ours",
                   paper_title: str = "the paper", ylabel: str | None = None, figsize=None):
-    """Two panels on one y scale: our rows with intervals, and the paper's rows (hatched, no intervals); one
-    legend, beside the right panel."""
-    n_x = max(len(set(ours[x])) if len(ours) else 1, len(set(paper[x])) if len(paper) else 1)
-    fig, axes = plt.subplots(1, 2, figsize=figsize or (2 * (1.5 + 0.6 * n_x * 2), 3.2), sharey=True)
-    bar_ci(ours, x, hue, ax=axes[0], order=order, hue_order=hue_order, title=ours_title, ylabel=ylabel,
-           legend=not len(paper))
+    """Two panels on one y scale, each as wide as its bar groups and its title on lines that fit it: our rows with
+    intervals, and the paper's rows (hatched, no intervals); one legend beside the right panel, and one beside ours
+    too when its ``hue`` values are not the paper's."""
+    n_ours, n_paper = (max(len(set(rows[x])), 1) for rows in (ours, paper))
+    fig, axes = subplots(1, 2, figsize=figsize or (2 * (1.5 + 0.6 * max(n_ours, n_paper) * 2), 3.2), sharey=True,
+                         gridspec_kw={"width_ratios": [n_ours, n_paper]})
+    panel = 0.75 * fig.get_figwidth() / (n_ours + n_paper)   # inches per bar group, less the labels and legend
+    apart = hue is not None and set(ours[hue]) != set(paper[hue])
+    bar_ci(ours, x, hue, ax=axes[0], order=order, hue_order=hue_order, title=_fill(ours_title, panel * n_ours),
+           ylabel=ylabel, legend=not len(paper) or apart)
     if len(paper):
-        bar_ci(paper, x, hue, ax=axes[1], order=order, hue_order=hue_order, title=paper_title, ylabel=ylabel,
-               hatch="//")
+        bar_ci(paper, x, hue, ax=axes[1], order=order, hue_order=hue_order, title=_fill(paper_title, panel * n_paper),
+               ylabel=ylabel, hatch="//")
+        axes[1].set_ylabel("")   # the shared scale is labelled once, on the left
     else:
         axes[1].set_axis_off()
-    fig.tight_layout()
     return fig

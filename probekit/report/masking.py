@@ -4,18 +4,27 @@ the captions of the lab's two tables."""
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from PIL import Image
 
 from probekit.numbers import pct
+from probekit.report.figures import subplots
 from probekit.report.format import table
 from probekit.report.show import show_table, show_text
 from probekit.results import StudyResult
+from probekit.theme import COLUMN_IN, SMALL
 from probekit.toyworld import vocab
 
 CONDITIONS = ("full image", "subject ablated", "image ablated", "text only")
+
+
+#: a prediction line's width beside the two images, and a sentence's above an image (characters, at the theme's
+#: least font size)
+LINE_CHARS, TITLE_CHARS = 56, 26
 
 
 def _prediction_lines(item, preds: pd.DataFrame) -> list[str]:
@@ -27,8 +36,9 @@ def _prediction_lines(item, preds: pd.DataFrame) -> list[str]:
         p = preds.loc[(item.item_id, condition)]
         words = ", ".join(f"{w} {q:.2f}" for w, q in zip(p["predictions"], p["probs"]))
         who = f" ({p['scored_by']})" if p["scored_by"] != item.model else ""
-        lines.append(f"{'✓' if p['correct'] else '✗'} {condition}{who}, {p['hits']}/{len(p['pieces'])} "
-                     f"piece{'s' if len(p['pieces']) != 1 else ''} hit: {words}")
+        lines += textwrap.wrap(f"{'✓' if p['correct'] else '✗'} {condition}{who}, {p['hits']}/{len(p['pieces'])} "
+                               f"piece{'s' if len(p['pieces']) != 1 else ''} hit: {words}", LINE_CHARS,
+                               subsequent_indent="      ")
     return lines
 
 
@@ -40,20 +50,21 @@ def examples(result: StudyResult):
         return None
     model = shown["model"].iloc[0]
     preds = per_item[per_item["model"] == model].set_index(["item_id", "condition"])
-    fig, axes = plt.subplots(len(shown), 3, figsize=(11, 2.5 * len(shown)), squeeze=False,
-                             gridspec_kw={"width_ratios": [1, 1, 2.2]})
-    for row, item in zip(axes, shown.itertuples()):
+    texts = ["\n".join(_prediction_lines(item, preds)) for item in shown.itertuples()]
+    heights = [max(2.3, 0.21 * (t.count("\n") + 1) + 0.2) for t in texts]   # inches: the images or the lines
+    fig, axes = subplots(len(shown), 3, figsize=(COLUMN_IN, sum(heights)), squeeze=False,
+                         gridspec_kw={"width_ratios": [1, 1, 2.15], "height_ratios": heights})
+    for row, item, text in zip(axes, shown.itertuples(), texts):
         x, y, w, h = (v * item.image_size for v in item.subject_box)
         row[0].imshow(Image.open(item.full))
         row[0].add_patch(plt.Rectangle((x, y), w, h, fill=False, edgecolor="yellow", linewidth=2))
-        row[0].set_title(item.sentence, fontsize=9, loc="left")
+        row[0].set_title(textwrap.fill(item.sentence, TITLE_CHARS), fontsize=SMALL, loc="left")
         row[1].imshow(Image.open(item.ablated))
-        row[1].set_title(f"subject ablated ({item.patches} patch{'es' if item.patches != 1 else ''})", fontsize=9)
-        row[2].text(0, 0.95, "\n".join(_prediction_lines(item, preds)), va="top", fontsize=8.5,
-                    family="monospace", wrap=True)
+        row[1].set_title(f"subject ablated ({item.patches} patch{'es' if item.patches != 1 else ''})",
+                         fontsize=SMALL, loc="left")
+        row[2].text(0, 1, text, va="top", fontsize=SMALL, transform=row[2].transAxes)
         for ax in row:
             ax.axis("off")
-    fig.tight_layout()
     return fig
 
 

@@ -15,7 +15,7 @@ from PIL import Image
 
 from probekit.data.prednoun import box_to_pixels
 from probekit.papers import prednoun as paper
-from probekit.report.figures import CHANCE_STYLE, heatmap, paper_vs_ours
+from probekit.report.figures import CHANCE_STYLE, heatmap, paper_vs_ours, subplots
 from probekit.numbers import pct
 from probekit.report.format import table as wide
 from probekit.report.show import show_table, show_text
@@ -98,10 +98,9 @@ def _draw(ax, r: pd.Series, scored: bool) -> None:
 def example_pair(result: StudyResult):
     """The first pair: example and counter-example, the target's box green, the distractor's red."""
     items = result.data["items"]
-    fig, axes = plt.subplots(1, 2, figsize=(7, 3.8))
+    fig, axes = subplots(1, 2, figsize=(7, 3.8))
     for ax, (_, r) in zip(axes, items[items["pair_id"] == items["pair_id"].iloc[0]].iterrows()):
         _draw(ax, r, scored=False)
-    fig.tight_layout()
     return fig
 
 
@@ -112,12 +111,11 @@ def wrong_pairs(result: StudyResult, model: str, condition: str = "full", limit:
     wrong = list(dict.fromkeys(scores.loc[~triplet_right, "pair_id"]))[:limit]
     if not wrong:
         return None
-    fig, axes = plt.subplots(len(wrong), 2, figsize=(7, 3.9 * len(wrong)), squeeze=False)
+    fig, axes = subplots(len(wrong), 2, figsize=(7, 3.9 * len(wrong)), squeeze=False)
     for row_axes, pair_id in zip(axes, wrong):
         for ax, (_, r) in zip(row_axes, scores[scores["pair_id"] == pair_id].iterrows()):
             _draw(ax, r, scored=True)
     fig.suptitle(model, fontsize=10)
-    fig.tight_layout()
     return fig
 
 
@@ -130,8 +128,8 @@ def concepts(result: StudyResult, released: bool = False):
     if not kinds:
         return None
     sizes = [per.loc[per["kind"] == k, "label"].nunique() for k in kinds]
-    fig, axes = plt.subplots(len(kinds), 1, figsize=(7, 1.2 + 0.35 * sum(sizes)), squeeze=False,
-                             gridspec_kw={"height_ratios": sizes})
+    fig, axes = subplots(len(kinds), 1, figsize=(7, 1.2 + 0.35 * sum(sizes)), squeeze=False,
+                         gridspec_kw={"height_ratios": sizes})
     models = list(dict.fromkeys(per["model"]))
     colours = dict(zip(models, sns.color_palette(n_colors=len(models))))
     for ax, kind in zip(axes[:, 0], kinds):
@@ -147,8 +145,7 @@ def concepts(result: StudyResult, released: bool = False):
         ax.set_xlim(-2, 102)
         ax.set_title(f"{kind}s")
     axes[-1, 0].set_xlabel(f"pair accuracy (%), ± std over {result.params['n_resamples']} resamples")
-    axes[0, 0].legend(loc="lower left", fontsize=8)
-    fig.tight_layout()
+    axes[0, 0].legend(loc="lower left")
     return fig
 
 
@@ -159,13 +156,12 @@ def tuples(result: StudyResult, released: bool = False):
     if not len(per):
         return None
     models, swaps = list(dict.fromkeys(per["model"])), [s for s in ("noun", "predicate") if (per["swap"] == s).any()]
-    fig, axes = plt.subplots(len(models), len(swaps), figsize=(4.6 * len(swaps), 3.8 * len(models)), squeeze=False)
+    fig, axes = subplots(len(models), len(swaps), figsize=(4.6 * len(swaps), 3.8 * len(models)), squeeze=False)
     for i, m in enumerate(models):
         for j, swap in enumerate(swaps):
             part = per[(per["model"] == m) & (per["swap"] == swap)]
             heatmap(part.assign(value=part["accuracy"], metric="triplet_accuracy", chance=0.5), "target",
                     "distractor", ax=axes[i, j], title=f"{m}: {swap} swaps")
-    fig.tight_layout()
     return fig
 
 
