@@ -40,12 +40,16 @@ def _selected_chapters() -> list[str]:
 
 
 def notebook_text(nb) -> str:
-    """Everything an executed notebook shows as text: markdown, HTML and plain outputs and streams."""
+    """Everything an executed notebook shows as text: markdown, HTML (as written, then as read: a table cell's
+    number and its interval on the line below read "62.3 [55.0, 70.1]") and plain outputs and streams."""
+    from bs4 import BeautifulSoup
     texts = []
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             data = out.get("data", {})
-            texts.append(str(data.get("text/markdown", "")) + str(data.get("text/html", ""))
+            html = str(data.get("text/html", ""))
+            read = " ".join(BeautifulSoup(html, "html.parser").get_text(" ").split()) if html else ""
+            texts.append(str(data.get("text/markdown", "")) + html + "\n" + read
                          + str(data.get("text/plain", "")) + str(out.get("text", "")))
     return "\n".join(texts)
 

@@ -89,7 +89,7 @@ def _summary_table(page: Path) -> tuple[dict[tuple[str, str], str], dict[str, st
         links[label] = tr.select_one("th a")["href"]
         for model, td in zip(models, tr.select("td")):
             if model != "chance" and td.get_text(strip=True):
-                cells[(label, model)] = td.get_text(strip=True)
+                cells[(label, model)] = td.get_text(" ", strip=True)   # the interval is on a line of its own
     return cells, links
 
 
@@ -248,7 +248,7 @@ LAYOUT = """(() => {
     .map(t => ((t.querySelector('caption') || t).textContent || '').slice(0, 80));
   return {width, wide, empty};
 })()"""
-PAGES = ["index.html", "book/intro.html", "book/methods.html", "book/rerunning.html",
+PAGES = ["book/intro.html", "book/methods.html", "book/rerunning.html",
          *[f"book/chapters/{c}.html" for c in (ch.SUMMARY, *ch.CHAPTERS)]]
 
 

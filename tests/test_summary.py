@@ -150,8 +150,9 @@ def test_lab_verdicts_travel_with_the_rows_and_the_summary_counts_them(monkeypat
     over = summary.lab_overview(lab)
     assert over.to_dict(orient="records") == [{"holds": 1, "does not hold": 0, "not resolved": 1,
                                                "decided by construction": 0, "checks as they should be": "1 of 2"}]
-    assert list(summary.lab_claims(lab)["the paper's claim"]) == ["a beats b", "b beats c"]
-    assert list(summary.lab_claims(lab)["compared"]) == ["a vs b", "b vs c"]
+    cells = summary.lab_claims(lab).iloc[:, 0].tolist()
+    assert [c.split("</a>: ")[1].split("<br>")[0] for c in cells] == ["a beats b", "b beats c"]
+    assert [c.split('"pk-ci">')[1].split("</span>")[0] for c in cells] == ["a vs b", "b vs c"]
     # a chapter executed without a lab (or before verdicts were exported) adds nothing
     assert len(summary.load_lab(tmp_path / "nowhere")) == 0
 
@@ -172,7 +173,7 @@ def test_each_claim_is_set_beside_its_verdict_under_the_other_seed():
                          ).drop(columns=["verdict", "as_expected"]).rename(columns={"rows": "seed 0 (shipped) rows"})
     seeds["study"] = ["verbs", "verbs", "masking", "prednoun"]
     claims = summary.lab_claims(page, seeds)
-    assert list(claims.columns) == ["study", "the paper's claim", "compared", "verdict",
+    assert list(claims.columns) == ["claim (study: title; the rows compared)", "verdict",
                                     "under seed 1 (cpu, 1 thread)"]
     assert claims["under seed 1 (cpu, 1 thread)"].tolist() == ["holds", "holds", NOT_RETRAINED, OTHER_RUN]
     assert list(claims.index) == [1, 2, 3, 4]

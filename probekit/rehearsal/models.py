@@ -20,7 +20,7 @@ import torch
 
 from probekit.scorers import REGISTRY, model_spec
 from probekit.scorers.hf import transformers_bars_off
-from probekit.scorers.testing import save_tiny, vilt_authors_state, word_tokenizer
+from probekit.scorers.testing import save_tiny, tiny_open_clip_tag, vilt_authors_state, word_tokenizer
 
 CLIP_MEAN, CLIP_STD = [0.48145466, 0.4578275, 0.40821073], [0.26862954, 0.26130258, 0.27577711]
 _CLIP = {"image_mean": CLIP_MEAN, "image_std": CLIP_STD, "resample": 3}
@@ -74,39 +74,12 @@ def hub_model(cache: Path, repo: str, words) -> Path:
     return save_tiny(family, snapshot(cache, repo), processor=processor, words=words, **sizes)
 
 
-def tiny_open_clip_arch(cfg: dict) -> dict:
-    """ARCH's open_clip config shrunk to one narrow layer per tower, keeping its input size, patch, context length,
-    vocabulary and activation."""
-    vision, text = dict(cfg["vision_cfg"]), dict(cfg["text_cfg"])
-    if isinstance(vision.get("layers"), (list, tuple)):                 # ModifiedResNet
-        vision.update(layers=[1, 1, 1, 1], width=8, head_width=8)
-    else:
-        vision.update(layers=1, width=32, head_width=16)
-    text.update(width=32, heads=2, layers=1)
-    return {**{k: v for k, v in cfg.items() if k == "quick_gelu"}, "embed_dim": 32, "vision_cfg": vision,
-            "text_cfg": text}
-
-
 def open_clip_model(cache: Path, configs: Path, source: str) -> None:
     """``ARCH:TAG``'s tiny architecture in ``configs`` and its weights under the tag's hub repository."""
-    import open_clip
-
-    arch, tag = source.split(":")
-    pretrained = open_clip.get_pretrained_cfg(arch, tag)
-    if not pretrained.get("hf_hub"):
-        raise KeyError(f"open_clip {source} downloads from {pretrained.get('url')}, not the hub: the rehearsal "
-                       f"cannot serve it")
-    cfg = tiny_open_clip_arch(open_clip.get_model_config(arch))
-    configs.mkdir(parents=True, exist_ok=True)
-    (configs / f"{arch}.json").write_text(json.dumps(cfg))
-    repo, filename = pretrained["hf_hub"].rstrip("/"), "open_clip_pytorch_model.bin"
-    if "/" in repo.split("/", 1)[1]:
-        repo, filename = repo.rsplit("/", 1)
-    torch.manual_seed(0)
-    model = open_clip.CLIP(**cfg)
+    repo, filename, state = tiny_open_clip_tag(source, configs)
     folder = snapshot(cache, repo)
     folder.mkdir(parents=True, exist_ok=True)
-    torch.save(model.state_dict(), folder / filename)
+    torch.save(state, folder / filename)
 
 
 def vilt_checkpoint(path: Path, words) -> None:

@@ -200,3 +200,37 @@ def _save_owlvit(out: Path, image: int, patch: int, processor: dict) -> Path:
     T.OwlViTProcessor(image_processor=T.OwlViTImageProcessor(**{"size": size, "crop_size": size, **processor}),
                       tokenizer=tok).save_pretrained(out)
     return out
+
+
+def tiny_open_clip_arch(cfg: dict) -> dict:
+    """ARCH's open_clip config shrunk to one narrow layer per tower, keeping its input size, patch, context length,
+    vocabulary and activation."""
+    vision, text = dict(cfg["vision_cfg"]), dict(cfg["text_cfg"])
+    if isinstance(vision.get("layers"), (list, tuple)):                 # ModifiedResNet
+        vision.update(layers=[1, 1, 1, 1], width=8, head_width=8)
+    else:
+        vision.update(layers=1, width=32, head_width=16)
+    text.update(width=32, heads=2, layers=1)
+    return {**{k: v for k, v in cfg.items() if k == "quick_gelu"}, "embed_dim": 32, "vision_cfg": vision,
+            "text_cfg": text}
+
+
+def tiny_open_clip_tag(source: str, configs: Path) -> tuple[str, str, dict]:
+    """For open_clip ``ARCH:TAG``: its tiny architecture written to ``configs/ARCH.json`` (for
+    ``PROBEKIT_OPEN_CLIP_CONFIGS``), and (hub repository, weights file name, random state dict) as open_clip would
+    download the tag's weights."""
+    import open_clip
+
+    arch, tag = source.split(":")
+    pretrained = open_clip.get_pretrained_cfg(arch, tag)
+    if not pretrained.get("hf_hub"):
+        raise KeyError(f"open_clip {source} downloads from {pretrained.get('url')}, not the hub: no tiny stand-in "
+                       f"can be served for it")
+    cfg = tiny_open_clip_arch(open_clip.get_model_config(arch))
+    configs.mkdir(parents=True, exist_ok=True)
+    (configs / f"{arch}.json").write_text(json.dumps(cfg))
+    repo, filename = pretrained["hf_hub"].rstrip("/"), "open_clip_pytorch_model.bin"
+    if "/" in repo.split("/", 1)[1]:
+        repo, filename = repo.rsplit("/", 1)
+    torch.manual_seed(0)
+    return repo, filename, open_clip.CLIP(**cfg).state_dict()
