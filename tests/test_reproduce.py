@@ -60,7 +60,10 @@ def test_a_normalised_notebook_has_positional_ids_and_no_timestamps():
     nb.cells[0].metadata["execution"] = {"iopub.execute_input": "2026-11-27T18:30:16Z"}
     nb.cells[0].metadata["papermill"] = {"duration": 0.1}
     nb.metadata["papermill"] = {"input_path": "/tmp/x/source.ipynb"}
+    nb.cells[0].outputs = [nbformat.v4.new_output("display_data", data={
+        "text/html": "<table></table>", "text/plain": "<pandas.io.formats.style.Styler at 0x7f55186e2bd0>"})]
     reproduce.normalise(nb)
+    assert nb.cells[0].outputs[0]["data"] == {"text/html": "<table></table>"}
     assert [c["id"] for c in nb.cells] == ["cell-0", "cell-1"]
     assert "execution" not in nb.cells[0].metadata and "papermill" not in nb.metadata
     nbformat.validate(nb)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import math
 import platform
+import re
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -30,17 +31,23 @@ PACKAGES = ("probekit", "torch", "torchvision", "transformers", "open_clip_torch
             "scikit-learn")
 NUMBERS = ["value", "ci_low", "ci_high", "n"]
 TOLERANCE = f"{SAME_RTOL:g} relative or {SAME_ATOL:g} absolute"
+ADDRESS = re.compile(r"<[^<>]* at 0x[0-9a-f]+>")
 #: an item's image path is compared by its last parts (below the data folder, which differs between machines)
 PATH_PARTS = 3
 
 
 def normalise(nb) -> None:
     """Drop from an executed notebook what differs between two runs of the same code: cell ids (numbered by
-    position instead), the kernel's execution timestamps, papermill's timings, paths and environment."""
+    position instead), the kernel's execution timestamps, papermill's timings, paths and environment, and an
+    object's plain-text repr with its memory address ("<Styler at 0x7f55...>") beside the HTML the page shows."""
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i}"
         cell.metadata.pop("execution", None)
         cell.metadata.pop("papermill", None)
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if len(data) > 1 and ADDRESS.fullmatch(str(data.get("text/plain", ""))):
+                del data["text/plain"]
     nb.metadata.pop("papermill", None)
 
 
