@@ -32,18 +32,26 @@ def progress_enabled() -> bool:
     return os.environ.get("PROBEKIT_PROGRESS", "1") != "0"
 
 
+#: off a terminal, a job that took less than this many seconds writes no line (a cold book has about 130 jobs);
+#: ``PROBEKIT_LINE_SECONDS`` sets another (0: a line for every job)
+LINE_SECONDS = 5.0
+
+
 class Lines(tqdm):
-    """A bar that draws nothing while it runs and writes one line when it ends (``desc: n unit in time``): what a
-    job reports where its output is not a terminal, instead of hundreds of redrawn frames."""
+    """A bar that draws nothing while it runs and writes one line when it ends (``desc: n unit in time``), if it
+    took at least :data:`LINE_SECONDS`: what a job reports where its output is not a terminal, instead of hundreds
+    of redrawn frames."""
 
     def display(self, *args, **kwargs):
         return True
 
     def close(self):
-        if not self.disable and not getattr(self, "_line_written", False):
+        took = 0.0 if self.disable else self._time() - self.start_t
+        least = float(os.environ.get("PROBEKIT_LINE_SECONDS", LINE_SECONDS))
+        if not self.disable and not getattr(self, "_line_written", False) and took >= least:
             self._line_written = True
             done = f"{self.n}/{self.total}" if self.total else f"{self.n}"
-            elapsed = self.format_interval(self._time() - self.start_t)
+            elapsed = self.format_interval(took)
             last = f", {self.postfix}" if self.postfix else ""   # e.g. a fine-tune's last loss
             self.fp.write(f"{self.desc or 'done'}: {done} {self.unit} in {elapsed}{last}\n")
             self.fp.flush()

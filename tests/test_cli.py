@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -173,7 +174,10 @@ def test_terminal_shows_scoring_bars_and_no_kernel_warning_and_the_page_none(pro
     # on a terminal (a pseudo-terminal from util-linux's script: stdout and stderr both on it)
     on_tty = subprocess.run(["script", "-qefc", "stty cols 120 rows 40; " + shlex.join(cmd), "/dev/null"],
                             capture_output=True, text=True, timeout=300)
-    logged = subprocess.run(cmd, capture_output=True, text=True, timeout=300)   # stderr to a pipe, as to a log file
+    logged = subprocess.run(cmd, capture_output=True, text=True, timeout=300,   # stderr to a pipe, as to a log file
+                            env={**os.environ, "PROBEKIT_LINE_SECONDS": "0"})   # every job's line, however short
+    short = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert "scoring job" not in short.stderr   # a job shorter than progress.LINE_SECONDS writes no line
     quiet = subprocess.run([*cmd, "--quiet"], capture_output=True, text=True, timeout=300)
     assert on_tty.returncode == logged.returncode == quiet.returncode == 1
     for err in (on_tty.stdout, logged.stderr, quiet.stderr):

@@ -64,6 +64,9 @@ def test_a_retrained_base_is_fine_tuned_afresh(world, tmp_path, monkeypatch):
     assert run_key("toy-clip", cfg, triplets) == shipped
     shutil.copytree(TOY_CHECKPOINTS / "toy-clip", tmp_path / "toy-clip")
     monkeypatch.setenv("PROBEKIT_TOY_CHECKPOINTS", str(tmp_path))
+    assert run_key("toy-clip", cfg, triplets) == shipped          # the same weights elsewhere: the same key
+    weights = tmp_path / "toy-clip" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-1] + b"\x01")
     assert run_key("toy-clip", cfg, triplets) != shipped          # another zoo's toy-clip: trained afresh
     monkeypatch.delenv("PROBEKIT_TOY_CHECKPOINTS")
     assert run_key("toy-clip", cfg, triplets) == shipped
@@ -188,6 +191,7 @@ def test_the_toy_train_split_loaded_per_triplet_holds_n_triplets_of_each_kind(tm
 def test_a_fine_tune_draws_its_bar_with_the_loss_unless_bars_are_off(world, tmp_path, capsys, monkeypatch):
     base, triplets, _ = world
     cfg = FinetuneConfig(encoders="text", steps=3, batch_size=4)
+    monkeypatch.setenv("PROBEKIT_LINE_SECONDS", "0")   # a line however short the job
     finetuned_cached(base, triplets, cfg, tmp_path / "shown")
     err = capsys.readouterr().err
     assert "fine-tune CLIP (text): 3/3 it in " in err and "loss=" in err   # not a terminal: one line, last loss

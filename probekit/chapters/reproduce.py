@@ -32,8 +32,6 @@ PACKAGES = ("probekit", "torch", "torchvision", "transformers", "open_clip_torch
 NUMBERS = ["value", "ci_low", "ci_high", "n"]
 TOLERANCE = f"{SAME_RTOL:g} relative or {SAME_ATOL:g} absolute"
 ADDRESS = re.compile(r"<[^<>]* at 0x[0-9a-f]+>")
-#: an item's image path is compared by its last parts (below the data folder, which differs between machines)
-PATH_PARTS = 3
 
 
 def normalise(nb) -> None:
@@ -89,14 +87,16 @@ def identity(root: Path, device: str) -> dict:
             "device": device}
 
 
+def _path(value) -> bool:
+    return isinstance(value, str) and value.startswith("/")
+
+
 def _same(u, v) -> bool:
     if isinstance(u, (list, tuple, np.ndarray)) or isinstance(v, (list, tuple, np.ndarray)):   # e.g. top-k words
         try:
             return len(u) == len(v) and all(_same(a, b) for a, b in zip(u, v))
         except TypeError:
             return False
-    if isinstance(u, str) and isinstance(v, str) and u.startswith("/") and v.startswith("/"):
-        return Path(u).parts[-PATH_PARTS:] == Path(v).parts[-PATH_PARTS:]   # another data folder, same file
     if isinstance(u, float) or isinstance(v, float):
         try:
             u, v = float(u), float(v)
@@ -122,13 +122,15 @@ def tally(old: pd.DataFrame | None, new: pd.DataFrame) -> tuple[int, int]:
 
 
 def same_table(old: pd.DataFrame | None, new: pd.DataFrame | None) -> bool:
-    """Whether two tables (item rows) hold the same rows: same columns and length, equal texts (absolute paths by
-    their last :data:`PATH_PARTS` parts), numbers within the tolerance."""
+    """Whether two tables (item rows) hold the same rows: same columns and length, equal texts, numbers within
+    the tolerance.  Columns of absolute file paths (the images an item showed) are left out: they name the
+    machine's data folder and derived files named after file times, and the item's id and numbers say which it was."""
     if old is None or new is None:
         return old is None and new is None
     if list(old.columns) != list(new.columns) or len(old) != len(new):
         return False
-    return all(_same(u, v) for c in new.columns for u, v in zip(old[c].tolist(), new[c].tolist()))
+    kept = [c for c in new.columns if not (new[c].map(_path).any() or old[c].map(_path).any())]
+    return all(_same(u, v) for c in kept for u, v in zip(old[c].tolist(), new[c].tolist()))
 
 
 def reproduces(old: tuple, new: tuple) -> bool:

@@ -35,13 +35,20 @@ def fingerprint(triplets: pd.DataFrame) -> str:
 
 
 def base_identity(base) -> str:
-    """What a fine-tune starts from: a registry name's resolved checkpoint (``PROBEKIT_TOY_CHECKPOINTS`` included)
-    or the path / hub id, with a hash of its files when it is local, so that a retrained or swapped base never
-    reuses another base's fine-tune."""
+    """What a fine-tune starts from: a local checkpoint's (a registry name's resolved directory,
+    ``PROBEKIT_TOY_CHECKPOINTS`` included) file names and bytes, so that the same weights in another checkout or
+    another user's copy give the same key and a retrained or swapped base never reuses another base's fine-tune;
+    for a hub id, its name and revision."""
     from probekit.cache import model_fingerprint
     from probekit.scorers import model_spec, resolve_source
 
-    return model_fingerprint(str(base), resolve_source(model_spec(str(base)).source))
+    source = resolve_source(model_spec(str(base)).source)
+    if not Path(source).is_dir():
+        return model_fingerprint(str(base), source)
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(source).rglob("*") if p.is_file() and not p.name.startswith(".")):
+        digest.update(str(path.relative_to(source)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return f"{base}-{digest.hexdigest()[:16]}"
 
 
 def run_key(base, config: FinetuneConfig, triplets: pd.DataFrame) -> str:
