@@ -405,6 +405,7 @@ def test_a_zoo_path_that_cannot_hold_the_member_is_an_error_not_the_shipped_mode
 def test_progress_off_silences_probekit_bars_and_restores_them(capfd, monkeypatch):
     from probekit.progress import bar, off
     monkeypatch.delenv("PROBEKIT_PROGRESS", raising=False)             # bars on, as in a terminal
+    monkeypatch.setenv("PROBEKIT_LINE_SECONDS", "0")                    # off a terminal: a line however short
     capfd.readouterr()
     with off():                                                          # what every held-out probe runs under
         list(bar(range(300), desc="inside"))
