@@ -1,25 +1,13 @@
 """The conceptual chapter's fine-tuned toy CLIPs, shipped beside the zoo so that a book build does not retrain
-them: ``probekit train-toy`` ends with :func:`ship` whenever it trained ``toy-clip``."""
+them: ``probekit train-toy`` ends with :func:`ship` when it retrained the shipped zoo's ``toy-clip`` (or with
+``--finetunes``)."""
 
 from __future__ import annotations
 
-import os
 import tempfile
-from contextlib import contextmanager
 from pathlib import Path
 
-
-@contextmanager
-def _zoo(out: Path):
-    previous = os.environ.get("PROBEKIT_TOY_CHECKPOINTS")
-    os.environ["PROBEKIT_TOY_CHECKPOINTS"] = str(out)
-    try:
-        yield
-    finally:
-        if previous is None:
-            del os.environ["PROBEKIT_TOY_CHECKPOINTS"]
-        else:
-            os.environ["PROBEKIT_TOY_CHECKPOINTS"] = previous
+from probekit.environ import environment
 
 
 def ship(out, device: str = "cpu") -> list[Path]:
@@ -29,6 +17,7 @@ def ship(out, device: str = "cpu") -> list[Path]:
     from probekit.studies.conceptual_params import Params
 
     out = Path(out)
-    with tempfile.TemporaryDirectory(prefix="probekit-finetunes-") as tmp, _zoo(out):
+    with tempfile.TemporaryDirectory(prefix="probekit-finetunes-") as tmp, \
+            environment({"PROBEKIT_TOY_CHECKPOINTS": str(out)}):
         conceptual.run(Params(models=["toy-clip"], lab_models=[], data_dir=tmp, device=device))
         return finetune_cache.ship(Path(tmp) / "finetune", out)
