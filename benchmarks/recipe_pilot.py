@@ -79,7 +79,7 @@ def train_member(zoo: Path, name: str, a, log) -> dict:
     c0, t0 = cpu_s(), time.time()
     T.train(zoo, steps=a.steps, seed=a.seed, models=[name], threads=1, size=a.size, log=log,
             save_every=a.save_every, pool=a.pool, eval_every=a.eval_every,
-            **({"lr_vilt": a.lr_vilt} if a.lr_vilt else {}))
+            **({"lr_vilt": a.lr_vilt} if a.lr_vilt else {}), schedule=a.schedule, precision=a.precision)
     return {"cpu_s_process": cpu_s() - c0, "wall_s_process": time.time() - t0, "resumed": resumed}
 
 
@@ -185,12 +185,14 @@ def run(a, log=print) -> dict:
         zoo, here = T.CHECKPOINTS, a.root / "full-30000-shipped"
         a.size, a.steps, a.pool, a.eval_every = "full", T.Budget.steps, T.Budget.pool, T.Budget.eval_every
     else:
-        zoo = here = a.root / (f"{a.size}-{a.steps}" + (f"-lr{a.lr_vilt:g}" if a.lr_vilt else ""))
+        zoo = here = a.root / (f"{a.size}-{a.steps}" + (f"-lr{a.lr_vilt:g}" if a.lr_vilt else "")
+                               + ("" if a.schedule == "cosine" else f"-{a.schedule}")
+                               + ("" if a.precision == "fp32" else f"-{a.precision}"))
     here.mkdir(parents=True, exist_ok=True)
     path = here / "pilot.json"
     state = _read(path)
     state.update(size=a.size, steps=a.steps, seed=a.seed, pool=a.pool, eval_every=a.eval_every,
-                 lr_vilt=a.lr_vilt or T.Budget.lr_vilt)
+                 lr_vilt=a.lr_vilt or T.Budget.lr_vilt, schedule=a.schedule, precision=a.precision)
     members = state.setdefault("members", {})
     for name in a.models:
         cost = {} if a.shipped else train_member(zoo, name, a, log)
@@ -282,7 +284,9 @@ def table(root: Path) -> str:
             step = " / ".join([f"{m['wall_s'] / s['steps']:.3f}", f"{cpu / s['steps']:.3f}" if cpu else "—",
                                f"{alone:.3f}" if alone else "—"])
             zoo_cell = f"{zoo_h:.1f}" if zoo_h else "—"
-            lr = (f", lr {s['lr_vilt']:g}" if s.get("lr_vilt", 5e-4) != 5e-4 else "") + (" (shipped zoo)" if s["shipped"] else "")
+            lr = (f", lr {s['lr_vilt']:g}" if s.get("lr_vilt", 5e-4) != 5e-4 else "") + "".join(
+                f", {s[k]}" for k, plain in (("schedule", "cosine"), ("precision", "fp32")) if s.get(k, plain) != plain
+            ) + (" (shipped zoo)" if s["shipped"] else "")
             lines.append(
                 f"| {s['size']}{lr} | {name} | {s['steps']} | {step} | {(cpu or m['wall_s']) / 60:.1f} | {zoo_cell} | "
                 f"{_pct(p.get('prednoun full, limbs alike: pair_accuracy'))} | "
@@ -308,6 +312,8 @@ def main(argv=None) -> int:
     p.add_argument("--lr-vilt", type=float, default=None, help="the ViLT members' peak learning rate (default: the "
                                                                   "Budget's); the run's directory says it")
     p.add_argument("--pool", type=int, default=60000)
+    p.add_argument("--schedule", default="cosine", choices=["cosine", "wsd"], help="learning-rate schedule (train-toy's)")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"], help="training precision (train-toy's)")
     p.add_argument("--eval-every", type=int, default=250, help="steps between held-out curve probes")
     p.add_argument("--save-every", type=int, default=250, help="steps between resume files")
     p.add_argument("--prednoun-items", type=int, default=4800, help="triplets (a fifth of pairs: limbs alike)")

@@ -1,6 +1,7 @@
 """The shipped toy checkpoints load offline like hub ids and have learned; train-toy runs end to end."""
 
 import json
+import math
 import os
 
 import numpy as np
@@ -420,3 +421,40 @@ def test_the_training_log_has_lines_and_no_bars(tmp_path, capfd):
                  "--no-eval"]) == 0
     out = capfd.readouterr()
     assert out.err == "" and "[toy-clip] step 100/100 loss" in out.out       # no bar on stderr, the lines on stdout
+
+
+def test_wsd_holds_the_peak_then_decays_and_cosine_is_unchanged():
+    from probekit.toymodels import loop
+
+    def rates(*args):
+        opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0)
+        sched, out = loop.schedule(opt, 100, 0.1, *args), []
+        for _ in range(100):
+            out.append(opt.param_groups[0]["lr"])
+            opt.step()
+            sched.step()
+        return out
+
+    wsd = rates("wsd", 0.2)
+    assert wsd[9] == 1.0 and wsd[10:80] == [1.0] * 70 and 0.1 < wsd[99] < 0.11 and wsd[90] < wsd[85] < 1.0
+    cosine = rates()
+    assert cosine[:10] == wsd[:10] and cosine[50] == pytest.approx(0.1 + 0.45 * (1 + math.cos(math.pi * 40 / 90)))
+    with pytest.raises(ValueError, match="unknown learning-rate schedule 'linear'"):
+        rates("linear")
+
+
+def test_schedule_and_precision_are_recorded_only_when_not_the_shipped_zoos(tmp_path, capsys):
+    tiny = ["--steps", "2", "--pool", "16", "--no-eval", "--threads", "1"]
+    assert main(["--out", str(tmp_path), *tiny, "--models", "toy-bert"]) == 0
+    budget = json.loads((tmp_path / "training.json").read_text())["budget"]
+    assert not {"schedule", "decay", "precision"} & set(budget)   # a record of the shipped zoo's settings, as before
+    capsys.readouterr()
+    assert main(["--out", str(tmp_path), *tiny, "--models", "toy-clip", "--schedule", "wsd"]) == 2
+    assert capsys.readouterr().err.strip().endswith("or pass --schedule cosine")
+    new = tmp_path / "new"
+    assert main(["--out", str(new), *tiny, "--models", "toy-vilt", "--schedule", "wsd", "--precision", "bf16"]) == 0
+    budget = json.loads((new / "training.json").read_text())["budget"]
+    assert (budget["schedule"], budget["precision"]) == ("wsd", "bf16")
+    capsys.readouterr()
+    assert main(["--out", str(new), *tiny, "--models", "toy-bert"]) == 2
+    assert capsys.readouterr().err.strip().endswith("or pass --schedule wsd --precision bf16")

@@ -10,6 +10,7 @@ under another budget, seed, device or model size is set aside, not used.  It is 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -22,9 +23,27 @@ import torch
 SAVE_EVERY = 500     # steps between resume files
 
 
-def schedule(opt, steps: int, warmup: float):
+#: budget settings added after zoos were trained, at the value those zoos used: a budget records them only when it
+#: differs (so the shipped zoo's record and resume files still match a run of its settings)
+LATER = {"schedule": "cosine", "decay": 0.2, "precision": "fp32"}
+SCHEDULES = ("cosine", "wsd")
+PRECISIONS = ("fp32", "bf16")
+
+
+def recorded(budget) -> dict:
+    """The budget as a zoo's record and resume files state it (:data:`LATER` settings only where not the default)."""
+    return {k: v for k, v in asdict(budget).items() if k not in LATER or v != LATER[k]}
+
+
+def schedule(opt, steps: int, warmup: float, shape: str = "cosine", decay: float = 0.2):
+    """A linear warm-up over ``warmup`` of the steps, then to 0.1 of the peak: a cosine over the rest (``cosine``),
+    or the peak held and a cosine over the last ``decay`` of the steps (``wsd``: warm-up, stable, decay)."""
+    if shape not in SCHEDULES:
+        raise ValueError(f"unknown learning-rate schedule {shape!r}; choose from {SCHEDULES}")
     w = max(1, int(steps * warmup))
-    f = lambda s: (s + 1) / w if s < w else 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (s - w) / max(1, steps - w)))
+    start = w if shape == "cosine" else max(w, steps - int(steps * decay))
+    cos = lambda s: 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (s - start) / max(1, steps - start)))
+    f = lambda s: (s + 1) / w if s < w else (1.0 if s < start else cos(s))
     return torch.optim.lr_scheduler.LambdaLR(opt, f)
 
 
@@ -56,9 +75,13 @@ def run(name: str, model: torch.nn.Module, step_fn, lr: float, probe=None, *, da
     the option still match."""
     params = list(model.parameters())
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
-    sched = schedule(opt, budget.steps, budget.warmup)
+    sched = schedule(opt, budget.steps, budget.warmup, budget.schedule, budget.decay)
+    if budget.precision not in PRECISIONS:
+        raise ValueError(f"unknown training precision {budget.precision!r}; choose from {PRECISIONS}")
+    autocast = (lambda: torch.autocast(data.device.type, dtype=torch.bfloat16)) if budget.precision == "bf16" \
+        else contextlib.nullcontext
     history = {"step": [], "loss": [], "probe_step": [], "probe": []}
-    key = {"budget": asdict(budget), "seed": data.seed, "device": str(data.device),
+    key = {"budget": recorded(budget), "seed": data.seed, "device": str(data.device),
            **({} if size == "full" else {"size": size})}
     path, running, first, spent = resume_path(out), [], 1, 0.0
     if path.exists():
@@ -77,7 +100,8 @@ def run(name: str, model: torch.nn.Module, step_fn, lr: float, probe=None, *, da
                 f"{path.with_suffix('.stale').name}; training from step 1")
     t0 = time.time() - spent
     for step in range(first, budget.steps + 1):
-        loss = step_fn()
+        with autocast():   # bf16: matrix products in bfloat16, weights and optimiser state in fp32
+            loss = step_fn()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)

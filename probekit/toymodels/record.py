@@ -13,13 +13,15 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
+from .loop import LATER
 from .zoo import MODELS
 
 HEADER = ("seed", "budget", "quick", "device", "threads", "size")
 #: what a record without the setting was trained with (settings added after zoos were written with the default)
 DEFAULTS = {"size": "full"}   # build.DEFAULT_SIZE
 FLAGS = {"seed": "--seed", "budget.steps": "--steps", "budget.pool": "--pool", "device": "--device",
-         "threads": "--threads", "size": "--size"}   # the train-toy options that set them
+         "threads": "--threads", "size": "--size", "budget.schedule": "--schedule",
+         "budget.precision": "--precision"}   # the train-toy options that set them
 
 
 class ZooError(ValueError):
@@ -48,8 +50,8 @@ def _write(path: Path, record: dict) -> None:
 
 def _differences(old: dict, new: dict, prefix: str = "") -> dict:
     out = {}
-    for key, value in new.items():
-        there = old.get(key)
+    for key in [*new, *(k for k in old if k not in new)]:   # a setting either side states (a budget's later ones)
+        value, there = new.get(key), old.get(key)
         if isinstance(value, dict) and isinstance(there, dict):
             out.update(_differences(there, value, f"{prefix}{key}."))
         elif there != value:
@@ -59,7 +61,10 @@ def _differences(old: dict, new: dict, prefix: str = "") -> dict:
 
 def settings(record: dict) -> dict:
     """The run settings a record (or a run's header) states, with :data:`DEFAULTS` where it has none."""
-    return {k: record.get(k, DEFAULTS.get(k)) for k in HEADER}
+    out = {k: record.get(k, DEFAULTS.get(k)) for k in HEADER}
+    if isinstance(out["budget"], dict):   # a budget setting added later: the value zoos before it were trained with
+        out["budget"] = {**LATER, **out["budget"]}
+    return out
 
 
 def header_of(record: dict) -> dict:
@@ -79,7 +84,8 @@ def _check(out: Path, record: dict, header: dict, mine) -> None:
     differ = _differences(settings(record), settings(header))
     if kept and differ:
         said = "; ".join(f"{k}: {old} there, {new} here" for k, (old, new) in differ.items())
-        fix = " ".join(f"{FLAGS[k]} {old}" for k, (old, _) in differ.items() if k in FLAGS)
+        fix = " ".join(f"{FLAGS[k]} {LATER.get(k.split('.')[-1]) if old is None else old}"
+                       for k, (old, _) in differ.items() if k in FLAGS)
         if not fix or set(differ) - set(FLAGS):
             fix = (fix + " and " if fix else "") + "the rest of its record's settings"
         raise ZooError(f"{out} holds {kept} trained with other settings ({said}): train into another --out, or pass "
