@@ -27,7 +27,11 @@ SHOWN = [("object control", ("object_control_acc",)), ("pred-noun cropped pairs"
          ("masked verb top-5 (image)", ("masking_top5_with_image",)),
          ("masked verb top-1 (image)", ("masking_top1_with_image",)),
          ("masked verb top-5 (text)", ("masking_top5_text_only",)),
-         ("masked verb top-1 (text)", ("masking_top1_text_only",))]
+         ("masked verb top-1 (text)", ("masking_top1_text_only",)),
+         ("hard: pred-noun full pairs, limbs alike", ("hard", "limbs_alike_pairs")),
+         ("pred-noun full pairs, limbs differ", ("hard", "limbs_differ_pairs")),
+         ("hard: verb-neg choice by the object's place", ("hard", "verb_by_place")),
+         ("verb-neg choice by the pose", ("hard", "verb_by_pose"))]
 
 
 def plot(record: dict, path: Path) -> None:
@@ -67,6 +71,18 @@ def _get(record: dict, keys: tuple) -> str:
             return ""
         record = record[k]
     return f"{100 * record:.1f}"
+
+
+def _hard_n(rec: dict) -> str:
+    """The sentence that gives the hard sub-probes' item counts (larger sets than the other columns'), if scored."""
+    hard = next((m["heldout"]["hard"] for m in rec["models"].values() if "hard" in m.get("heldout", {})), None)
+    if hard is None:
+        return ""
+    return (f"The hard sub-probes and their easy parts have their own, larger item sets: predicate-noun pairs on the "
+            f"full image whose two agents' limbs look alike (only the busts tell whose pose is whose; n = "
+            f"{hard['limbs_alike_n']} pairs, chance 25%) or differ (n = {hard['limbs_differ_n']}), and verb negatives "
+            f"told apart only by the object's place (n = {hard['verb_by_place_n']}, chance 50%, a tie counts half) "
+            f"or only by the pose (n = {hard['verb_by_pose_n']}).\n\n")
 
 
 def _curves(rec: dict) -> int:
@@ -218,7 +234,7 @@ interrupted run names the `--models` to run again, and a member stopped mid-trai
 |---|{'---|' * len(SHOWN)}
 {chr(10).join(scores)}
 
-The split columns are parts of their probe: the cropped triplets divide into those whose two sentences differ in
+{_hard_n(rec)}The split columns are parts of their probe: the cropped triplets divide into those whose two sentences differ in
 the noun and those that differ in the predicate (about half each; chance 50%), the SVO rows into subject, verb and
 object negatives (a quarter, a half and a quarter: each verb negative comes with its mirror; chance 50%).
 

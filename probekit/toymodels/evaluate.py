@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from PIL import Image
 
 from .. import progress
@@ -47,12 +48,19 @@ def verb_topk(scorer, texts: list[str], images: list | None = None, k: int = 5) 
     return [[LEMMA.get(w, w) for w, _ in res[0]] for res in scorer.fill_mask(texts, images, k=k)]
 
 
+#: items behind the two hard sub-probes (issue 51): about 18% of predicate-noun pairs have look-alike limbs and
+#: about a quarter of SVO rows are verb negatives told by the object's place, so each part holds n >= 400
+HARD_PREDNOUN, HARD_VERBS = 4800, 2000
+
+
 class HeldOut:
-    """Evaluation-split items, rendered once into a temporary directory."""
+    """Evaluation-split items, rendered once into a temporary directory (the hard sub-probes' larger sets when
+    first asked for)."""
 
     def __init__(self, seed: int = 0, n: int = 200, data_dir: str | Path | None = None):
         self._tmp = None if data_dir else tempfile.TemporaryDirectory(prefix="probekit-heldout-")
-        root = Path(data_dir or self._tmp.name)
+        root = self._root = Path(data_dir or self._tmp.name)
+        self._seed, self._hard = seed, None
         objects = object_control.items(root, seed, n)
         self.obj_images = [Image.open(p).convert("RGB") for p in objects["image"]]
         self.obj_true, self.obj_wrong = list(objects["right"]), list(objects["wrong"])
@@ -69,6 +77,34 @@ class HeldOut:
         self.mask_gold = list(mask["verb"])
 
     # --- tasks ------------------------------------------------------------------------------------------
+    def hard_items(self) -> tuple:
+        """(predicate-noun triplets with their limbs label, SVO rows with their verb cue): the hard sub-probes'
+        items, rendered on first use."""
+        if self._hard is None:
+            pn = prednoun.make_items(self._root / "hard", HARD_PREDNOUN, self._seed, "eval")
+            verbs = svo.make_items(self._root / "hard", HARD_VERBS, self._seed, "eval")
+            self._hard = (pn.assign(limbs=prednoun.limbs_alike(pn)), verbs.assign(cue=svo.verb_cue(verbs)))
+        return self._hard
+
+    def hard(self, scorer) -> dict:
+        """The two hard sub-probes, each with its n: predicate-noun pair accuracy where the two agents' limbs look
+        alike (only the busts tell whose pose is whose; chance 25%) and the verb-negative image choice where only
+        the object's place tells the verbs apart (chance 50%, ties half), with their easy parts beside them."""
+        pn, verbs = self.hard_items()
+        images = [Image.open(p).convert("RGB") for p in pn["image"]]
+        ok = two_way(scorer, images, list(pn["sentence_target"]), list(pn["sentence_distractor"]))
+        pair_ok = pd.Series(ok).groupby(pn["pair_id"].to_numpy()).all()
+        alike = pn["limbs"].groupby(pn["pair_id"]).first().reindex(pair_ok.index) == prednoun.LIMBS_ALIKE
+        pos = [Image.open(p).convert("RGB") for p in verbs["pos_image"]]
+        neg = [Image.open(p).convert("RGB") for p in verbs["neg_image"]]
+        s = scorer.choose_image([[a, b] for a, b in zip(pos, neg)], list(verbs["sentence"]))
+        right = (s[:, 0] > s[:, 1]) + 0.5 * (s[:, 0] == s[:, 1])
+        place, pose = (verbs["cue"] == "the object's place").to_numpy(), (verbs["cue"] == "the pose").to_numpy()
+        return {"limbs_alike_pairs": float(pair_ok[alike].mean()), "limbs_alike_n": int(alike.sum()),
+                "limbs_differ_pairs": float(pair_ok[~alike].mean()), "limbs_differ_n": int((~alike).sum()),
+                "verb_by_place": float(right[place].mean()), "verb_by_place_n": int(place.sum()),
+                "verb_by_pose": float(right[pose].mean()), "verb_by_pose_n": int(pose.sum())}
+
     def _prednoun(self, scorer, images) -> dict:
         """Pair and triplet accuracy, and triplet accuracy where the sentences differ in the noun and where they
         differ in the predicate (which of the two a model reads)."""
@@ -137,6 +173,7 @@ class HeldOut:
         res["object_control_acc"] = float(two_way(scorer, self.obj_images, self.obj_true, self.obj_wrong).mean())
         res["prednoun_cropped"] = self._prednoun(scorer, self.pn_crop)
         res["prednoun_full"] = self._prednoun(scorer, self.pn_full)
+        res["hard"] = self.hard(scorer)
         v = self.verbs
         right = self._image_choice(scorer)
         res["verbs_image_choice"] = {"all": float(right.mean()),
