@@ -169,3 +169,34 @@ def test_one_seed_gives_the_prednoun_lines():
         lines = pd.read_parquet(CHAPTERS / "prednoun.lab.parquet")
         line = lines[(lines["what"] == claim.claim) & (lines["models"] == f"{a}|{b}")].iloc[0]
         _same_line(p, line)
+
+
+def _committed_row(chapter: str, **where) -> dict:
+    rows = pd.read_parquet(CHAPTERS / f"{chapter}.results.parquet")
+    found = rows[np.logical_and.reduce([rows[k] == v for k, v in where.items()])]
+    assert len(found) == 1, where
+    return dict(found.iloc[0])
+
+
+@pytest.mark.parametrize("chapter, where, pick, statistic, count", [
+    # verbs pairwise on verb negatives: ``correct`` of the rows of that negative type
+    ("verbs", dict(model="toy-vilt", probe="svo", subset="verb", metric="pairwise", condition=""),
+     lambda t: t.loc[t["type"] == "verb", "correct"].to_numpy(), np.mean, len),
+    # prednoun triplet accuracy: rows [correct_1, correct_2] (a pair with neither scored dropped), nanmean
+    ("prednoun", dict(model="toy-clip", probe="pairs", subset="all", metric="triplet_accuracy", condition="full"),
+     lambda t: t[["correct_1", "correct_2"]].to_numpy(float)[~t[["correct_1", "correct_2"]].isna().all(axis=1)],
+     np.nanmean, lambda v: int(np.isfinite(v).sum())),
+    # masking word accuracy: ``word_correct`` per caption
+    ("masking", dict(model="toy-vilt", probe="top-k", subset="all", metric="word_accuracy", condition="full image"),
+     lambda t: t["word_correct"].dropna().to_numpy(), np.mean, len),
+])
+def test_the_documented_item_columns_give_the_chapters_rows(chapter, where, pick, statistic, count):
+    """lab_pooled's docstring says which item columns a lab line pools: with one seed they give the chapter's row."""
+    items = _items(chapter)
+    mine = items[(items["model"] == where["model"]) & (items["probe"] == where["probe"])
+                 & (items["condition"] == where["condition"])]
+    found = pooled_row({0: pick(mine)}, statistic=statistic, count=count, study=chapter, **where)
+    committed = _committed_row(chapter, **where)
+    # the saved results are rounded (the lab lines keep every bit: compared exactly above)
+    assert [found[k] for k in ("value", "ci_low", "ci_high", "n")] == \
+        pytest.approx([committed[k] for k in ("value", "ci_low", "ci_high", "n")], rel=1e-12)
