@@ -200,3 +200,10 @@ def test_the_documented_item_columns_give_the_chapters_rows(chapter, where, pick
     # the saved results are rounded (the lab lines keep every bit: compared exactly above)
     assert [found[k] for k in ("value", "ci_low", "ci_high", "n")] == \
         pytest.approx([committed[k] for k in ("value", "ci_low", "ci_high", "n")], rel=1e-12)
+
+
+def test_seeds_each_unresolved_can_be_decided_pooled_without_disagreeing():
+    # 40 items a seed at 62.5 %: each seed's interval holds chance; three seeds pooled exclude it
+    p = pooled_check({s: hits(25, 40) for s in range(3)}, PARENT, **LABELS)
+    assert set(p.seed_verdicts.values()) == {NOT_RESOLVED} and p.verdict == ABOVE
+    assert p.seeds_agree and p.disagreement() == ""

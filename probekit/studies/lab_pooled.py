@@ -10,7 +10,8 @@ metric), one array of per-item values per seed.  :func:`pooled` turns them into
   seed), ``n`` the items counted over all seeds.  It is an ordinary row of the result schema, with the same keys as
   each seed's row, so :func:`probekit.studies.lab.find` still finds one row per check and the verdict functions of
   :mod:`probekit.studies.lab` and :mod:`probekit.claims` judge it unchanged;
-* the **verdict**, decided by the pooled row alone, and ``seeds_agree``: whether every seed's own row gets it too.
+* the **verdict**, decided by the pooled row alone, and ``seeds_agree``: whether every seed's own row gets one
+  verdict (a line says so when they do not, e.g. one seed above chance and another not resolved).
 
 Per-seed values travel beside the pooled row, not in it: the schema has no seed column, and adding one would
 change every saved table.  A verdict line (:func:`probekit.studies.lab.verdict_lines`) keeps the pooled row in
@@ -81,8 +82,9 @@ class Pooled:
 
     @property
     def seeds_agree(self) -> bool:
-        """Whether every seed's own row gets the pooled verdict."""
-        return all(v == self.verdict for v in self.seed_verdicts.values())
+        """Whether every seed's own row gets one verdict (which may differ from the pooled one: seeds each "not
+        resolved" on their items can be decided pooled, and that is no disagreement)."""
+        return len(set(self.seed_verdicts.values())) == 1
 
     def disagreement(self) -> str:
         """What a line says when seeds disagree ("" when they agree), e.g. "seeds disagree: seed 0 above chance,
