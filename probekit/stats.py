@@ -1,4 +1,6 @@
-"""Bootstrap intervals shared by every chapter."""
+"""Bootstrap intervals shared by every chapter: over the items of one trained model (:func:`bootstrap_ci`), and
+pooled over the seeds a model was trained with (:func:`pooled_ci`: resample seeds, then items within each drawn
+seed)."""
 
 from __future__ import annotations
 
@@ -30,9 +32,13 @@ def bootstrap_ci(values, statistic: Callable[[np.ndarray], float] = np.mean, n_r
     draws = bootstrap(values, statistic, n_resamples, seed)
     if np.isnan(draws).all():
         return float("nan"), float("nan")
+    return _holding(draws, float(statistic(np.asarray(values))), level)
+
+
+def _holding(draws: np.ndarray, point: float, level: float) -> tuple[float, float]:
+    """The percentile interval of ``draws`` at ``level``, its end on the wrong side of ``point`` moved to it."""
     tail = (1 - level) / 2 * 100
     low, high = np.nanpercentile(draws, [tail, 100 - tail])
-    point = float(statistic(np.asarray(values)))
     return float(np.fmin(low, point)), float(np.fmax(high, point))
 
 
@@ -41,3 +47,49 @@ def bootstrap_std(values, statistic: Callable[[np.ndarray], float] = np.mean, n_
     """Standard deviation of ``statistic`` over bootstrap resamples (the predicate-noun paper's spread)."""
     draws = bootstrap(values, statistic, n_resamples, seed)
     return float(np.nanstd(draws))
+
+
+def _seeds(per_seed) -> list[np.ndarray]:
+    per_seed = [np.asarray(v) for v in per_seed]
+    if not per_seed:
+        raise ValueError("pooled bootstrap over no seeds: pass one array of per-item values per trained seed")
+    empty = [i for i, v in enumerate(per_seed) if len(v) == 0]
+    if empty:
+        raise ValueError(f"seed(s) at position {empty} have no items: a seed the probe did not score cannot be "
+                         "pooled (leave it out and say so)")
+    return per_seed
+
+
+def pooled_value(per_seed, statistic: Callable[[np.ndarray], float] = np.mean) -> float:
+    """The pooled point value: the mean over seeds of ``statistic`` over each seed's items (seeds weigh alike)."""
+    return float(np.mean([statistic(v) for v in _seeds(per_seed)]))
+
+
+def pooled_bootstrap(per_seed, statistic: Callable[[np.ndarray], float] = np.mean, n_resamples: int = 1000,
+                     seed: int = 0) -> np.ndarray:
+    """Draws of :func:`pooled_value` under a two-level bootstrap stratified by seed (as rliable, Agarwal et al.
+    2021, does for few training runs): each resample draws as many seeds as there are, with replacement, then
+    resamples the rows of each drawn seed's own items (a seed drawn twice is resampled twice, independently), and
+    averages ``statistic`` over the drawn seeds.
+
+    ``per_seed``: one array per trained seed, of per-item values (rows, as in :func:`bootstrap`; for a paired
+    design the per-item differences).  With one seed there is nothing to draw at the seed level and the draws are
+    exactly :func:`bootstrap`'s (same ``seed``, same item draws).  No seeds, or a seed without items: ValueError."""
+    per_seed = _seeds(per_seed)
+    k = len(per_seed)
+    rng = np.random.default_rng(seed)
+    drawn = rng.integers(0, k, size=(n_resamples, k)) if k > 1 else np.zeros((n_resamples, 1), dtype=int)
+    stats = np.empty(drawn.shape)
+    for s, values in enumerate(per_seed):
+        where = drawn == s
+        idx = rng.integers(0, len(values), size=(int(where.sum()), len(values)))
+        stats[where] = [statistic(values[i]) for i in idx]
+    return stats.mean(axis=1)
+
+
+def pooled_ci(per_seed, statistic: Callable[[np.ndarray], float] = np.mean, n_resamples: int = 1000,
+              seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+    """Percentile interval of :func:`pooled_bootstrap`'s draws, widened where needed to hold
+    :func:`pooled_value` (as :func:`bootstrap_ci` does); with one seed exactly :func:`bootstrap_ci`."""
+    draws = pooled_bootstrap(per_seed, statistic, n_resamples, seed)
+    return _holding(draws, pooled_value(per_seed, statistic), level)
