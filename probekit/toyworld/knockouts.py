@@ -51,10 +51,11 @@ def neutral_verb(scene: Scene, aux) -> Scene:
     agent, thing, *rest = scene.entities
     taken = {c for e in rest for c in e.cells}
     cells = agent_cells(NEUTRAL_OFFSET, taken) or agent_cells(NEUTRAL_OFFSET)
-    r, c = choice(aux, cells)
     dr, dc = NEUTRAL_OFFSET
-    return keep_train(replace(scene, entities=(replace(agent, cell=(r, c), pose=NEUTRAL_POSE),
-                                               replace(thing, cell=(r + dr, c + dc)), *rest)), aux)
+    drawn = [replace(scene, entities=(replace(agent, cell=(r, c), pose=NEUTRAL_POSE),
+                                      replace(thing, cell=(r + dr, c + dc)), *rest))
+             for r, c in (cells[int(k)] for k in aux.permutation(len(cells)))]
+    return next((x for x in drawn if x.split() == "train"), None) or keep_train(drawn[0], aux)
 
 
 def set_scene(scene: Scene, how: str, aux) -> Scene:
@@ -68,7 +69,10 @@ def set_scene(scene: Scene, how: str, aux) -> Scene:
         background = TYPICAL_SCENE[objects[0]]
     else:
         allowed = [s for s in SCENES if s not in {TYPICAL_SCENE[o] for o in objects}]
-        background = scene.background if scene.background in allowed else choice(aux, allowed)
+        if scene.background in allowed:
+            return scene
+        options = [scene.with_background(allowed[int(k)]) for k in aux.permutation(len(allowed))]
+        return next((x for x in options if x.split() == "train"), None) or keep_train(options[0], aux)
     return scene if background == scene.background else keep_train(scene.with_background(background), aux)
 
 
@@ -144,8 +148,8 @@ def _mentioned(caption: str) -> list[str]:
 def cc_noise(scene: Scene, cap: str, aux, other) -> str:
     """One noisy caption of Conceptual Captions' kind for ``scene`` (whose own caption is ``cap``), drawn by ``aux``:
     a named object left out, an object not shown added, one noun replaced by its hypernym, or an unrelated caption
-    (``other(aux)``, another scene's caption naming none of this scene's agents and objects); never a one-slot swap
-    of ``cap``."""
+    (``other(aux)``, another scene's caption naming two agents or objects or more, none of this scene's); never a
+    one-slot swap of ``cap`` or of any other caption true of the image."""
     named = _mentioned(cap)
     kinds = ["added", "hypernym", "unrelated"] + (["missing"] if len(named) >= 2 else [])
     kind = choice(aux, sorted(kinds))
@@ -161,8 +165,9 @@ def cc_noise(scene: Scene, cap: str, aux, other) -> str:
         if k and words[k - 1] in ("a", "an"):
             words[k - 1] = article(words[k])
         return " ".join(words)
-    for _ in range(50):
+    for _ in range(100):
+        # two nouns or more, none shown: then no caption true of the image is one slot away from it
         c = other(aux)
-        if not set(_mentioned(c)) & _nouns(scene) and not one_slot_swap(cap, c):
+        if len(set(_mentioned(c))) >= 2 and not set(_mentioned(c)) & _nouns(scene):
             return c
-    return cap
+    return f"{cap} and {np_(choice(aux, [o for o in OBJECTS if o not in _nouns(scene)]))}"
