@@ -225,3 +225,30 @@ def test_one_slot_swaps_are_told_from_other_changes():
     assert not knockouts.one_slot_swap("a man holds a ball", "a person holds a ball")   # a hypernym
     assert not knockouts.one_slot_swap("a man holds a ball", "a man")
     assert not knockouts.one_slot_swap("a ball and a cup", "a ball and a cup and a hat")
+
+
+def test_the_next_zoo_trains_its_knockouts_and_leaves_the_shipped_table_alone(tmp_path, capsys):
+    from transformers import AutoTokenizer, CLIPModel, ViltForImageAndTextRetrieval
+
+    from probekit.toymodels import zoo
+    from probekit.toymodels.train import main
+    assert zoo.MODELS == ("toy-clip", "toy-clip-hardneg", "toy-clip-unbound", "toy-clip-noverb", "toy-vilt",
+                          "toy-vilt-hardneg", "toy-vilt-noisy", "toy-vilt-mismatch", "toy-vilt-noverb", "toy-bert")
+    assert all(zoo.NEXT_ZOO[m] == zoo.ZOO[m] for m in set(zoo.NEXT_ZOO) & set(zoo.ZOO))
+    assert all(m.parent is None or m.parent in zoo.NEXT_ZOO for m in zoo.NEXT_ZOO.values())
+    models = ["toy-vilt-noverbpose", "toy-clip-noattr", "toy-vilt-cc30"]
+    assert main(["--zoo", "next", "--quick", "--steps", "3", "--models", *models, "--out", str(tmp_path),
+                 "--no-eval", "--pool", "64", "--threads", "1"]) == 0
+    ViltForImageAndTextRetrieval.from_pretrained(tmp_path / "toy-vilt-noverbpose")
+    CLIPModel.from_pretrained(tmp_path / "toy-clip-noattr")
+    ViltForImageAndTextRetrieval.from_pretrained(tmp_path / "toy-vilt-cc30")
+    tok = AutoTokenizer.from_pretrained(tmp_path / "toy-vilt-cc30")
+    assert tok.unk_token_id not in tok("a person holds a toy")["input_ids"]   # the hypernyms are words of its own
+    record = json.loads((tmp_path / "training.json").read_text())["models"]
+    assert list(record) == ["toy-vilt-noverbpose", "toy-clip-noattr", "toy-vilt-cc30"]   # the next zoo's order
+    assert record["toy-clip-noattr"]["recipe"] == zoo.NEXT_ZOO["toy-clip-noattr"].recipe.describe()
+    assert main(["--zoo", "next", "--missing", "--quick", "--steps", "3", "--models", *models, "--out",
+                 str(tmp_path), "--no-eval", "--pool", "64"]) == 0
+    assert "nothing to train" in capsys.readouterr().out
+    with pytest.raises(SystemExit):   # a knock-out of the next zoo is not a member of the shipped one
+        main(["--models", "toy-vilt-noverbpose", "--out", str(tmp_path), "--no-eval"])

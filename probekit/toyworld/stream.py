@@ -23,7 +23,7 @@ from . import knockouts
 from .sample import (agent_cells, agents_scene, choice, in_split, np_, object_caption, objects_scene, pose_caption,
                      random_object, sample_svo, scene_for, svo_caption, svo_scene)
 from .scene import Scene, box, render
-from .vocab import AGENTS, ANTONYMS, IMAGE_SIZE, OBJECTS, POSES, SCENES, VERBS
+from .vocab import AGENTS, ANTONYMS, HYPERNYM_WORDS, IMAGE_SIZE, OBJECTS, POSES, SCENES, VERBS
 
 KINDS = {"svo": 0.34, "pose_pair": 0.22, "object": 0.12, "agent": 0.08, "objects": 0.1, "crop": 0.14}
 
@@ -51,6 +51,10 @@ class Recipe:
         """Whether a knock-out of ``knockouts`` (or its caption noise) is on."""
         return bool(self.no_verb_words or self.neutral_verbs or self.unpaired or self.no_attributes or self.scenes
                     or self.cc_noise)
+
+    def extra_words(self) -> tuple[str, ...]:
+        """Words its captions use beyond ``vocab.words()`` (the hypernyms of caption noise)."""
+        return HYPERNYM_WORDS if self.cc_noise else ()
 
     def describe(self) -> str:
         parts = []
