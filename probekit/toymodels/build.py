@@ -39,13 +39,14 @@ def size_of(size: str | Size) -> Size:
     return SIZES[size]
 
 
-def tokenizer():
-    """A lower-casing word-level tokenizer over the toy vocabulary, as a PreTrainedTokenizerFast."""
+def tokenizer(extra: tuple[str, ...] = ()):
+    """A lower-casing word-level tokenizer over the toy vocabulary (and ``extra`` words after it, which a recipe's
+    captions may add: ``stream.Recipe.extra_words``), as a PreTrainedTokenizerFast."""
     from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
     from tokenizers.models import WordLevel
     from transformers import PreTrainedTokenizerFast
 
-    vocab = {w: i for i, w in enumerate(SPECIAL_TOKENS + words())}
+    vocab = {w: i for i, w in enumerate(SPECIAL_TOKENS + words() + [w for w in extra if w not in words()])}
     tok = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
     tok.normalizer = normalizers.Lowercase()
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()

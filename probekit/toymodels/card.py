@@ -9,7 +9,7 @@ from ..toyworld.vocab import AGENTS, OBJECTS, POSES, SCENES, TYPICAL_SCENE_P, VE
 from .build import MAX_TEXT, size_of, tokenizer
 from .convergence import FLAT_WITHIN, PER_STEPS, cell, trends, unsettled
 from .record import settings
-from .zoo import CHECKPOINTS, ZOO
+from .zoo import CHECKPOINTS, member as zoo_member
 
 #: the training curve's held-out keys: (line style, chance level)
 CURVE_KEYS = {"object": ("-", 0.5), "prednoun_pair": ("--", 0.25), "crop_predicate": ("-.", 0.5),
@@ -162,7 +162,7 @@ def write(folder: Path = CHECKPOINTS) -> Path:
     b = rec["budget"]
     recipes, scores = [], []
     for name, m in rec["models"].items():
-        member = ZOO[name]
+        member = zoo_member(name)
         recipes.append(f"| `{name}` | {member.trainer} | {'swaps' if member.hard_negatives else 'in-batch/random'} | "
                        f"{member.recipe.describe()} | {member.parent or '—'} | {member.factor} | "
                        f"{m['wall_s']:.0f} s | {cell(trends(m['history'], CURVE_KEYS))} |")

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from .zoo import ZOO
+from .zoo import member
 
 STATUS_EVERY = 60.0   # seconds between the lines that show where each running member is
 #: (trainer, hard negatives) from the slowest step to the fastest, as benchmarks/README.md measures them: the
@@ -27,7 +27,7 @@ SLOWEST_FIRST = [("vilt", True), ("vilt", False), ("clip", True), ("clip", False
 
 
 def slowest_first(models) -> list[str]:
-    return sorted(models, key=lambda m: SLOWEST_FIRST.index((ZOO[m].trainer, ZOO[m].hard_negatives)))
+    return sorted(models, key=lambda m: SLOWEST_FIRST.index((member(m).trainer, member(m).hard_negatives)))
 
 
 def _last_line(path: Path) -> str:

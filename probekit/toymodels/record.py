@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .loop import LATER
-from .zoo import MODELS
+from .zoo import order
 
 HEADER = ("seed", "budget", "quick", "device", "threads", "size")
 #: what a record without the setting was trained with (settings added after zoos were written with the default)
@@ -42,7 +42,7 @@ def _read(path: Path) -> dict:
 
 def _write(path: Path, record: dict) -> None:
     models = record.get("models", {})
-    record["models"] = {m: models[m] for m in sorted(models, key=lambda m: MODELS.index(m) if m in MODELS else 99)}
+    record["models"] = {m: models[m] for m in sorted(models, key=order)}
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(record, indent=1))
     os.replace(tmp, path)

@@ -1,7 +1,7 @@
 """Train the toy model zoo on the toy world: ``probekit train-toy`` (``main``) or ``train(...)`` from Python.
 
 Every model sees the same training stream (``probekit.toyworld.stream``) for the same number of steps and batch
-size, one factor changed at a time (``ZOO``): the objective (``toy-clip``: symmetric InfoNCE over in-batch
+size, one factor changed at a time (``ZOO``; ``--zoo next``: ``NEXT_ZOO``): the objective (``toy-clip``: symmetric InfoNCE over in-batch
 negatives; ``toy-clip-hardneg``: the same with each caption's one-slot swap added to the texts), the architecture
 (``toy-vilt``: one ViLT encoder trained with an ITM head on positives and random negatives plus an MLM head,
 saved as one directory that loads as ViltForImageAndTextRetrieval and as ViltForMaskedLM; ``toy-bert``: text only)
@@ -32,7 +32,7 @@ from . import build, loop
 from . import record as zoo_record
 from .batches import Batches, mask_tokens
 from .record import ZooError
-from .zoo import CHECKPOINTS, MODELS, ZOO, Member
+from .zoo import ALL, CHECKPOINTS, MODELS, TABLES, Member, chosen, known, member as zoo_member
 
 
 @dataclass
@@ -173,9 +173,7 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     shipped checkpoints dir); return the run record (budget, histories, held-out scores, wall times), also written
     to ``out/training.json`` (its ``size`` only when not the default: a record without one is of the default)."""
     from . import evaluate as ev
-    unknown = [m for m in models if m not in ZOO]
-    if unknown:
-        raise ValueError(f"unknown toy model(s) {unknown}; choose from {list(ZOO)}")
+    known(models)
     build.size_of(size)   # an unknown size is refused before anything is written
     out = Path(out) if out else CHECKPOINTS
     budget = Budget(**{**(QUICK if quick else {}), **overrides, **({"steps": steps} if steps else {})})
@@ -183,7 +181,6 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
         torch.set_num_threads(threads)
     torch.manual_seed(seed)
     t0 = time.time()
-    tok = build.tokenizer()
     pools: dict = {}
     heldout = ev.HeldOut(seed=seed) if evaluate else None
     header = dict(seed=seed, budget=loop.recorded(budget), quick=quick, device=device, threads=torch.get_num_threads(),
@@ -193,12 +190,13 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
         log(f"nothing to train: {out} holds every member asked for, trained with these settings")
         return record
     for i, name in enumerate(models):
-        member = ZOO[name]
+        member = zoo_member(name)
         try:
             if member.recipe not in pools:
                 pools.clear()   # one pool in memory at a time
                 log(f"rendering {budget.pool} training images (seed {seed}; {member.recipe.describe()})")
                 pools[member.recipe] = stream.pool(budget.pool, seed, recipe=member.recipe)
+            tok = build.tokenizer(member.recipe.extra_words())   # the toy vocabulary, unless its captions add words
             entry = _train_member(name, member, Batches(pools[member.recipe], seed, tok, device), tok, budget, out, log,
                                   heldout, save_every, size)
         except KeyboardInterrupt as err:
@@ -243,7 +241,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=None, help=f"output directory (default: the shipped {CHECKPOINTS})")
     p.add_argument("--steps", type=int, default=None, help=f"optimiser steps per model (default {Budget.steps})")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    p.add_argument("--zoo", default="shipped", choices=list(TABLES), help="the table --models is of (next: issue 54)")
+    p.add_argument("--models", nargs="+", default=None, choices=list(ALL), help="default: all of --zoo's members")
     p.add_argument("--quick", action="store_true", help="a few minutes: small pool, few steps")
     p.add_argument("--pool", type=int, default=None, help="number of training images")
     p.add_argument("--size", default=build.DEFAULT_SIZE, choices=list(build.SIZES),
@@ -271,6 +270,10 @@ def main(argv=None) -> int:
                    help="train nothing: score the checkpoints in --out on the held-out split again, rewrite the card")
     argv = sys.argv[1:] if argv is None else list(argv)
     a = p.parse_args(argv)
+    try:
+        a.models = chosen(a.zoo, a.models)
+    except ValueError as err:
+        p.error(str(err))
     if a.jobs < 1:
         p.error(f"--jobs {a.jobs}: give at least 1 (members trained at once)")
     try:

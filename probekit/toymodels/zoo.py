@@ -41,3 +41,61 @@ ZOO = {
     "toy-bert": Member("bert", factor="text only (blind baseline, perplexity)"),
 }
 MODELS = tuple(ZOO)
+
+_SAME = {m: ZOO[m] for m in ("toy-clip", "toy-clip-hardneg", "toy-vilt", "toy-vilt-hardneg")}
+#: the next zoo (``train-toy --zoo next``): knock-outs that remove information and never caption an image with a
+#: probe's negative for it (issue 54), the architecture x objective 2 x 2, and caption noise as a dose-response
+NEXT_ZOO = {
+    **_SAME,
+    "toy-vilt-noverbword": Member("vilt", stream.Recipe(no_verb_words=True), True, "toy-vilt-hardneg",
+                                  factor="knock-out: transitive captions never name the verb"),
+    "toy-vilt-noverbpose": Member("vilt", stream.Recipe(neutral_verbs=True), True, "toy-vilt-hardneg",
+                                  factor="knock-out: transitive scenes drawn in one neutral pose and object place"),
+    "toy-vilt-unpaired": Member("vilt", stream.Recipe(unpaired=True), True, "toy-vilt-hardneg",
+                                factor="knock-out: two-agent captions name agents and predicates without pairing "
+                                       "them"),
+    "toy-clip-noattr": Member("clip", stream.Recipe(no_attributes=True), parent="toy-clip",
+                              factor="knock-out: captions never name a colour, size or pattern"),
+    "toy-clip-scenealways": Member("clip", stream.Recipe(scenes="always"), parent="toy-clip",
+                                   factor="knock-in: objects always drawn in their typical scene"),
+    "toy-clip-scenenever": Member("clip", stream.Recipe(scenes="never"), parent="toy-clip",
+                                  factor="knock-out: objects never drawn in their typical scene"),
+    **{f"toy-vilt-cc{round(100 * r)}": Member("vilt", stream.Recipe(cc_noise=r), parent="toy-vilt",
+                                              factor=f"{r:.0%} of captions noised as in Conceptual Captions, never "
+                                                     f"an own one-slot swap")
+       for r in (0.15, 0.3, 0.5)},
+    "toy-bert": ZOO["toy-bert"],
+}
+NEXT_MODELS = tuple(NEXT_ZOO)
+#: ``train-toy --zoo``: the tables by name
+TABLES = {"shipped": ZOO, "next": NEXT_ZOO}
+ALL = {**ZOO, **NEXT_ZOO}   # a name means the same member in every table
+
+
+def member(name: str) -> Member:
+    """The member ``name`` of any table."""
+    return ALL[name]
+
+
+def order(name: str) -> int:
+    """Where ``name`` comes in a record: the shipped zoo's order, then the next zoo's members."""
+    names = list(ALL)
+    return names.index(name) if name in names else len(names)
+
+
+def chosen(zoo: str, models: list[str] | None) -> list[str]:
+    """``train-toy --zoo zoo --models models``: the members to train (all of the table without ``models``)."""
+    table = TABLES[zoo]
+    if models is None:
+        return list(table)
+    if set(models) - set(table):
+        raise ValueError(f"--models {' '.join(sorted(set(models) - set(table)))}: not in the {zoo} zoo "
+                         f"({' '.join(table)})")
+    return list(models)
+
+
+def known(models) -> None:
+    """Raise ValueError naming the ``models`` that no table holds."""
+    unknown = [m for m in models if m not in ALL]
+    if unknown:
+        raise ValueError(f"unknown toy model(s) {unknown}; choose from {list(ALL)}")

@@ -87,6 +87,14 @@ TYPICAL_SCENE_P = 0.8
 # Agent -> its typical scene (for scenes without objects).
 AGENT_SCENE = {"man": "street", "woman": "park", "boy": "beach", "girl": "forest", "dog": "park", "cat": "kitchen"}
 
+# Hypernyms for caption noise of Conceptual Captions' kind (``stream.Recipe(cc_noise=...)``): not in ``words()``, so
+# the shipped zoo's tokenizer is unchanged; a member trained on that noise appends them (``HYPERNYM_WORDS``).
+HYPERNYMS = {"man": "person", "woman": "person", "boy": "person", "girl": "person", "dog": "animal", "cat": "animal",
+             "ball": "toy", "kite": "toy", "cup": "container", "bottle": "container", "box": "container",
+             "bag": "container", "chair": "furniture", "lamp": "furniture", "bike": "vehicle", "hat": "clothing",
+             "shoe": "clothing", "book": "thing"}
+HYPERNYM_WORDS = tuple(dict.fromkeys(HYPERNYMS.values()))
+
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 FUNCTION_WORDS = ["a", "an", "the", "is", "and", "in", "of", "photo", "."]
 
