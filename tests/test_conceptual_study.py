@@ -58,6 +58,26 @@ def test_scene_filler_and_isolation():
     assert by_topic(claims, "m: isolation").verdict == LOWER
 
 
+@pytest.mark.parametrize("values, direction, verdict, most, least", [
+    ({"lamp": -10.99, "chair": -32.39, "cup": -15.1}, "gained", LOWER, "chair", "lamp"),   # the book's numbers
+    ({"lamp": 10.99, "chair": 32.39, "cup": 15.1}, "lost", HIGHER, "chair", "lamp"),
+    ({"lamp": -10.99, "chair": 32.39, "cup": 15.1}, "mixed", HIGHER, "chair", "lamp"),
+])
+def test_the_context_sentence_follows_the_signs_and_the_order_of_delta_c(values, direction, verdict, most, least):
+    """Δc > 0: confidence lost when the context is removed; < 0: gained.  The claim names the object that changed
+    most in the direction all of them share as ``a`` (for gains, the lowest Δc), never "lost ... largest" for
+    two gains."""
+    from probekit.studies.conceptual_claims import context_direction
+    rows = frame([r("probe-b-object", "delta_c_pts", v, v - 4, v + 4, model="all models", subset=o,
+                    condition="all fillers", chance=float("nan")) for o, v in values.items()])
+    c = by_topic(probe_b_claims(rows, []), "objects: context")
+    assert context_direction(values.values()) == direction
+    assert (c.verdict, c.words["most"], c.words["least"]) == (verdict, most, least)
+    assert (c.rows["a"]["subset"], c.rows["b"]["subset"]) == ((most, least) if direction != "mixed"
+                                                              else ("chair", "lamp"))
+    assert c.template   # a sentence exists for this verdict
+
+
 def test_patching_gain_and_forgetting_only_when_the_paired_difference_is_resolved():
     cond = "text, α = 0.5 − original"
     rows = frame([r("patching", "mu_c_diff", 0.1, 0.05, 0.15, model="clip", condition=cond,

@@ -138,13 +138,44 @@ def probe_b_claims(rows: pd.DataFrame, models) -> list[Claim]:
     objects = select(rows, source=OURS, probe="probe-b-object", model=ALL_MODELS).dropna(subset=["value"])
     if len(objects) > 1:
         top, low = objects.loc[objects["value"].idxmax()], objects.loc[objects["value"].idxmin()]
-        out += _pair("objects: context", top, low, {
-            HIGHER: "The confidence lost when the context is removed (Δc, points; negative: gained) is largest for "
-                    "**{top}** ({a}) and smallest for {low} ({b}).",
-            LOWER: "",
-            UNRESOLVED: "The confidence lost when the context is removed (Δc, points; negative: gained) ranges from "
-                        "{low} ({b}) to {top} ({a}), not resolved apart."}, top=top["subset"], low=low["subset"])
+        direction = context_direction(objects["value"])
+        most, least = (top, low) if direction != GAINED else (low, top)
+        out += _pair("objects: context", most, least, _CONTEXT[direction], most=most["subset"],
+                     least=least["subset"], top=top["subset"], low=low["subset"])
     return out
+
+
+LOST, GAINED, MIXED = "lost", "gained", "mixed"
+#: the Δc sentence by the signs of the objects' Δc (:func:`context_direction`); ``a`` is the object that changed
+#: most in that direction (``most``), ``b`` the one that changed least (``least``)
+_CONTEXT = {
+    LOST: {HIGHER: "Every object loses confidence when the context is removed (Δc > 0, points): most **{most}** ({a}), "
+                   "least {least} ({b}), resolved apart.",
+           LOWER: "",   # a is the maximum
+           UNRESOLVED: "Every object loses confidence when the context is removed (Δc > 0, points), from {least} ({b}) "
+                       "to {most} ({a}), not resolved apart."},
+    GAINED: {HIGHER: "",  # a is the minimum
+             LOWER: "Every object gains confidence when the context is removed (Δc < 0, points): most **{most}** "
+                    "({a}), least {least} ({b}), resolved apart.",
+             UNRESOLVED: "Every object gains confidence when the context is removed (Δc < 0, points), from {least} "
+                         "({b}) to {most} ({a}), not resolved apart."},
+    MIXED: {HIGHER: "Removing the context does not move every object's confidence the same way (Δc, points; "
+                    "positive: lost, negative: gained): Δc ranges from {low} ({b}) to **{top}** ({a}), resolved "
+                    "apart.",
+            LOWER: "",
+            UNRESOLVED: "Removing the context does not move every object's confidence the same way (Δc, points; "
+                        "positive: lost, negative: gained): Δc ranges from {low} ({b}) to {top} ({a}), not resolved "
+                        "apart."},
+}
+
+
+def context_direction(values) -> str:
+    """Whether removing the context loses (every Δc > 0) or gains (every Δc < 0) confidence over the objects' Δc
+    ``values``, or neither for all of them (:data:`MIXED`)."""
+    values = list(values)
+    if all(v > 0 for v in values):
+        return LOST
+    return GAINED if all(v < 0 for v in values) else MIXED
 
 
 def patching_claims(rows: pd.DataFrame, model: str, encoders, alphas) -> list[Claim]:
