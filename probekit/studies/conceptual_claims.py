@@ -98,6 +98,33 @@ def probe_c_claims(rows: pd.DataFrame, models) -> list[Claim]:
     return out
 
 
+BELOW_CHANCE = "below chance"
+_ANATOMY = ("`{model}`'s group score on {category} swaps, {a}, is below chance ({a.chance}, independent scores): not "
+            "a scoring bug but its scores. In {one_image} of these {n} groups one image is preferred under both "
+            "captions (image score 0) and in {one_caption} one caption under both images (text score 0; the caption "
+            "preferred is \"{preferred}\" in {preferred_share} of those); the matched pairs outscore the swapped "
+            "ones in {matched_higher}. Scores made of an image prior plus a caption prior, with no image–caption "
+            "fit, would score 0 on every group.")
+
+
+def anatomy_claims(rows: pd.DataFrame, anatomy: pd.DataFrame) -> list[Claim]:
+    """One claim per model and attribute category whose Probe-C group score is resolved below chance, explained
+    by :func:`probekit.metrics.conceptual_items.group_anatomy` (``anatomy``): how often one image, or one caption,
+    is preferred whatever the other, which forces the text or image score, and so the group score, to 0."""
+    from probekit.numbers import pct
+    out = []
+    cats = select(rows, source=OURS, probe="probe-c-category", metric="group")
+    for _, a in anatomy.iterrows():
+        r = one_or_none(cats, model=a["model"], subset=a["category"])
+        if r is None or versus_chance(r) != BELOW_CHANCE:
+            continue
+        out.append(claim(f"{a['model']}: {a['category']} groups below chance", BELOW_CHANCE, _ANATOMY, {"a": r},
+                         model=a["model"], category=a["category"], n=str(int(a["n"])), preferred=str(a["preferred"]),
+                         **{k: pct(a[k]) for k in ("one_image", "one_caption", "preferred_share",
+                                                    "matched_higher")}))
+    return out
+
+
 def _apart(verdicts: dict[str, str]) -> str:
     """Where the scene filler's γ lies among the others (``verdicts``: filler -> compare(scene, filler)): the
     fillers it is resolved above or below, and the rest."""
