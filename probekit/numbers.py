@@ -2,7 +2,8 @@
 
 This is the only place values (fractions in the result rows) become percent.  Metrics whose values are not
 fractions (:data:`PLAIN_METRICS`, e.g. Pearson's r or the relative robustness γ) are shown as plain numbers;
-a paired difference (metric ``<metric>_diff``) is shown in signed percentage points.  It sits in the lowest layer
+a paired difference (metric ``<metric>_diff``) is shown in signed percentage points, and its magnitude (metric
+``<metric>_size``, :func:`probekit.report.format.magnitude`) in unsigned ones.  It sits in the lowest layer
 so that everything that writes numbers for readers (the report, the toy zoo's model card) shares it.
 """
 
@@ -31,11 +32,12 @@ def pct(value, digits: int = 1) -> str:
 
 
 def is_plain(metric: str) -> bool:
-    return metric.removesuffix("_diff") in PLAIN_METRICS
+    return metric.removesuffix("_diff").removesuffix("_size") in PLAIN_METRICS
 
 
 def number(value, metric: str = "", digits: int = 1, unit: bool = True) -> str:
-    """A value as shown for its metric: percent, signed points for ``*_diff``, or a plain number."""
+    """A value as shown for its metric: percent, signed points for ``*_diff``, unsigned points for ``*_size``, or a
+    plain number."""
     if missing(value):
         return "n/a"
     value = float(value)
@@ -43,6 +45,8 @@ def number(value, metric: str = "", digits: int = 1, unit: bool = True) -> str:
         return signed(value, 2) if metric.endswith("_diff") else f"{value:.{_digits(value, 2)}f}"
     if metric.endswith("_diff"):
         return signed(100 * value, digits) + (" pts" if unit else "")
+    if metric.endswith("_size"):
+        return f"{100 * value:.{_digits(100 * value, digits)}f}" + (" pts" if unit else "")
     return f"{100 * value:.{_digits(100 * value, digits)}f}" + ("%" if unit else "")
 
 

@@ -191,7 +191,9 @@ def test_a_small_real_run_puts_the_lab_in_data(small_run):
     rows = result.data["lab"]
     assert list(rows.columns) == COLUMNS and len(rows)
     for m in ("toy-clip", "toy-bert-blind"):
-        assert set(select(rows, model=m)["probe"]) == {"probe-r", "probe-c"}, m
+        # toy-clip is also paired item by item with the text floor, toy-bert-blind
+        assert set(select(rows, model=m)["probe"]) == {"probe-r", "probe-c"} | (
+            {conceptual_lab.PAIRED} if m == "toy-clip" else set()), m
     assert len(select(rows, probe="patching", model="toy-clip, both, α = 1"))
     assert set(select(rows, probe="probe-b")["model"]) == {"toy-clip, x0", "toy-clip, x̃0", "toy-clip, x̃1",
                                                            "toy-clip, (x0, x̃1)", "toy-clip, (x0, x̃0)",
@@ -213,3 +215,32 @@ def test_the_lab_runs_on_the_toy_world_only_and_says_why_not():
     for models, dataset, why in (([], "toy", "`lab_models` is empty"), (["toy-clip"], "paper", "toy world only")):
         fact, rows = conceptual._lab(models, dataset, **kw)
         assert why in fact and not len(rows) and list(rows.columns) == COLUMNS
+
+
+@pytest.mark.parametrize("diff, verdict", [((0.144, 0.06, 0.23), lab.HIGHER),
+                                                 ((0.05, -0.02, 0.12), "not resolved")])
+def test_probe_r_is_judged_against_its_text_floor_paired_not_against_the_coin_flip(diff, verdict):
+    """toy-vilt's 79.1% on predicate swaps is above the coin flip but the page's own text floor (the blind model on
+    the same items) is 64.7%: the verdict comes from the paired difference over the same items."""
+    blind = conceptual_lab.BLIND_MODEL
+    rows = frame([_r("toy-vilt", 0.791, 0.719, 0.856), _r(blind, 0.647, 0.576, 0.719),
+                  _r("toy-vilt", *diff, probe=conceptual_lab.PAIRED, subset="probe-r predicate_swap",
+                     metric="acc_diff", condition=f"toy-vilt − {blind}", chance=0.0)])
+    found = conceptual_lab.floor_claims(rows, ["toy-vilt", "toy-clip"])   # toy-clip: no rows, no claim
+    assert [(c.topic, c.verdict) for c in found] == [("toy-vilt: predicate swaps vs the text floor", verdict)]
+    assert found[0].rows["f"]["model"] == blind and found[0].rows["d"]["value"] == diff[0]
+    assert ("toy-vilt", blind) in conceptual_lab.PAIRS
+
+
+def test_lab_rows_pair_each_image_model_with_the_text_floor_item_by_item():
+    items = pd.DataFrame({"item_id": ["a", "b", "c"], "kind": "predicate_swap", "correct": [1.0, 1.0, 0.0],
+                          "confidence": [0.9, 0.8, 0.4], "group_id": ["a", "b", "c"]})
+    blind = items.assign(correct=[1.0, 0.0, 0.0], confidence=0.5)
+    groups = pd.DataFrame({"group_id": ["g"], "split": "composition", "confidence": 0.5, "image": 0.0, "text": 0.0,
+                           "group": 0.0})
+    scored = {"probe-r": pd.concat([items.assign(model="toy-vilt"), blind.assign(model=conceptual_lab.BLIND_MODEL)]),
+              "probe-c": pd.concat([groups.assign(model=m) for m in ("toy-vilt", conceptual_lab.BLIND_MODEL)])}
+    rows = conceptual_lab.lab_rows({"probe-r": items, "probe-c": items}, ["toy-vilt", conceptual_lab.BLIND_MODEL],
+                                   load=None, scored=scored)
+    d = one(rows, probe=conceptual_lab.PAIRED, model="toy-vilt", subset="probe-r predicate_swap", metric="acc_diff")
+    assert d["value"] == pytest.approx(1 / 3) and d["condition"] == f"toy-vilt − {conceptual_lab.BLIND_MODEL}"

@@ -58,6 +58,26 @@ def test_scene_filler_and_isolation():
     assert by_topic(claims, "m: isolation").verdict == LOWER
 
 
+@pytest.mark.parametrize("values, direction, verdict, most, least", [
+    ({"lamp": -10.99, "chair": -32.39, "cup": -15.1}, "gained", LOWER, "chair", "lamp"),   # the book's numbers
+    ({"lamp": 10.99, "chair": 32.39, "cup": 15.1}, "lost", HIGHER, "chair", "lamp"),
+    ({"lamp": -10.99, "chair": 32.39, "cup": 15.1}, "mixed", HIGHER, "chair", "lamp"),
+])
+def test_the_context_sentence_follows_the_signs_and_the_order_of_delta_c(values, direction, verdict, most, least):
+    """Δc > 0: confidence lost when the context is removed; < 0: gained.  The claim names the object that changed
+    most in the direction all of them share as ``a`` (for gains, the lowest Δc), never "lost ... largest" for
+    two gains."""
+    from probekit.studies.conceptual_claims import context_direction
+    rows = frame([r("probe-b-object", "delta_c_pts", v, v - 4, v + 4, model="all models", subset=o,
+                    condition="all fillers", chance=float("nan")) for o, v in values.items()])
+    c = by_topic(probe_b_claims(rows, []), "objects: context")
+    assert context_direction(values.values()) == direction
+    assert (c.verdict, c.words["most"], c.words["least"]) == (verdict, most, least)
+    assert (c.rows["a"]["subset"], c.rows["b"]["subset"]) == ((most, least) if direction != "mixed"
+                                                              else ("chair", "lamp"))
+    assert c.template   # a sentence exists for this verdict
+
+
 def test_patching_gain_and_forgetting_only_when_the_paired_difference_is_resolved():
     cond = "text, α = 0.5 − original"
     rows = frame([r("patching", "mu_c_diff", 0.1, 0.05, 0.15, model="clip", condition=cond,
@@ -207,3 +227,32 @@ def test_item_rows_recompute_the_headlines(result, tmp_path):
     assert set(items["probe"]) == {"probe-r", "probe-c", "probe-b"}
     assert items_frame(pd.read_parquet(result.items.to_parquet(tmp_path / "items.parquet") or
                                        tmp_path / "items.parquet")).shape == items.shape
+
+
+def test_group_anatomy_explains_group_scores_below_chance():
+    """Item 4 of issue 54: toy-vilt's Probe-C group scores for pattern and size sit below the 1/6 chance.  Scores
+    made of an image prior plus a caption prior (no image–caption fit) prefer one image under both captions and one
+    caption under both images in every group: text, image and group scores 0; independent scores would give 1/6."""
+    from probekit.metrics.conceptual import winoground
+    from probekit.metrics.conceptual_items import group_anatomy
+    from probekit.studies.conceptual_claims import BELOW_CHANCE, anatomy_claims
+    rng = np.random.default_rng(0)
+    n = 40
+    image_prior, caption_prior = rng.normal(size=(n, 2)), rng.normal(size=(n, 2))
+    s = {f"s{i}{j}": image_prior[:, i] + caption_prior[:, j] for i in (0, 1) for j in (0, 1)}
+    w = winoground(**s)
+    items = pd.DataFrame({**s, "model": "m", "category": "pattern", "split": "composition",
+                          "group_correct": w["group"], "caption_0": "a plain bottle", "caption_1": "a striped bottle"})
+    a = group_anatomy(items).iloc[0]
+    assert (a["n"], a["group"], a["one_caption"], a["one_image"]) == (n, 0.0, 1.0, 1.0)
+    assert a["preferred"] in ("plain", "striped") and a["preferred_share"] >= 0.5
+    independent = pd.DataFrame({**{k: rng.normal(size=4000) for k in s}, "model": "m", "category": "c",
+                                "caption_0": "a big cup", "caption_1": "a small cup"})
+    independent["group_correct"] = winoground(*(independent[k] for k in ("s00", "s01", "s10", "s11")))["group"]
+    b = group_anatomy(independent).iloc[0]
+    assert b["group"] == pytest.approx(1 / 6, abs=0.02) and b["one_caption"] == pytest.approx(0.5, abs=0.03)
+    rows = frame([r("probe-c-category", "group", 0.0, 0.0, 0.0, subset="pattern", chance=1 / 6),
+                  r("probe-c-category", "group", 0.16, 0.05, 0.3, subset="c", chance=1 / 6)])
+    found = anatomy_claims(rows, pd.concat([group_anatomy(items), group_anatomy(independent)]))
+    assert [(c.topic, c.verdict) for c in found] == [("m: pattern groups below chance", BELOW_CHANCE)]
+    assert found[0].words["one_image"] == "100.0%"

@@ -137,3 +137,45 @@ def test_small_differences_never_print_as_zero():
     assert N.number(0.00049, "acc") == "0.049%"
     assert N.number(0.004, "r") == "0.0040"   # two significant digits
     assert N.signed(-0.03) == "-0.030" and N.signed(2.14) == "+2.1" and N.signed(0.0) == "+0.0"
+
+
+def test_magnitude_of_a_paired_difference_is_unsigned_with_its_interval_mirrored():
+    gain, drop = _r(-0.648, -0.70, -0.60, metric="accuracy_diff"), _r(0.648, 0.60, 0.70, metric="accuracy_diff")
+    for r in (gain, drop):
+        m = F.magnitude(r)
+        assert (m["metric"], m["value"], m["ci_low"], m["ci_high"]) == ("accuracy_size", pytest.approx(0.648),
+                                                                        pytest.approx(0.60), pytest.approx(0.70))
+        assert F._RowView(r).size == "64.8 pts [60.0, 70.0] (n = 100)"
+    assert F.magnitude(_r(0.5, 0.4, 0.6)) == dict(_r(0.5, 0.4, 0.6))   # not a difference: unchanged
+
+
+@pytest.mark.parametrize("value, verdict", [(0.648, C.HIGHER), (-0.648, C.LOWER)])
+def test_drop_and_gain_sentences_quote_the_magnitude_their_verdict_names(value, verdict):
+    """Masking's and predicate–noun's paired changes: the verdict (the sign) picks the word (a drop or a gain,
+    lowers or raises), so the number quoted is the unsigned magnitude, never "+64.8" after "a drop of"."""
+    from probekit.studies import masking_claims, prednoun_claims
+    lo, hi = sorted((value - 0.05, value + 0.05))
+    rows = []
+    for cond, v, lo_, hi_, metric in (("full image", 0.9, 0.85, 0.95, "accuracy"),
+                                      ("subject ablated", 0.9 - value, 0.8 - value, 1 - value, "accuracy"),
+                                      ("full image − subject ablated", value, lo, hi, "accuracy_diff"),
+                                      ("full image", 0.9, 0.85, 0.95, "word_accuracy"),
+                                      ("full image − subject ablated", value, lo, hi, "word_accuracy_diff")):
+        rows.append(R.row(study="masking", probe="top-k", model="m", condition=cond, subset="all", metric=metric,
+                          value=v, ci=(lo_, hi_), n=100, chance=0.25 if not metric.endswith("diff") else 0.0))
+    found = masking_claims.claims(R.frame(rows))
+    said = [C.by_topic(found, "m: full image − subject ablated"),
+            C.by_topic(found, "m: whole words, full image − subject ablated")]
+    cropped = [R.row(study="prednoun", probe="pairs", model="m", condition=c, subset="all", metric=m, value=v,
+                     ci=(a, b), n=100, chance=0.25)
+               for c, m, v, a, b in (("full", "pair_accuracy", 0.5, 0.4, 0.6),
+                                     ("cropped", "pair_accuracy", 0.5 + value / 2, 0.4 + value / 2, 0.6 + value / 2),
+                                     (prednoun_claims.CROP_GAIN, "pair_accuracy_diff", value, lo, hi))]
+    cropped += [R.row(study="prednoun", probe="pairs", model="m", condition="full", subset=s, metric="pair_accuracy",
+                      value=0.5, ci=(0.4, 0.6), n=50, chance=0.25) for s in ("noun", "predicate")]
+    said.append(C.by_topic(prednoun_claims.claims(R.frame(cropped)), "m: crop gain"))
+    for c in said:
+        assert c.verdict == verdict
+        text = F.render_claim(c)
+        assert F._RowView(c.rows["d"]).size in text
+        assert N.number(c.rows["d"]["value"], c.rows["d"]["metric"]) not in text   # the signed "+64.8 pts"

@@ -65,3 +65,36 @@ def probe_b_items(scored: pd.DataFrame) -> pd.DataFrame:
             ap=np.where(single, np.nan, h), correct=np.where(single, h, np.nan)))
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     return items_frame(out.rename(columns={"filler": "condition"}), study=STUDY, probe=MULTI)
+
+
+#: :func:`group_anatomy`'s columns: per model and category, the share of groups in which ...
+ANATOMY = {"one_caption": "one caption is preferred under both images (text score 0)",
+           "one_image": "one image is preferred under both captions (image score 0)",
+           "matched_higher": "the matched pairs outscore the swapped ones, s00 + s11 > s01 + s10 (needed for the "
+                             "group score)"}
+
+
+def group_anatomy(items: pd.DataFrame) -> pd.DataFrame:
+    """Why a Probe-C group score sits where it does: per model and category (composition groups of the item rows
+    of :func:`probe_c_items`), n, the group score and the shares of :data:`ANATOMY`, and the caption preferred
+    under both images most often (``preferred``, its share among those groups ``preferred_share``).
+
+    Scores without an image–caption interaction (s_ij = a_i + b_j: a caption prior plus an image prior) prefer one
+    caption under both images and one image under both captions in every group, so their text, image and group
+    scores are 0, below the 1/6 chance of independent scores (where each share is 1/2); a group needs the
+    matched pairs to outscore the swapped ones."""
+    s = items.dropna(subset=["s00", "s01", "s10", "s11"])
+    s = s[s["split"] == "composition"] if "split" in s else s
+    d = s.assign(one_caption=(s["s00"] > s["s01"]) == (s["s10"] > s["s11"]),
+                 one_image=(s["s00"] > s["s10"]) == (s["s01"] > s["s11"]),
+                 matched_higher=(s["s00"] + s["s11"]) > (s["s01"] + s["s10"]),
+                 favourite=np.where(s["s00"] > s["s01"], s["caption_0"], s["caption_1"]))
+    out = []
+    for (model, category), g in d.groupby(["model", "category"], sort=False):
+        words = g.loc[g["one_caption"], "favourite"].str.split().str[1]   # "a striped bottle" -> "striped"
+        top = words.value_counts()
+        out.append(dict(model=model, category=category, n=len(g), group=float(g["group_correct"].mean()),
+                        **{k: float(g[k].mean()) for k in ANATOMY},
+                        preferred=top.index[0] if len(top) else "",
+                        preferred_share=float(top.iloc[0] / len(words)) if len(top) else float("nan")))
+    return pd.DataFrame(out)

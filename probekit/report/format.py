@@ -12,6 +12,22 @@ from probekit.claims import Claim
 from probekit.numbers import cell, missing, number
 
 
+def magnitude(r: Mapping[str, Any]) -> dict:
+    """A paired-difference row (metric ``<metric>_diff``) as its magnitude (metric ``<metric>_size``, shown in
+    unsigned points by :func:`probekit.numbers.number`): value |v|, the interval mirrored when v < 0.  Any other
+    row is returned unchanged."""
+    r = dict(r)
+    metric = str(r["metric"])
+    if not metric.endswith("_diff"):
+        return r
+    size = metric.removesuffix("_diff") + "_size"
+    if missing(r["value"]) or float(r["value"]) >= 0:
+        return {**r, "metric": size}
+    low, high = r.get("ci_low"), r.get("ci_high")
+    return {**r, "metric": size, "value": -float(r["value"]),
+            "ci_low": None if missing(high) else -float(high), "ci_high": None if missing(low) else -float(low)}
+
+
 def table(rows: pd.DataFrame, index: Sequence[str] | str, columns: Sequence[str] | str, digits: int = 1,
           with_n: bool = False, order: Mapping[str, Sequence] | None = None) -> pd.DataFrame:
     """Result rows -> a wide table of :func:`cell` strings (index × columns), in the rows' order of appearance
@@ -59,6 +75,13 @@ class _RowView:
     def ci(self) -> str:
         m = str(self._r["metric"])
         return f"[{number(self._r['ci_low'], m, unit=False)}, {number(self._r['ci_high'], m, unit=False)}]"
+
+    @property
+    def size(self) -> str:
+        """A paired difference as a magnitude, unsigned, with its interval: "64.8 pts [60.1, 69.2]" for +0.648 and
+        for −0.648 alike (the interval mirrored for a negative value), so that the sentence's own word ("drop",
+        "gain", "lowers", "raises", chosen by the verdict, i.e. the sign) says the direction."""
+        return cell(magnitude(self._r), with_n=True, unit=True)
 
     @property
     def chance(self) -> str:

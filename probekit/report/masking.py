@@ -109,8 +109,9 @@ def checks_caption(facts: dict) -> str:
     return (f"Knock-out and blind checks on the toy world, top-5 (the paper's k). The chance level here is what "
             f"the caption alone allows, {pct(facts['lab_text_prior'])}: given its subject and object, 20–21 verbs "
             f"are equally likely (naming 5 of the probe's {facts['verbs']} verbs at random gives "
-            f"{pct(facts['lab_chance'])}). toy-vilt-noverb's training images never showed the verb their caption "
-            f"names (each transitive scene was drawn as a verb picked at random); its controls (the agents, objects "
+            f"{pct(facts['lab_chance'])}). toy-vilt-noverb's training images showed the verb their caption "
+            f"names only by chance (each transitive scene was drawn as a verb picked at random among all 24, the "
+            f"captioned one about 1 time in 24); its controls (the agents, objects "
             f"and poses it still sees) are in the verbs chapter, "
             f"and none is added here. 95% bootstrap intervals over captions.")
 

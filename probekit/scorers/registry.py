@@ -115,7 +115,8 @@ _SPECS = [
     _s("toy-clip-unbound", "clip", "toy:toy-clip-unbound",
        note="knock-out of toy-clip-hardneg: captions never say which noun goes with which predicate"),
     _s("toy-clip-noverb", "clip", "toy:toy-clip-noverb",
-       note="knock-out of toy-clip-hardneg: transitive verbs never visible in its training images"),
+       note="knock-out of toy-clip-hardneg: each transitive scene drawn as a verb picked at random among all 24 "
+            "(the captioned one about 1 time in 24)"),
     _s("toy-vilt", "vilt", "toy:toy-vilt", ("match", "fill_mask"),
        note="HF ViLT with ITM (random negatives) + MLM heads, toy world"),
     _s("toy-vilt-hardneg", "vilt", "toy:toy-vilt-hardneg", ("match", "fill_mask"),
@@ -125,7 +126,8 @@ _SPECS = [
     _s("toy-vilt-mismatch", "vilt", "toy:toy-vilt-mismatch", ("match", "fill_mask"),
        note="toy-vilt on a stream where 30% of captions are another scene's (wrong, never an own swap)"),
     _s("toy-vilt-noverb", "vilt", "toy:toy-vilt-noverb", ("match", "fill_mask"),
-       note="knock-out of toy-vilt-hardneg: transitive verbs never visible in its training images"),
+       note="knock-out of toy-vilt-hardneg: each transitive scene drawn as a verb picked at random among all 24 "
+            "(the captioned one about 1 time in 24)"),
     _s("toy-bert", "bert", "toy:toy-bert", note="text-only BertForMaskedLM: blind baseline and perplexity model"),
     _s("toy-bert-blind", "blind", "toy:toy-bert", calibrated=False,
        note="toy-bert asked image-text questions: scores the text alone (the blind baseline of choice probes)"),

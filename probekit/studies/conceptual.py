@@ -195,17 +195,20 @@ def run(params: Params) -> StudyResult:
     facts["paper_categories"] = shared_categories(rows, facts["categories"])
     data["claims"] = conceptual_claims.sections(rows, models, finetune_model, list(params.finetune_encoders),
                                                  list(params.alphas))
-    claims = [c for section in data["claims"].values() for c in section]
+    c_items = mi.probe_c_items(scored_c, items_c)
+    data["probe_c_anatomy"] = mi.group_anatomy(c_items)
+    data["claims"]["probe-c"] += conceptual_claims.anatomy_claims(rows, data["probe_c_anatomy"])
     facts["lab"], data["lab"] = _lab(
         lab_models, dataset, scorers=scorers, items={"probe-r": items_r, "probe-c": items_c}, scored=scored,
         b_rows=b_rows, background=lambda todo: _background(todo, items_b, fillers, root, seed, True)[0],
         sweep=select(rows, source="ours", probe="patching"), seed=seed,
         load=lambda m: load_scorer(m, device=device, batch_size=batch_size, cache_dir=cache_dir))
     on = len(data["lab"]) > 0
+    data["claims"]["probe-r"] += conceptual_lab.floor_claims(data["lab"], models) if on else []
+    claims = [c for section in data["claims"].values() for c in section]
     data["lab_checks"] = lab.checks(data["lab"], conceptual_lab.CHECKS if on else [])
     data["lab_claims"] = lab.claims(data["lab"], conceptual_lab.CLAIMS if on else [])
-    per_item = [mi.probe_r_items(scored["probe-r"], items_r), mi.probe_c_items(scored_c, items_c),
-                mi.probe_b_items(scored_b)]
+    per_item = [mi.probe_r_items(scored["probe-r"], items_r), c_items, mi.probe_b_items(scored_b)]
     return StudyResult(STUDY, asdict(params), rows, data, facts, claims, concat_items(per_item))
 
 

@@ -98,6 +98,33 @@ def probe_c_claims(rows: pd.DataFrame, models) -> list[Claim]:
     return out
 
 
+BELOW_CHANCE = "below chance"
+_ANATOMY = ("`{model}`'s group score on {category} swaps, {a}, is below chance ({a.chance}, independent scores): not "
+            "a scoring bug but its scores. In {one_image} of these {n} groups one image is preferred under both "
+            "captions (image score 0) and in {one_caption} one caption under both images (text score 0; the caption "
+            "preferred is \"{preferred}\" in {preferred_share} of those); the matched pairs outscore the swapped "
+            "ones in {matched_higher}. Scores made of an image prior plus a caption prior, with no image–caption "
+            "fit, would score 0 on every group.")
+
+
+def anatomy_claims(rows: pd.DataFrame, anatomy: pd.DataFrame) -> list[Claim]:
+    """One claim per model and attribute category whose Probe-C group score is resolved below chance, explained
+    by :func:`probekit.metrics.conceptual_items.group_anatomy` (``anatomy``): how often one image, or one caption,
+    is preferred whatever the other, which forces the text or image score, and so the group score, to 0."""
+    from probekit.numbers import pct
+    out = []
+    cats = select(rows, source=OURS, probe="probe-c-category", metric="group")
+    for _, a in anatomy.iterrows():
+        r = one_or_none(cats, model=a["model"], subset=a["category"])
+        if r is None or versus_chance(r) != BELOW_CHANCE:
+            continue
+        out.append(claim(f"{a['model']}: {a['category']} groups below chance", BELOW_CHANCE, _ANATOMY, {"a": r},
+                         model=a["model"], category=a["category"], n=str(int(a["n"])), preferred=str(a["preferred"]),
+                         **{k: pct(a[k]) for k in ("one_image", "one_caption", "preferred_share",
+                                                    "matched_higher")}))
+    return out
+
+
 def _apart(verdicts: dict[str, str]) -> str:
     """Where the scene filler's γ lies among the others (``verdicts``: filler -> compare(scene, filler)): the
     fillers it is resolved above or below, and the rest."""
@@ -138,13 +165,44 @@ def probe_b_claims(rows: pd.DataFrame, models) -> list[Claim]:
     objects = select(rows, source=OURS, probe="probe-b-object", model=ALL_MODELS).dropna(subset=["value"])
     if len(objects) > 1:
         top, low = objects.loc[objects["value"].idxmax()], objects.loc[objects["value"].idxmin()]
-        out += _pair("objects: context", top, low, {
-            HIGHER: "The confidence lost when the context is removed (Δc, points; negative: gained) is largest for "
-                    "**{top}** ({a}) and smallest for {low} ({b}).",
-            LOWER: "",
-            UNRESOLVED: "The confidence lost when the context is removed (Δc, points; negative: gained) ranges from "
-                        "{low} ({b}) to {top} ({a}), not resolved apart."}, top=top["subset"], low=low["subset"])
+        direction = context_direction(objects["value"])
+        most, least = (top, low) if direction != GAINED else (low, top)
+        out += _pair("objects: context", most, least, _CONTEXT[direction], most=most["subset"],
+                     least=least["subset"], top=top["subset"], low=low["subset"])
     return out
+
+
+LOST, GAINED, MIXED = "lost", "gained", "mixed"
+#: the Δc sentence by the signs of the objects' Δc (:func:`context_direction`); ``a`` is the object that changed
+#: most in that direction (``most``), ``b`` the one that changed least (``least``)
+_CONTEXT = {
+    LOST: {HIGHER: "Every object loses confidence when the context is removed (Δc > 0, points): most **{most}** ({a}), "
+                   "least {least} ({b}), resolved apart.",
+           LOWER: "",   # a is the maximum
+           UNRESOLVED: "Every object loses confidence when the context is removed (Δc > 0, points), from {least} ({b}) "
+                       "to {most} ({a}), not resolved apart."},
+    GAINED: {HIGHER: "",  # a is the minimum
+             LOWER: "Every object gains confidence when the context is removed (Δc < 0, points): most **{most}** "
+                    "({a}), least {least} ({b}), resolved apart.",
+             UNRESOLVED: "Every object gains confidence when the context is removed (Δc < 0, points), from {least} "
+                         "({b}) to {most} ({a}), not resolved apart."},
+    MIXED: {HIGHER: "Removing the context does not move every object's confidence the same way (Δc, points; "
+                    "positive: lost, negative: gained): Δc ranges from {low} ({b}) to **{top}** ({a}), resolved "
+                    "apart.",
+            LOWER: "",
+            UNRESOLVED: "Removing the context does not move every object's confidence the same way (Δc, points; "
+                        "positive: lost, negative: gained): Δc ranges from {low} ({b}) to {top} ({a}), not resolved "
+                        "apart."},
+}
+
+
+def context_direction(values) -> str:
+    """Whether removing the context loses (every Δc > 0) or gains (every Δc < 0) confidence over the objects' Δc
+    ``values``, or neither for all of them (:data:`MIXED`)."""
+    values = list(values)
+    if all(v > 0 for v in values):
+        return LOST
+    return GAINED if all(v < 0 for v in values) else MIXED
 
 
 def patching_claims(rows: pd.DataFrame, model: str, encoders, alphas) -> list[Claim]:

@@ -30,13 +30,17 @@ from probekit.papers.conceptual import patch_condition
 from probekit.results import concat, empty, select
 from probekit.studies import conceptual_scores as cs
 from probekit.studies import patching
+from probekit.claims import UNRESOLVED
 from probekit.studies.lab import BLIND, FLOOR, HIGHER, LOWER, Check, PaperClaim
 from probekit.toyworld import classify
 
 #: the models whose Probe-B rows the claims need (trained, as every zoo model, with objects in typical scenes)
 PROBE_B_MODELS = ("toy-clip",)
-#: (a, b) pairs of the zoo compared item by item (probe ``PAIRED``, condition ``a − b``)
-PAIRS = (("toy-clip-hardneg", "toy-clip"),)
+#: the text-only model whose Probe-R rows are the probe's text floor
+BLIND_MODEL = "toy-bert-blind"
+#: (a, b) pairs of the zoo compared item by item (probe ``PAIRED``, condition ``a − b``): the hard-negative claim's
+#: pair, and each image model against the text floor (:func:`floor_claims`)
+PAIRS = (("toy-clip-hardneg", "toy-clip"), ("toy-vilt", BLIND_MODEL), ("toy-clip", BLIND_MODEL))
 PAIRED = "lab paired"
 #: the sweep rows the claims read: ``finetune_model`` (the chapter's default) with both encoders trained (VT)
 SWEEP_MODEL, ENCODERS = "toy-clip", "both"
@@ -117,6 +121,33 @@ CLAIMS = [
                b=(_b("x̃1"), dict(SCENE, subset="x̃1", metric="map")), expect=HIGHER,
                diff=(_b("(x0, x̃1)"), dict(SCENE, subset="(x0, x̃1)", metric="delta_c_pts"))),
 ]
+
+
+_FLOOR = {HIGHER: "Against the probe's text floor rather than the coin flip: on the same {d.n} predicate swaps "
+                  "`{model}` is right in {a}, the text-only `{blind}` in {f}; paired over the items, {model} is "
+                  "{d.size} above the floor.",
+          LOWER: "Against the probe's text floor rather than the coin flip: on the same {d.n} predicate swaps "
+                 "`{model}` is right in {a}, below the text-only `{blind}` ({f}) by {d.size}, paired over the items.",
+          UNRESOLVED: "Against the probe's text floor rather than the coin flip: on the same {d.n} predicate swaps "
+                      "`{model}` is right in {a} and the text-only `{blind}` in {f}; the paired difference, {d}, "
+                      "is not resolved from 0, so the image adds nothing shown beyond the caption's plausibility."}
+
+
+def floor_claims(rows: pd.DataFrame, models) -> list:
+    """Probe-R predicate swaps judged against the text floor (:data:`BLIND_MODEL`'s accuracy on the same items),
+    by the paired difference of the lab's rows (probe ``PAIRED``, metric ``acc_diff``): higher / lower when its
+    95% interval excludes 0, else not resolved."""
+    from probekit.claims import claim, difference
+    from probekit.studies.lab import find
+    out = []
+    for m in models:
+        d = find(rows, m, dict(probe=PAIRED, condition=f"{m} − {BLIND_MODEL}", subset="probe-r predicate_swap",
+                               metric="acc_diff"))
+        a, f = find(rows, m, {**R_PRED, "metric": "acc"}), find(rows, BLIND_MODEL, {**R_PRED, "metric": "acc"})
+        if d is not None and a is not None and f is not None:
+            out.append(claim(f"{m}: predicate swaps vs the text floor", difference(d), _FLOOR,
+                             {"d": d, "a": a, "f": f}, model=m, blind=BLIND_MODEL))
+    return out
 
 
 def lab_rows(items: dict[str, pd.DataFrame], lab_models, *, load: Callable, seed: int = 0,

@@ -30,16 +30,16 @@ _CHANCE = {
     "no chance level": "**{model}** finds the verb among its top {k} in {a} of captions with the full image.",
 }
 _DROP = {
-    HIGHER: "Blanking {what} lowers {model}'s top-{k} accuracy from {full.value} to {b.value}, a drop of {d} "
+    HIGHER: "Blanking {what} lowers {model}'s top-{k} accuracy from {full.value} to {b.value}, a drop of {d.size} "
             "(paired bootstrap over the same captions).",
-    LOWER: "Blanking {what} raises {model}'s top-{k} accuracy from {full.value} to {b.value}: the difference "
-           "full − ablated is {d}.",
+    LOWER: "Blanking {what} raises {model}'s top-{k} accuracy from {full.value} to {b.value}, a gain of {d.size} "
+           "(paired bootstrap over the same captions).",
     UNRESOLVED: "Blanking {what} moves {model}'s top-{k} accuracy from {full.value} to {b.value} ({d}); the paired "
                 "interval includes 0, so the change is not resolved at this n.",
 }
 _TEXT = {
-    HIGHER: "With the full image {model} beats the text-only `{text}` ({t}) by {d}.",
-    LOWER: "The text-only `{text}` ({t}) beats {model} with the full image (full image − text only: {d}).",
+    HIGHER: "With the full image {model} beats the text-only `{text}` ({t}) by {d.size}.",
+    LOWER: "The text-only `{text}` ({t}) beats {model} with the full image by {d.size}.",
     UNRESOLVED: "The text-only `{text}` reaches {t}; {model}'s difference with the full image, {d}, is not "
                 "resolved at this n.",
 }
@@ -75,8 +75,8 @@ _WORD_CHANCE = {
     "no chance level": "Scored by whole words, **{model}** reaches {a} with the full image.",
 }
 _WORD_DROP = {
-    HIGHER: "Scored by whole words, blanking the subject lowers {model}'s accuracy by {d}.",
-    LOWER: "Scored by whole words, blanking the subject raises {model}'s accuracy (full − ablated: {d}).",
+    HIGHER: "Scored by whole words, blanking the subject lowers {model}'s accuracy by {d.size}.",
+    LOWER: "Scored by whole words, blanking the subject raises {model}'s accuracy by {d.size}.",
     UNRESOLVED: "Scored by whole words, blanking the subject moves {model}'s accuracy by {d}; the paired interval "
                 "includes 0.",
 }

@@ -8,7 +8,8 @@ predictions (each row keeps the gold piece's rank, so nothing is asked of a mode
 only" condition, paired with every image model; the others answer the three image conditions and, with a
 calibrated match head, ITM on the verb pairs.
 
-* CHECKS: the knock-out ``toy-vilt-noverb`` (transitive verbs never visible in training) must find the masked
+* CHECKS: the knock-out ``toy-vilt-noverb`` (each transitive training scene drawn as a verb picked at random
+  among all 24, the captioned one about 1 time in 24) must find the masked
   verb at chance with the full image; the text-only ``toy-bert`` must not beat chance.  Chance here is what the
   caption alone allows, the world's stated prior ``vocab.prior_topk(k)`` (24.8% at k = 5: given subject and
   object, 20-21 verbs are equally likely), not k / 24, which a reader of the caption beats by construction.  The

@@ -28,9 +28,9 @@ _CHANCE = {ABOVE: "**{model}** gets {a} of pairs right on full images, above cha
            BELOW: "**{model}** gets {a} of pairs right on full images, below chance ({a.chance}).",
            UNRESOLVED: "**{model}** gets {a} of pairs right on full images: not distinguishable from chance "
                        "({a.chance}) at this n."}
-_CROP = {HIGHER: "Cropping the image to the target raises {model}'s pair accuracy by {d} (paired over the same "
+_CROP = {HIGHER: "Cropping the image to the target raises {model}'s pair accuracy by {d.size} (paired over the same "
                  "pairs; {c} cropped).",
-         LOWER: "Cropping the image to the target lowers {model}'s pair accuracy by {d} (paired over the same "
+         LOWER: "Cropping the image to the target lowers {model}'s pair accuracy by {d.size} (paired over the same "
                 "pairs; {c} cropped).",
          UNRESOLVED: "Cropping the image to the target changes {model}'s pair accuracy by {d} ({c} cropped): "
                      "not resolved at this n."}

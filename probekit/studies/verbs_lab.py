@@ -6,7 +6,8 @@ pairwise accuracy for every model, Table 4 at the paper's threshold 0.5 for cali
 uncalibrated, is scored pairwise only, its image choices tie).
 :data:`CHECKS` and :data:`CLAIMS` name the rows :func:`probekit.studies.lab.checks` / ``lab.claims`` judge:
 
-* toy-clip-noverb and toy-vilt-noverb never saw a transitive verb in their training images: pairwise accuracy on
+* toy-clip-noverb and toy-vilt-noverb saw each transitive training scene drawn as a verb picked at random among all
+  24 (the captioned one about 1 time in 24, otherwise a verb swap of the caption): pairwise accuracy on
   verb negatives is their **target** (should be at chance, while each one's parent, toy-clip-hardneg or
   toy-vilt-hardneg, trained alike with the verbs visible, is above chance on it), on subject and on object
   negatives their **controls** (should pass);
