@@ -15,7 +15,6 @@ zoo on the held-out split again and rewrites its card, training nothing.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import sys
 import time
@@ -28,11 +27,11 @@ import torch.nn.functional as F
 from ..device import resolve_device
 from ..scorers.hf import transformers_bars_off
 from ..toyworld import stream
-from . import build, loop
+from . import build, loop, options
 from . import record as zoo_record
 from .batches import Batches, mask_tokens
 from .record import ZooError
-from .zoo import ALL, CHECKPOINTS, MODELS, TABLES, Member, chosen, known, member as zoo_member
+from .zoo import CHECKPOINTS, MODELS, Member, chosen, known, member as zoo_member
 
 
 @dataclass
@@ -237,37 +236,7 @@ class Interrupted(KeyboardInterrupt):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="probekit train-toy", description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", default=None, help=f"output directory (default: the shipped {CHECKPOINTS})")
-    p.add_argument("--steps", type=int, default=None, help=f"optimiser steps per model (default {Budget.steps})")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--zoo", default="shipped", choices=list(TABLES), help="the table --models is of (next: issue 54)")
-    p.add_argument("--models", nargs="+", default=None, choices=list(ALL), help="default: all of --zoo's members")
-    p.add_argument("--quick", action="store_true", help="a few minutes: small pool, few steps")
-    p.add_argument("--pool", type=int, default=None, help="number of training images")
-    p.add_argument("--size", default=build.DEFAULT_SIZE, choices=list(build.SIZES),
-                   help=f"the models' widths and depths (default {build.DEFAULT_SIZE}, the shipped zoo's): "
-                        + "; ".join(f"{k} width {z.width}, ViLT {z.layers} layers, CLIP towers and BERT "
-                                    f"{z.tower_layers}" for k, z in build.SIZES.items())
-                        + " (a smaller zoo is opt-in, benchmarks/README.md's recipe pilot)")
-    p.add_argument("--schedule", default=None, choices=loop.SCHEDULES,
-                   help="learning rate after the warm-up (default cosine, the shipped zoo's): cosine decay to the end, "
-                        "or wsd (held at the peak, then a cosine over the last fifth)")
-    p.add_argument("--precision", default=None, choices=loop.PRECISIONS,
-                   help="fp32 (default, the shipped zoo's) or bf16 (each step under bfloat16 autocast)")
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    p.add_argument("--device", default="cpu", help="torch device to train on (cpu, cuda, mps; auto: the first there)")
-    p.add_argument("--no-eval", action="store_true", help="skip the held-out evaluation")
-    p.add_argument("--save-every", type=int, default=loop.SAVE_EVERY,
-                   help=f"steps between resume files (default {loop.SAVE_EVERY})")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="members trained at once, one process each (one per CPU core; several processes sharing one "
-                        "GPU are slow, see benchmarks/README.md); default 1")
-    p.add_argument("--missing", action="store_true",
-                   help="train only the members of --models that --out does not hold finished yet (a zoo built over "
-                        "several runs: run the same command again; a member stopped mid-training resumes)")
-    p.add_argument("--rescore", action="store_true",
-                   help="train nothing: score the checkpoints in --out on the held-out split again, rewrite the card")
+    p = options.parser(__doc__.split("\n\n")[0], Budget.steps)
     argv = sys.argv[1:] if argv is None else list(argv)
     a = p.parse_args(argv)
     try:
