@@ -40,7 +40,7 @@ from probekit.toymodels import seed_items
 
 _POOLING: ContextVar[bool] = ContextVar("probekit_pool_seeds", default=True)
 #: the columns :func:`pool` adds to ``lab_checks`` and ``lab_claims``
-SEED_COLUMNS = ["seed_rows", "seed_verdicts", "seeds_agree", "seeds_note"]
+SEED_COLUMNS = lab.SEED_FIELDS
 
 
 @contextmanager
