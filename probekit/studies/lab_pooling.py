@@ -81,7 +81,8 @@ def _seeds_of(r, here: dict, there: dict, seed: int) -> tuple[dict, dict] | str:
     values, spec = here[k]
     lacking = [s for s, found in there.items() if k not in found or found[k][1] != spec]
     if lacking:
-        return f"seed(s) {', '.join(map(str, lacking))} of {seed_items.ITEMS_FILE} lack {r['model']}'s {r['metric']} row"
+        return (f"seed(s) {', '.join(map(str, lacking))} of {seed_items.ITEMS_FILE} lack {r['model']}'s "
+                f"{r['metric']} row")
     per_seed = {seed: values, **{s: found[k][0] for s, found in there.items()}}
     args = {**summary(spec), **labels(r)}
     return seed_rows(per_seed, **args), pooled_row(per_seed, **args)
