@@ -4,9 +4,27 @@ seed)."""
 
 from __future__ import annotations
 
-from typing import Callable
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Callable, Iterator
 
 import numpy as np
+
+#: while :func:`keeping` is active, every :func:`bootstrap_ci` call appends what it was computed from here
+_KEPT: ContextVar[list | None] = ContextVar("probekit_kept_intervals", default=None)
+
+
+@contextmanager
+def keeping() -> Iterator[list[dict]]:
+    """Keep what every :func:`bootstrap_ci` computed inside the block: a list, filled as they run, of dicts with
+    the ``values`` and ``statistic`` it was given, its ``n_resamples`` and ``seed``, and its ``value`` and ``ci``
+    (what a result row computed from items holds, so the row can be rebuilt from them:
+    :mod:`probekit.studies.lab_items`)."""
+    token = _KEPT.set([])
+    try:
+        yield _KEPT.get()
+    finally:
+        _KEPT.reset(token)
 
 
 def bootstrap(values, statistic: Callable[[np.ndarray], float] = np.mean, n_resamples: int = 1000,
@@ -32,7 +50,13 @@ def bootstrap_ci(values, statistic: Callable[[np.ndarray], float] = np.mean, n_r
     draws = bootstrap(values, statistic, n_resamples, seed)
     if np.isnan(draws).all():
         return float("nan"), float("nan")
-    return _holding(draws, float(statistic(np.asarray(values))), level)
+    point = float(statistic(np.asarray(values)))
+    ci = _holding(draws, point, level)
+    kept = _KEPT.get()
+    if kept is not None and level == 0.95:
+        kept.append(dict(values=np.asarray(values), statistic=statistic, n_resamples=n_resamples, seed=seed,
+                         value=point, ci=ci))
+    return ci
 
 
 def _holding(draws: np.ndarray, point: float, level: float) -> tuple[float, float]:

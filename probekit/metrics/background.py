@@ -93,6 +93,12 @@ def single_object_correct(logits, target: int) -> float:
     return float("nan") if np.isnan(z).any() else float(int(np.argmax(z)) == target)
 
 
+def mean_difference(v: np.ndarray) -> float:
+    """Δc of rows (confidence in one view, in the other): the mean of column 0 minus column 1 (a named function, so
+    a lab row of it can be computed again from its items: :mod:`probekit.studies.lab_items`)."""
+    return float(np.mean(v[:, 0] - v[:, 1]))
+
+
 def _stats(single: bool) -> list[Stat]:
     h = "acc" if single else "map"
     ratio_of = "conf" if single else "h"  # Table 9's γ: the per-item ratio of the target's confidence
@@ -104,8 +110,8 @@ def _stats(single: bool) -> list[Stat]:
         stats.append(Stat("gamma_median", (f"conf_{a}", f"conf_{b}"),
                           lambda v: relative_robustness(v[:, 0], v[:, 1], np.median), subset=pair_label(a, b)))
     for a, b in DELTA_PAIRS:
-        stats.append(Stat("delta_c_pts", (f"conf_{a}", f"conf_{b}"), lambda v: float(np.mean(v[:, 0] - v[:, 1])),
-                          scale=100.0, subset=pair_label(a, b)))
+        stats.append(Stat("delta_c_pts", (f"conf_{a}", f"conf_{b}"), mean_difference, scale=100.0,
+                          subset=pair_label(a, b)))
     return stats
 
 
@@ -133,8 +139,7 @@ def object_context_rows(scored: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     and fillers (probe ``probe-b-object``, subset = object): which objects lean most on their context (the
     paper's Figure 6)."""
     single = scored[scored["single_object"]].assign(_all=ALL_MODELS)
-    stat = Stat("delta_c_pts", ("conf_x0", "conf_x1_fill"), lambda v: float(np.mean(v[:, 0] - v[:, 1])),
-                scale=100.0)
+    stat = Stat("delta_c_pts", ("conf_x0", "conf_x1_fill"), mean_difference, scale=100.0)
     if not len(single):
         return empty()
     return summary_rows(single, {"model": "_all", "subset": "target"}, [stat], seed, probe="probe-b-object",

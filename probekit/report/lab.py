@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 import pandas as pd
@@ -51,9 +52,35 @@ def judged_by(found: pd.DataFrame) -> str:
         f"and is {lab.AT_FLOOR} when it holds the floor" if floors else "")
 
 
+def per_seed(seed_rows) -> str:
+    """A pooled line's seeds in one cell: "seed 0: 61.2% · seed 1: 58.0%" (a line deciding on two rows: "a vs b");
+    "" for a line not judged over seeds."""
+    if not isinstance(seed_rows, str) or not seed_rows:
+        return ""
+    each: dict = {}
+    for e in json.loads(seed_rows):
+        each.setdefault(e["seed"], []).append(cell({**e, "ci_low": None, "ci_high": None}, unit=True))
+    return " · ".join(f"seed {s}: {' vs '.join(v)}" for s, v in each.items())
+
+
+def _pooled(table: pd.DataFrame, found: pd.DataFrame, result: str) -> pd.DataFrame:
+    """``table`` of a lab judged over seeds (:mod:`probekit.studies.lab_pooling`): the ``result`` cell of a pooled
+    line reads "pooled ...", each seed's value beside it, the verdict with its note ("seeds disagree: ...", or why a
+    line is seed 0's only)."""
+    pooled = [isinstance(r, str) and bool(r) for r in found["seed_rows"]]
+    notes = [n if isinstance(n, str) and n else "" for n in found["seeds_note"]]
+    table = table.assign(**{result: [f"pooled over seeds: {t}" if p else t
+                                     for t, p in zip(table[result], pooled)]})
+    table.insert(table.columns.get_loc(result) + 1, "each seed", [per_seed(r) for r in found["seed_rows"]])
+    return table.assign(verdict=[f"{v} ({n})" if n else v for v, n in zip(table["verdict"], notes)])
+
+
 def _beside(table: pd.DataFrame, lines: pd.DataFrame, study: str | None, seeds: pd.DataFrame | None):
     """``table`` with a column per zoo retrained from another seed (``lab_seeds.beside``; the shipped comparison
-    unless ``seeds`` is given), when the study is named and a comparison exists."""
+    unless ``seeds`` is given), when the study is named and a comparison exists; a lab judged over seeds shows its
+    seeds itself (:func:`_pooled`) instead."""
+    if set(lab.SEED_FIELDS) <= set(lines.columns):
+        return table
     seeds = seed_table.read() if seeds is None and study else seeds
     if not study or seeds is None or not len(table):
         return table
@@ -64,11 +91,13 @@ def _beside(table: pd.DataFrame, lines: pd.DataFrame, study: str | None, seeds: 
 def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
     """Model | role | probe | result [95% CI] (n); chance | verdict | as it should be? (| the verdict under each
     zoo retrained from another seed, for a named study)"""
-    return _beside(pd.DataFrame({
+    table = pd.DataFrame({
         "model": found["model"], "role": [_ROLE[r] for r in found["role"]], "probe": found["what"],
         "result": [_cell(r) for r in found["row"]], "verdict": found["verdict"],
         "as it should be": [_judged(ok, e, v) for ok, e, v in zip(found["ok"], found["expected"], found["verdict"])],
-    }).set_index("model"), lab.verdict_lines(study or "", found, None), study, seeds)
+    })
+    table = (_pooled(table, found, "result") if "seed_rows" in found else table).set_index("model")
+    return _beside(table, lab.verdict_lines(study or "", found, None), study, seeds)
 
 
 def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -84,8 +113,10 @@ def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
         if diff is not None:
             text += f"; paired difference {name(diff)}{cell(diff, unit=True)}"
         return text
-    return _beside(pd.DataFrame({
+    table = pd.DataFrame({
         "the paper's claim": [f"{c} ({s})" for c, s in zip(found["claim"], found["source"])],
         "on the toy world": [compared(r) for _, r in found.iterrows()],
         "verdict": list(found["verdict"]),
-    }, index=pd.RangeIndex(1, len(found) + 1, name="#")), lab.verdict_lines(study or "", None, found), study, seeds)
+    }, index=pd.RangeIndex(1, len(found) + 1, name="#"))
+    table = _pooled(table, found.set_axis(table.index), "on the toy world") if "seed_rows" in found else table
+    return _beside(table, lab.verdict_lines(study or "", None, found), study, seeds)

@@ -33,6 +33,7 @@ from probekit.results import StudyResult, concat, concat_items, empty, select
 from probekit.studies import conceptual_claims, conceptual_lab, finetune, finetune_cache, lab, patching
 from probekit.studies import conceptual_scores as cs
 from probekit.studies.conceptual_params import Params
+from probekit.studies.lab_pooling import with_lab_items
 from probekit.toyworld import classify
 
 STUDY = "conceptual"
@@ -147,6 +148,7 @@ def with_alpha(rows: pd.DataFrame) -> pd.DataFrame:
     return keep.assign(encoders=[p[0] for p in parsed], alpha=[p[1] for p in parsed])
 
 
+@with_lab_items
 def run(params: Params) -> StudyResult:
     """Every number of the chapter."""
     from probekit.datasets import default_data_dir, load_dataset

@@ -156,6 +156,15 @@ def claims(rows: pd.DataFrame, defined: list[PaperClaim]) -> pd.DataFrame:
 
 #: :func:`verdict_lines`' columns
 VERDICT_COLUMNS = ["study", "kind", "what", "models", "verdict", "as_expected", "rows"]
+#: what a line judged over seeds adds (:data:`probekit.studies.lab_pooling.SEED_COLUMNS`): each seed's rows (JSON),
+#: each seed's verdict, whether they agree, and "seeds disagree: ..." (or why the line is not pooled)
+SEED_FIELDS = ["seed_rows", "seed_verdicts", "seeds_agree", "seeds_note"]
+
+
+def _seeds(line) -> dict:
+    return {k: line[k] for k in SEED_FIELDS if k in line}
+
+
 #: the result-row fields a verdict line keeps of the rows it was decided from
 ROW_FIELDS = ("model", "metric", "value", "ci_low", "ci_high", "n")
 
@@ -190,22 +199,24 @@ def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: p
     """A study's judged checks (:func:`checks`) and claims (:func:`claims`) as one line each: the check's model,
     probe and role or the claim's text (``what``), the models it reads, its verdict, ``as_expected`` (True/False
     for a judged check; None for a claim, a check shown but not judged, or one not run) and ``rows``: what the
-    verdict was decided from (:func:`deciding`: a check's row; a claim's paired-difference row, or its two rows)."""
+    verdict was decided from (:func:`deciding`: a check's row; a claim's paired-difference row, or its two rows).
+    A lab judged over seeds (:mod:`probekit.studies.lab_pooling`) adds its lines' :data:`SEED_FIELDS`."""
     out = []
     for _, c in (found_checks if found_checks is not None else pd.DataFrame()).iterrows():
         judged = isinstance(c["expected"], str) and c["verdict"] != NOT_RUN
         out.append(dict(study=study, kind="check", what=f"{c['model']}: {c['what']} ({c['role']})",
                         models=c["model"], verdict=c["verdict"], as_expected=bool(c["ok"]) if judged else None,
-                        rows=deciding(c["row"])))
+                        rows=deciding(c["row"]), **_seeds(c)))
     for _, c in (found_claims if found_claims is not None else pd.DataFrame()).iterrows():
         pair = [c["diff"]] if isinstance(c["diff"], dict) else [c["a"], c["b"]]
         out.append(dict(study=study, kind="claim", what=c["claim"], models=f"{c['a_model']}|{c['b_model']}",
-                        verdict=c["verdict"], as_expected=None, rows=deciding(*pair)))
-    return pd.DataFrame(out, columns=VERDICT_COLUMNS)
+                        verdict=c["verdict"], as_expected=None, rows=deciding(*pair), **_seeds(c)))
+    pooled = any(set(SEED_FIELDS) <= set(f.columns) for f in (found_checks, found_claims) if f is not None)
+    return pd.DataFrame(out, columns=[*VERDICT_COLUMNS, *(SEED_FIELDS if pooled else [])])
 
 
 __all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "versus_floor", "claim_verdict",
-           "verdict_lines", "deciding", "same_rows", "SAME_RTOL", "SAME_ATOL", "CHANCE_MARGIN", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
+           "verdict_lines", "deciding", "SEED_FIELDS", "same_rows", "SAME_RTOL", "SAME_ATOL", "CHANCE_MARGIN", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
            "TARGET", "CONTROL", "TRAINED", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "AT_FLOOR",
            "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD", "NOT_RESOLVED", "BY_CONSTRUCTION", "BY_DESIGN", "NOT_RUN", "HIGHER", "LOWER",
            "BELOW"]

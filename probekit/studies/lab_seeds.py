@@ -22,6 +22,8 @@ import pandas as pd
 
 from probekit.studies import STUDIES
 from probekit.studies.lab import same_rows, verdict_lines
+from probekit.studies.lab_pooling import unpooled
+from probekit.toymodels import seed_items
 from probekit.toymodels.seed_table import LINE, ROWS, zoo_columns
 
 NOT_RETRAINED = "not retrained"
@@ -30,18 +32,22 @@ OTHER_RUN = "not compared: this page's run differs"
 UNDER = "under "   # a page's column of verdicts under a retrained zoo: "under seed 1 (cpu, 1 thread)"
 
 
-def verdicts(zoo: str | None, studies=STUDIES, data_dir=None) -> pd.DataFrame:
+def verdicts(zoo: str | None, studies=STUDIES, data_dir=None, items: list | None = None) -> pd.DataFrame:
     """One line per check and claim of every study's lab under the zoo in ``zoo`` (None: the shipped one), with
-    the rows each verdict was decided from (``rows``, JSON)."""
+    the rows each verdict was decided from (``rows``, JSON); each judged on this zoo alone (not pooled with a
+    ``seed_items.parquet`` beside it).  ``items``: a list that gets each study's lab items (``lab_items``)."""
     old = os.environ.get("PROBEKIT_TOY_CHECKPOINTS")
     if zoo:
         os.environ["PROBEKIT_TOY_CHECKPOINTS"] = str(zoo)
     try:
         out = []
         for study in map(STUDIES.get, studies):
-            result = study.run(study.parameters(dataset="toy", device="cpu", data_dir=data_dir))
+            with unpooled():
+                result = study.run(study.parameters(dataset="toy", device="cpu", data_dir=data_dir))
             lines = verdict_lines(study.name, result.data["lab_checks"], result.data["lab_claims"])
             out.append(lines[[*LINE, "verdict", "rows"]])
+            if items is not None:
+                items.append(result.data["lab_items"])
         return pd.concat(out, ignore_index=True)
     finally:
         if old is None:
@@ -154,15 +160,37 @@ def beside(lines: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def retrained_items(zoo: str, items: list[pd.DataFrame]) -> pd.DataFrame:
+    """A retrained zoo's lab items (``items``: :func:`verdicts`' list) with its ``seed`` (training.json), the rows of
+    members it does not hold left out (the lab scored those from the shipped zoo)."""
+    found = pd.concat(items, ignore_index=True)
+    have = saved(zoo)
+    mine = found["model"].map(lambda m: members(m) <= have) if have is not None else True
+    return found[mine].assign(seed=seed_items.zoo_seed(zoo))
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m probekit.studies.lab_seeds", description=__doc__.split("\n\n")[0])
     p.add_argument("zoos", nargs="+", help="zoo directories ('shipped' for the package's checkpoints)")
     p.add_argument("--out", default=None, help="write the table as CSV here (the model card shows it when it is "
                                                "the zoo's seed_verdicts.csv); lines this run cannot compare keep "
                                                "that file's cells where it compared them")
+    p.add_argument("--items", nargs="?", default=None, const=str(seed_items.zoo() / seed_items.ITEMS_FILE),
+                   help="also write every retrained zoo's lab items, with its seed, here (default: "
+                        f"{seed_items.ITEMS_FILE} beside the zoo in use): the pages then judge each lab line pooled "
+                        "over this zoo's seed and the file's")
     a = p.parse_args(argv)
     names = labels(a.zoos)
-    table = compare([verdicts(None if z == "shipped" else z) for z in a.zoos], names, [saved(z) for z in a.zoos])
+    kept = {z: [] for z in a.zoos}
+    table = compare([verdicts(None if z == "shipped" else z, items=kept[z]) for z in a.zoos], names,
+                    [saved(z) for z in a.zoos])
+    if a.items:
+        retrained = [z for z in a.zoos if z != "shipped"]
+        if len({seed_items.zoo_seed(z) for z in retrained}) < len(retrained):
+            raise SystemExit("two retrained zoos share a seed (training.json): their items cannot be told apart")
+        found = pd.concat([retrained_items(z, kept[z]) for z in retrained], ignore_index=True)
+        print(f"{seed_items.write(found, a.items)}: {len(found)} item values of seeds "
+              f"{', '.join(map(str, sorted(found['seed'].unique())))}")
     if a.out and Path(a.out).exists():
         table = carry(table, pd.read_csv(a.out), names)
     if a.out:

@@ -46,6 +46,7 @@ from probekit.studies import lab, masking_lab
 from probekit.studies.masking_claims import claims
 from probekit.studies.masking_params import Params
 from probekit.studies.masking_scores import guided_masking, itm_under_ablation
+from probekit.studies.lab_pooling import with_lab_items
 from probekit.toyworld import vocab
 
 STUDY = "masking"
@@ -141,6 +142,7 @@ def _examples(items: pd.DataFrame, images: dict, scorer, n: int, seed: int) -> p
                         patches=[len(patches_under_box(b, grid)) for b in shown["subject_box"]]).reset_index(drop=True)
 
 
+@with_lab_items
 def run(params: Params) -> StudyResult:
     """Top-k verb prediction of every masked-LM model under the four conditions and ITM under the three image
     conditions; rows, per-item predictions, example items, facts and claims; on the toy world the lab's rows,

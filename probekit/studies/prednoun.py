@@ -49,6 +49,7 @@ from probekit.studies import lab, prednoun_lab
 from probekit.studies.pair_scores import score_triplets
 from probekit.studies.prednoun_claims import CROP_GAIN, claims
 from probekit.studies.prednoun_params import Params
+from probekit.studies.lab_pooling import with_lab_items
 from probekit.toymodels import object_control
 from probekit.toyworld.prednoun import limbs_alike, limbs_only_accuracy
 
@@ -129,6 +130,7 @@ def released(folders, root: Path, seed: int, min_concept_count: int, min_tuple_c
     return rows, concepts, tuples, dict(released=models, released_agree=agree, released_compared=len(both))
 
 
+@with_lab_items
 def run(params: Params) -> StudyResult:
     """Score every model of ``models`` (four runs: full/cropped × default/alt template) and of ``clip_models``
     (full images, default template), re-analyse the authors' ``released_outputs`` (their folder names, e.g.

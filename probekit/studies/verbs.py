@@ -40,6 +40,7 @@ from probekit.studies import lab, verbs_lab
 from probekit.studies.pair_scores import score_pairs
 from probekit.studies.verbs_claims import claims
 from probekit.studies.verbs_params import Params
+from probekit.studies.lab_pooling import with_lab_items
 from probekit.toyworld import svo
 
 STUDY = "verbs"
@@ -111,6 +112,7 @@ def run_lab(items: pd.DataFrame, dataset: str, lab_models: Sequence[str], scored
             f"{verbs_lab.THRESHOLD:g}")
 
 
+@with_lab_items
 def run(params: Params) -> StudyResult:
     """The verbs study with the chapter's parameters."""
     models, dataset, threshold, seed = params.models, params.dataset, params.threshold, params.seed

@@ -1,0 +1,150 @@
+"""A study's lab judged pooled over seeds, when the retrained seeds' items are kept beside the zoo.
+
+:func:`with_lab_items` wraps each study's ``run``: on the toy world with lab models it keeps the values behind
+every lab row (``result.data["lab_items"]``, :func:`probekit.studies.lab_items.row_items`), and when
+``seed_items.parquet`` lies beside the zoo's checkpoints (:mod:`probekit.toymodels.seed_items`) it judges every lab
+line pooled over this run's seed (the zoo's, 0 for the shipped one) and the file's other seeds (:func:`pool`):
+
+* a line's deciding rows (a check's row; a claim's paired difference, or its two rows) become their pooled rows
+  (:func:`probekit.studies.lab_pooled.pooled_row`: the mean over seeds, a two-level bootstrap interval), and its
+  verdict, ``expected`` and ``ok`` are decided from them by the study's own :class:`~probekit.studies.lab.Check` /
+  :class:`~probekit.studies.lab.PaperClaim` (:func:`~probekit.studies.lab.check_verdict`,
+  :func:`~probekit.studies.lab.claim_verdict`); a claim decided by its difference shows its two rows pooled too;
+* each seed's rows (:func:`~probekit.studies.lab_pooled.seed_rows`: this seed's are today's rows exactly) and the
+  verdict each gets ride beside it: ``seed_rows`` (JSON, as :attr:`probekit.studies.lab_pooled.Pooled.line`:
+  one entry per seed and deciding row), ``seed_verdicts``, ``seeds_agree`` and ``seeds_note`` ("seeds disagree:
+  ..." where they do);
+* a line that cannot be pooled keeps today's row and verdict, ``seeds_note`` says why: a row not run, a derived row
+  (not rebuilt from items, :mod:`probekit.studies.lab_items`), or a seed of the file without the row.
+
+Without the file (or inside :func:`unpooled`: the seed comparison scores each zoo on its own) the lab's frames are
+exactly today's.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Callable, Mapping
+
+import pandas as pd
+
+from probekit.registry import load
+from probekit.stats import keeping
+from probekit.studies import lab
+from probekit.studies.lab_items import ITEM_COLUMNS, arrays, deciding_rows, key, labels, row_items, summary
+from probekit.studies.lab_pooled import Pooled, pooled_row, seed_rows
+from probekit.toymodels import seed_items
+
+_POOLING: ContextVar[bool] = ContextVar("probekit_pool_seeds", default=True)
+#: the columns :func:`pool` adds to ``lab_checks`` and ``lab_claims``
+SEED_COLUMNS = lab.SEED_FIELDS
+
+
+@contextmanager
+def unpooled():
+    """Score the lab on this zoo alone inside the block, even with a ``seed_items.parquet`` beside it."""
+    token = _POOLING.set(False)
+    try:
+        yield
+    finally:
+        _POOLING.reset(token)
+
+
+def with_lab_items(run: Callable) -> Callable:
+    """A study's ``run(params)`` that also keeps its lab rows' items and, with the seeds' file, pools its lab."""
+    @functools.wraps(run)
+    def wrapped(params):
+        if getattr(params, "dataset", None) != "toy" or not getattr(params, "lab_models", None):
+            return run(params)
+        with keeping() as kept:
+            result = run(params)
+        rows = result.data.get("lab")
+        result.data["lab_items"] = (row_items(rows, kept) if rows is not None and len(rows)
+                                    else pd.DataFrame(columns=ITEM_COLUMNS))
+        found = seed_items.read() if _POOLING.get() else None
+        if found is not None:
+            pool(result, found, seed_items.zoo_seed())
+        return result
+    return wrapped
+
+
+def _seeds_of(r, here: dict, there: dict, seed: int) -> tuple[dict, dict] | str:
+    """(each seed's row, the pooled row) of row ``r``, or why it cannot be pooled."""
+    if not isinstance(r, Mapping):
+        return "a row was not run"
+    k = key(r)
+    if k not in here:
+        return f"{r['model']}'s {r['metric']} row is derived, not rebuilt from items: seed {seed} only"
+    values, spec = here[k]
+    lacking = [s for s, found in there.items() if k not in found or found[k][1] != spec]
+    if lacking:
+        return (f"seed(s) {', '.join(map(str, lacking))} of {seed_items.ITEMS_FILE} lack {r['model']}'s "
+                f"{r['metric']} row")
+    per_seed = {seed: values, **{s: found[k][0] for s, found in there.items()}}
+    args = {**summary(spec), **labels(r)}
+    return seed_rows(per_seed, **args), pooled_row(per_seed, **args)
+
+
+def _line(rows: list, judge: Callable[[list], str], here: dict, there: dict, seed: int) -> dict:
+    """The pooled fields of a line deciding on ``rows``: ``pooled`` (the pooled rows), ``verdict`` and
+    :data:`SEED_COLUMNS`; or only ``seeds_note`` (why not) when a row cannot be pooled."""
+    found = [_seeds_of(r, here, there, seed) for r in rows]
+    why = next((f for f in found if isinstance(f, str)), None)
+    if why:
+        return dict(seeds_note=f"not pooled: {why}")
+    each = {s: [per[s] for per, _ in found] for s in found[0][0]}
+    together = [p for _, p in found]
+    p = Pooled(rows={s: rs[0] for s, rs in each.items()}, seed_verdicts={s: judge(rs) for s, rs in each.items()},
+               row=together[0], verdict=judge(together))
+    entries = [{"seed": s, **{f: r[f] for f in lab.ROW_FIELDS}} for s, rs in each.items() for r in rs]
+    return dict(pooled=together, verdict=p.verdict, seed_rows=json.dumps(entries, default=float),
+                seed_verdicts=", ".join(f"seed {s}: {v}" for s, v in p.seed_verdicts.items()),
+                seeds_agree=p.seeds_agree, seeds_note=p.disagreement())
+
+
+def _or_pooled(r, here: dict, there: dict, seed: int):
+    """Row ``r`` pooled where it can be (a claim's rows shown beside the difference that decides it), else as is."""
+    found = _seeds_of(r, here, there, seed)
+    return r if isinstance(found, str) else found[1]
+
+
+def pool(result, found: pd.DataFrame, seed: int) -> None:
+    """Judge ``result``'s lab lines pooled over its own seed ``seed`` and the other seeds in ``found`` (the seeds'
+    items file): ``lab_checks`` and ``lab_claims`` gain :data:`SEED_COLUMNS` (see the module's docstring)."""
+    mine = found[(found["study"] == result.study) & (found["seed"] != seed)]
+    defined = load(f"probekit.studies.{result.study}_lab")
+    checks, claims = result.data["lab_checks"], result.data["lab_claims"]
+    if not len(mine) or len(checks) != len(defined.CHECKS) or len(claims) != len(defined.CLAIMS):
+        return
+    here = arrays(result.data["lab_items"])
+    there = {int(s): arrays(part.drop(columns="seed")) for s, part in mine.groupby("seed")}
+
+    out = []
+    for (_, line), c in zip(checks.iterrows(), defined.CHECKS):
+        got = _line(deciding_rows(line), lambda rs, c=c: lab.check_verdict(rs[0], c.role, c.by_construction),
+                    here, there, seed)
+        if "pooled" in got:
+            expected = None if got["verdict"] == lab.BY_DESIGN else lab.EXPECTED[c.role]
+            line = {**line, "row": got.pop("pooled")[0], "expected": expected,
+                    "ok": expected is None or got["verdict"] == expected}
+        out.append({**line, **got})
+    result.data["lab_checks"] = pd.DataFrame(out, columns=[*checks.columns, *SEED_COLUMNS])
+
+    out = []
+    for (_, line), c in zip(claims.iterrows(), defined.CLAIMS):
+        a, b = (_or_pooled(line[x], here, there, seed) for x in ("a", "b"))
+        by_diff = isinstance(line["diff"], Mapping)
+        judge = ((lambda rs, c=c, a=a, b=b: lab.claim_verdict(c, a, b, rs[0])) if by_diff
+                 else (lambda rs, c=c: lab.claim_verdict(c, *rs)))
+        got = _line(deciding_rows(line), judge, here, there, seed)
+        if "pooled" in got:
+            rows = got.pop("pooled")
+            line = {**line, "a": a, "b": b, **({"diff": rows[0]} if by_diff else {"a": rows[0], "b": rows[1]})}
+        out.append({**line, **got})
+    result.data["lab_claims"] = pd.DataFrame(out, columns=[*claims.columns, *SEED_COLUMNS])
+
+
+__all__ = ["SEED_COLUMNS", "pool", "unpooled", "with_lab_items"]

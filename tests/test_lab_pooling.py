@@ -1,0 +1,144 @@
+"""Each lab line's per-item values (studies/lab_items.py), the seeds' items file (toymodels/seed_items.py) and the
+lab judged pooled over seeds when that file lies beside the zoo (studies/lab_pooling.py, report/lab.py)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from probekit.report import lab as report_lab
+from probekit.studies import conceptual, lab, lab_items, lab_pooling, lab_seeds, masking, prednoun, verbs
+from probekit.toymodels import seed_items
+
+
+def _verbs(root):
+    return verbs.Params(models=["toy-vilt"], data_dir=root / "data", limit=30, seed=0, device="cpu",
+                        cache_dir=root / "scores", threshold=0.7, min_triplet_negatives=3, top_k=2, n_resamples=100)
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    return tmp_path_factory.mktemp("lab-pooling")
+
+
+@pytest.fixture(scope="module")
+def small(root):
+    return verbs.run(_verbs(root))
+
+
+SMALL_RUNS = {
+    "prednoun": lambda r: prednoun.run(prednoun.Params(
+        models=["toy-vilt"], clip_models=[], dataset="toy", data_dir=r / "data", limit=12, device="cpu",
+        cache_dir=r / "scores", min_concept_count=4, n_resamples=10,
+        lab_models=["toy-clip", "toy-clip-unbound", "toy-vilt", "toy-bert-blind"])),
+    "masking": lambda r: masking.run(masking.Params(
+        dataset="toy", data_dir=r / "data", cache_dir=r / "scores", limit=12, device="cpu", n_examples=1)),
+    "conceptual": lambda r: conceptual.run(conceptual.Params(
+        models=["toy-clip"], limit=12, device="cpu", data_dir=r / "data", cache_dir=r / "scores",
+        fillers=["scene"], finetune_encoders=["both"], finetune_steps=2, finetune_triplets=8, alphas=[0.0, 1.0],
+        finetune_eval_limit=8)),
+}
+
+
+def _rebuilt_every_line(result) -> int:
+    """Assert every lab line whose rows ran is rebuilt exactly from its items; the number of lines rebuilt."""
+    found, done = lab_items.arrays(result.data["lab_items"]), 0
+    for name in ("lab_checks", "lab_claims"):
+        for _, line in result.data[name].iterrows():
+            rows = lab_items.deciding_rows(line)
+            got = lab_items.line_items(result, line)
+            if not all(isinstance(r, dict) for r in rows):   # a row the run did not produce: nothing to rebuild
+                assert got is None and line["verdict"] == lab.NOT_RUN
+                continue
+            assert got is not None, f"{result.study}: {line.get('what', line.get('claim'))} is not rebuilt"
+            for r, values in zip(rows, got):
+                again = lab_items.rebuilt(values, found[lab_items.key(r)][1], r)
+                for f in ("value", "ci_low", "ci_high", "n"):
+                    assert again[f] == pytest.approx(r[f], rel=1e-12, abs=1e-12), (r, f)
+            done += 1
+    return done
+
+
+def test_every_verbs_lab_line_is_rebuilt_from_its_items(small):
+    assert _rebuilt_every_line(small) == len(small.data["lab_checks"]) + len(small.data["lab_claims"])
+
+
+@pytest.mark.parametrize("study", sorted(SMALL_RUNS))
+def test_every_lab_line_of_a_small_run_is_rebuilt_from_its_items(study, root):
+    result = SMALL_RUNS[study](root / study)
+    assert _rebuilt_every_line(result) > 0
+
+
+def test_without_the_items_file_the_lab_is_as_today(small, root):
+    today = verbs.run.__wrapped__(_verbs(root))   # the study's own run, nothing kept or pooled
+    for name in ("lab_checks", "lab_claims"):
+        assert list(small.data[name].columns) == list(today.data[name].columns)
+    pd.testing.assert_frame_equal(lab.verdict_lines("verbs", small.data["lab_checks"], small.data["lab_claims"]),
+                                  lab.verdict_lines("verbs", today.data["lab_checks"], today.data["lab_claims"]))
+    assert report_lab.checks_table(small.data["lab_checks"]).equals(report_lab.checks_table(today.data["lab_checks"]))
+
+
+def _three_seeds(items: pd.DataFrame) -> pd.DataFrame:
+    """Seeds 1 and 2 from seed 0's items: seed 1 wins every blind pair (a seed above chance), seed 2 the same as 0."""
+    blind = items["model"] == "toy-bert-blind"
+    one = items.assign(seed=1, value=np.where(blind, 1.0, items["value"]))
+    return pd.concat([items.assign(seed=0), one, items.assign(seed=2)], ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def pooled_run(small, root, tmp_path_factory):
+    zoo = tmp_path_factory.mktemp("zoo")
+    path = seed_items.write(_three_seeds(small.data["lab_items"]), zoo / seed_items.ITEMS_FILE)
+    mp = pytest.MonkeyPatch()
+    mp.setattr(seed_items, "zoo", lambda: zoo)
+    try:
+        with lab_pooling.unpooled():   # the seed comparison scores each zoo alone, a file beside it or not
+            alone = verbs.run(_verbs(root))
+        assert not set(lab.SEED_FIELDS) & set(alone.data["lab_checks"].columns)
+        return verbs.run(_verbs(root)), path
+    finally:
+        mp.undo()
+
+
+def test_the_items_file_is_small_and_reads_back(small, pooled_run):
+    _, path = pooled_run
+    back = seed_items.read(path.parent)
+    assert sorted(back["seed"].unique()) == [0, 1, 2] and len(back) == 3 * len(small.data["lab_items"])
+    assert path.stat().st_size < 100_000
+
+
+def test_with_the_items_file_every_line_is_judged_over_the_seeds(small, pooled_run):
+    pooled, _ = pooled_run
+    checks = pooled.data["lab_checks"]
+    assert set(lab.SEED_FIELDS) <= set(checks.columns)
+    for (_, mine), (_, today) in zip(checks.iterrows(), small.data["lab_checks"].iterrows()):
+        if today["verdict"] == lab.NOT_RUN:
+            assert mine["verdict"] == lab.NOT_RUN and mine["seeds_note"].startswith("not pooled")
+            continue
+        each = json.loads(mine["seed_rows"])
+        assert [e["seed"] for e in each] == [0, 1, 2]
+        assert each[0]["value"] == pytest.approx(today["row"]["value"], abs=1e-12)   # seed 0: today's row
+        assert mine["row"]["value"] == pytest.approx(np.mean([e["value"] for e in each]))
+        assert mine["verdict"] == lab.check_verdict(mine["row"], today["role"], today["verdict"] == lab.BY_DESIGN)
+    blind = checks[checks["model"] == "toy-bert-blind"].iloc[0]
+    assert "seed 1: above chance" in blind["seed_verdicts"] and not blind["seeds_agree"]
+    assert blind["seeds_note"].startswith("seeds disagree: seed 0 ")
+    lines = lab.verdict_lines("verbs", checks, pooled.data["lab_claims"])
+    assert set(lab.SEED_FIELDS) <= set(lines.columns) and lines["seed_rows"].str.len().gt(0).any()
+    html = report_lab.checks_table(checks, "verbs").to_html()
+    assert "pooled over seeds" in html and "seed 2:" in html and "seeds disagree" in html
+    assert lab_seeds.UNDER not in html   # the seeds are on the page: no column from seed_verdicts.csv
+    claims = pooled.data["lab_claims"]
+    ran = claims[claims["verdict"] != lab.NOT_RUN]
+    assert len(ran) and ran["seed_rows"].str.len().gt(0).all()
+    assert "pooled over seeds" in report_lab.claims_table(claims, "verbs").to_html()
+
+
+def test_lab_seeds_keeps_a_retrained_zoos_items_with_its_seed_and_only_its_members(small, tmp_path, monkeypatch):
+    (tmp_path / "training.json").write_text(json.dumps({"seed": 2}))
+    monkeypatch.setattr(lab_seeds, "saved", lambda zoo: {"toy-vilt"})
+    got = lab_seeds.retrained_items(str(tmp_path), [small.data["lab_items"]])
+    assert set(got["seed"]) == {2} and set(got["model"]) == {"toy-vilt"}
