@@ -79,7 +79,8 @@ def train_member(zoo: Path, name: str, a, log) -> dict:
     c0, t0 = cpu_s(), time.time()
     T.train(zoo, steps=a.steps, seed=a.seed, models=[name], threads=1, size=a.size, log=log,
             save_every=a.save_every, pool=a.pool, eval_every=a.eval_every,
-            **({"lr_vilt": a.lr_vilt} if a.lr_vilt else {}), schedule=a.schedule, precision=a.precision)
+            **({"lr_vilt": a.lr_vilt} if a.lr_vilt else {}), schedule=a.schedule, precision=a.precision,
+            **({"warmup": a.warmup} if a.warmup else {}))
     return {"cpu_s_process": cpu_s() - c0, "wall_s_process": time.time() - t0, "resumed": resumed}
 
 
@@ -187,12 +188,14 @@ def run(a, log=print) -> dict:
     else:
         zoo = here = a.root / (f"{a.size}-{a.steps}" + (f"-lr{a.lr_vilt:g}" if a.lr_vilt else "")
                                + ("" if a.schedule == "cosine" else f"-{a.schedule}")
-                               + ("" if a.precision == "fp32" else f"-{a.precision}"))
+                               + ("" if a.precision == "fp32" else f"-{a.precision}")
+                               + (f"-warmup{a.warmup:g}" if a.warmup else ""))
     here.mkdir(parents=True, exist_ok=True)
     path = here / "pilot.json"
     state = _read(path)
     state.update(size=a.size, steps=a.steps, seed=a.seed, pool=a.pool, eval_every=a.eval_every,
-                 lr_vilt=a.lr_vilt or T.Budget.lr_vilt, schedule=a.schedule, precision=a.precision)
+                 lr_vilt=a.lr_vilt or T.Budget.lr_vilt, schedule=a.schedule, precision=a.precision,
+                 warmup=a.warmup or T.Budget.warmup)
     members = state.setdefault("members", {})
     for name in a.models:
         cost = {} if a.shipped else train_member(zoo, name, a, log)
@@ -285,7 +288,8 @@ def table(root: Path) -> str:
                                f"{alone:.3f}" if alone else "—"])
             zoo_cell = f"{zoo_h:.1f}" if zoo_h else "—"
             lr = (f", lr {s['lr_vilt']:g}" if s.get("lr_vilt", 5e-4) != 5e-4 else "") + "".join(
-                f", {s[k]}" for k, plain in (("schedule", "cosine"), ("precision", "fp32")) if s.get(k, plain) != plain
+                f", {k} {s[k]}" for k, plain in (("schedule", "cosine"), ("precision", "fp32"), ("warmup", 0.08))
+                if s.get(k, plain) != plain
             ) + (" (shipped zoo)" if s["shipped"] else "")
             lines.append(
                 f"| {s['size']}{lr} | {name} | {s['steps']} | {step} | {(cpu or m['wall_s']) / 60:.1f} | {zoo_cell} | "
@@ -313,6 +317,7 @@ def main(argv=None) -> int:
                                                                   "Budget's); the run's directory says it")
     p.add_argument("--pool", type=int, default=60000)
     p.add_argument("--schedule", default="cosine", choices=["cosine", "wsd"], help="learning-rate schedule (train-toy's)")
+    p.add_argument("--warmup", type=float, default=None, help="share of steps of the warm-up (train-toy's 0.08)")
     p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"], help="training precision (train-toy's)")
     p.add_argument("--eval-every", type=int, default=250, help="steps between held-out curve probes")
     p.add_argument("--save-every", type=int, default=250, help="steps between resume files")
