@@ -7,7 +7,9 @@ A comparison is stated only when the data resolves it:
 * :func:`within`: the equivalence test (TOST) that an interval lies within a margin around a value;
 * :func:`compare`: ``higher`` / ``lower`` when the two rows' intervals do not overlap, else ``not resolved``;
 * :func:`difference`: for a paired-difference row (metric ``<metric>_diff``, the interval from a paired
-  bootstrap over the same items): ``higher`` / ``lower`` when its interval excludes 0, else ``not resolved``.
+  bootstrap over the same items): ``higher`` / ``lower`` when its interval excludes 0, else ``not resolved``;
+* :func:`equivalent`: the same row judged for "no difference": ``no difference`` when its interval lies within
+  0 ± a stated margin (TOST, :func:`within`), else :func:`difference`'s verdict.
 
 A row without an interval (a paper's number) never resolves anything.  A :class:`Claim` holds the verdict, the
 rows it quotes and a sentence template; the report layer fills the template (``probekit.report.render_claims``),
@@ -26,7 +28,8 @@ ABOVE, BELOW = "above chance", "below chance"
 HIGHER, LOWER = "higher", "lower"
 UNRESOLVED = "not resolved"
 NO_CHANCE = "no chance level"
-VERDICTS = (ABOVE, BELOW, HIGHER, LOWER, UNRESOLVED, NO_CHANCE)
+NO_DIFFERENCE = "no difference"
+VERDICTS = (ABOVE, BELOW, HIGHER, LOWER, UNRESOLVED, NO_CHANCE, NO_DIFFERENCE)
 
 
 def number(r: Any, key: str) -> float:
@@ -74,6 +77,15 @@ def difference(r, null: float = 0.0) -> str:
     if number(r, "ci_high") < null:
         return LOWER
     return UNRESOLVED
+
+
+def equivalent(r, margin: float, null: float = 0.0) -> str:
+    """A paired difference judged for "no difference" within ``null`` ± ``margin`` (in the row's unit):
+    :data:`NO_DIFFERENCE` when its 95% interval lies within the margin (the equivalence test, :func:`within`, which
+    takes precedence: an interval that excludes 0 but lies within the margin is a difference too small to count),
+    else :func:`difference`'s ``higher`` / ``lower`` when it excludes ``null``, else ``not resolved`` (the interval
+    holds ``null`` but reaches past the margin)."""
+    return NO_DIFFERENCE if within(r, null, margin) else difference(r, null)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from probekit.metrics.background import average_precision
 from probekit.papers.conceptual import count, parse_condition, patch_condition
 from probekit.report import conceptual as figures
 from probekit.results import frame, items_frame, one, row, select
-from probekit.studies import conceptual
+from probekit.studies import conceptual, lab, patching
 from probekit.studies.conceptual_claims import REPORTED, patching_claims, probe_b_claims, probe_c_claims, \
     probe_r_claims
 
@@ -31,6 +31,13 @@ def test_subject_vs_predicate_swap_only_when_intervals_separate():
     assert by_topic(claims, "m: subject vs predicate swap").verdict == HIGHER
     assert by_topic(claims, "close: subject vs predicate swap").verdict == UNRESOLVED
     assert by_topic(claims, "m: predicate-swap confidence").verdict == UNRESOLVED   # 0.5 inside [0.45, 0.65]
+    # on drawn items (the toy world) which concept is harder is decided by construction: shown, not compared
+    drawn = probe_r_claims(rows, ["m", "close"], drawn=True)
+    assert [by_topic(drawn, f"{m}: subject vs predicate swap").verdict for m in ("m", "close")] == [
+        lab.BY_CONSTRUCTION] * 2
+    shown = by_topic(drawn, "m: subject vs predicate swap").rows
+    assert (shown["a"]["value"], shown["b"]["value"]) == (0.9, 0.6)
+    assert by_topic(drawn, "m: predicate-swap confidence").verdict == UNRESOLVED   # not a difficulty comparison
 
 
 def test_object_vs_composition_and_text_vs_image():
@@ -41,6 +48,10 @@ def test_object_vs_composition_and_text_vs_image():
     claims = probe_c_claims(rows, ["m"])
     assert by_topic(claims, "m: object vs composition").verdict == HIGHER
     assert by_topic(claims, "m: text vs image").verdict == UNRESOLVED
+    drawn = probe_c_claims(rows, ["m"], drawn=True)
+    assert by_topic(drawn, "m: object vs composition").verdict == lab.BY_CONSTRUCTION
+    assert by_topic(drawn, "m: object vs composition").rows["a"]["value"] == 0.8
+    assert by_topic(drawn, "m: text vs image").verdict == UNRESOLVED
 
 
 def test_scene_filler_and_isolation():
@@ -108,12 +119,19 @@ def test_the_papers_rows_are_fractions_and_its_facts_are_counted():
     assert len(select(rows, source="Schiappa et al. 2023, Table 2", model="ViLT")) == 3   # its ImageNet cell is "–"
 
 
+def test_the_encoders_are_compared_at_the_papers_alpha_and_at_the_largest():
+    assert conceptual.Params().alphas == [0.0, 0.2, 0.5, 1.0]   # 0.2: the paper's "CLIP Patched"
+    assert patching.compared_alphas([0.0, 0.2, 0.5, 1.0]) == [0.2, 1.0]
+    assert patching.compared_alphas([0.0, 0.25, 0.5, 1.0]) == [1.0]   # the old default: α = 0.2 never compared
+    assert patching.compared_alphas([0.0, 0.2]) == [0.2] and patching.compared_alphas([0.0]) == []
+
+
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
     d = tmp_path_factory.mktemp("conceptual")
     return conceptual.run(conceptual.Params(
         limit=16, device="cpu", data_dir=d / "data", cache_dir=d / "scores", fillers=["black", "scene"],
-        finetune_encoders=["text", "vision"], finetune_steps=2, finetune_triplets=6, alphas=[0.0, 1.0],
+        finetune_encoders=["text", "vision"], finetune_steps=2, finetune_triplets=6, alphas=[0.0, 0.2, 1.0],
         finetune_eval_limit=12, lab_models=[]))
 
 
@@ -130,21 +148,25 @@ def test_run_on_the_toy_world(result):
     assert result.facts["heads"] == {"toy-vilt": "match", "toy-clip": "similarity"}
     assert result.facts["probe_r_items"] == 16 and result.facts["unreadable"]["Probe-B"] == 0
     sweep = select(ours, probe="patching", model="toy-clip")
-    assert set(sweep["condition"]) == {"text, α = 0", "text, α = 1", "text, α = 1 − original", "vision, α = 0",
-                                       "vision, α = 1", "vision, α = 1 − original", "text, α = 1 − vision, α = 1"}
+    # the encoders compared item by item at the paper's α = 0.2 as well as at the largest α
+    assert set(sweep["condition"]) == {f"{e}, α = {a}" for e in ("text", "vision") for a in ("0", "0.2", "1")} | {
+        f"{e}, α = {a} − original" for e in ("text", "vision") for a in ("0.2", "1")} | {
+        "text, α = 0.2 − vision, α = 0.2", "text, α = 1 − vision, α = 1"}
     top1 = one(sweep, condition="text, α = 1 − original", subset="general", metric="top1_diff")
     assert top1["n"] == 12 and top1["chance"] == 0.0
     # the two encoders' fine-tunes compared over the same items: the mean paired difference is the difference
-    for subset, metric in (("general", "top1"), ("probe-r predicate_swap", "mu_c"), ("probe-c composition", "mu_c")):
-        t, v = (one(sweep, condition=f"{e}, α = 1", subset=subset, metric=metric)["value"] for e in ("text", "vision"))
-        tv = one(sweep, condition="text, α = 1 − vision, α = 1", subset=subset, metric=f"{metric}_diff")
-        assert tv["value"] == pytest.approx(t - v) and tv["ci_low"] <= tv["value"] <= tv["ci_high"], subset
+    for (subset, metric), a in [(sm, a) for sm in (("general", "top1"), ("probe-r predicate_swap", "mu_c"),
+                                                   ("probe-c composition", "mu_c")) for a in ("0.2", "1")]:
+        t, v = (one(sweep, condition=f"{e}, α = {a}", subset=subset, metric=metric)["value"]
+                for e in ("text", "vision"))
+        tv = one(sweep, condition=f"text, α = {a} − vision, α = {a}", subset=subset, metric=f"{metric}_diff")
+        assert tv["value"] == pytest.approx(t - v) and tv["ci_low"] <= tv["value"] <= tv["ci_high"], (subset, a)
     assert list(result.data["history"]["step"]) == [0, 1, 0, 1]
     # 6 triplets of each kind, 2 steps of the chapter's batch of 128, which finetune_clip caps at the 12 triplets:
     # the page gives the budget in epochs, as the authors do (40)
     assert (result.facts["triplets"], result.facts["finetune_batch"]) == (12, 12)
     assert "2 steps of 12 (2.0 epochs; the authors: 40 epochs" in figures.sweep_text(result.facts, result.params)
-    assert set(result.data["sweep"]["alpha"]) == {0.0, 1.0}
+    assert set(result.data["sweep"]["alpha"]) == {0.0, 0.2, 1.0}
     fractions = result.reported()[~result.reported()["metric"].isin(["gamma", "delta_c_pts"])]
     assert len(fractions) and (fractions["value"].between(0, 1)).all()   # the paper's percentages as fractions
     assert by_topic(result.claims, "paper: subject vs predicate swap").verdict == REPORTED
@@ -157,7 +179,11 @@ def test_run_on_the_toy_world(result):
     assert result.facts["finetune_skipped"] == "" and result.facts["general_fallback"] == ""
     assert set(result.data["readings"]["model"]) == {"FLAVA", "ViLT", "BridgeTower", "toy-vilt"}
     assert {c.verdict for c in result.claims} <= {HIGHER, LOWER, UNRESOLVED, REPORTED, "above chance",
-                                                  "below chance"}
+                                                  "below chance", lab.BY_CONSTRUCTION}
+    # the toy world's concept-difficulty comparisons are decided by construction, their numbers still quoted
+    for topic in ("toy-clip: subject vs predicate swap", "toy-vilt: object vs composition"):
+        c = by_topic(result.claims, topic)
+        assert c.verdict == lab.BY_CONSTRUCTION and 0 <= c.rows["a"]["value"] <= 1, topic
     # no lab models: empty lab frames, and the facts say why (tests/test_conceptual_lab.py runs the lab)
     assert "lab_models" in result.facts["lab"]
     assert not len(result.data["lab"]) and not len(result.data["lab_checks"]) and not len(result.data["lab_claims"])

@@ -96,6 +96,28 @@ def test_claims_hold_fail_stay_unresolved_or_are_decided_by_construction():
     assert list(table["verdict"]) == list(found["verdict"]) and "not run" in table["on the toy world"].iloc[-1]
 
 
+def test_a_no_difference_claim_is_judged_by_equivalence_and_an_incomparable_one_is_shown_not_judged():
+    """The paper's "about the same" is an equivalence test on the paired difference within the claim's margin
+    (here 5 points): [−1, +2] holds, [−1, +8] is not resolved, [6, 9] does not hold.  Rows on different items
+    are not comparable (verdict and reason shown, even where their intervals are far apart)."""
+    import pytest
+    pts = {"metric": "delta_c_pts", "condition": ""}
+    rows = frame([_r("a", 0.5, 0.4, 0.6), _r("b", 0.5, 0.4, 0.6), _r("a", 0.9, 0.85, 0.95, condition="far"),
+                  *[_r(m, (lo + hi) / 2, lo, hi, chance=0.0, metric="delta_c_pts")
+                    for m, (lo, hi) in (("same", (-1, 2)), ("wide", (-1, 8)), ("up", (6, 9)))]])
+    same = [lab.PaperClaim(m, "P", ("a", ACC), ("b", ACC), expect=lab.NO_DIFFERENCE, margin=5.0, diff=(m, pts))
+            for m in ("same", "wide", "up")]
+    apart = lab.PaperClaim("apart", "P", ("a", {"condition": "far"}), ("b", ACC), not_comparable=True,
+                           reason="different items")
+    found = lab.claims(rows, [*same, apart])
+    assert list(found["verdict"]) == [lab.HOLDS, lab.NOT_RESOLVED, lab.DOES_NOT_HOLD, lab.NOT_COMPARABLE]
+    assert list(found["margin"][:3]) == [5.0] * 3 and found["reason"][3] == "different items"
+    table = lab_report.claims_table(found)
+    assert "different items" in table["on the toy world"].iloc[3] and "± 5.00" in table["on the toy world"].iloc[0]
+    with pytest.raises(ValueError, match="margin"):
+        lab.PaperClaim("no margin", "P", ("a", ACC), ("b", ACC), expect=lab.NO_DIFFERENCE, diff=("same", pts))
+
+
 def test_a_check_that_names_several_rows_is_an_error():
     import pytest
     with pytest.raises(KeyError, match="must name one row"):

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from probekit.results import COLUMNS, frame, row, select
-from probekit.studies import lab, masking, masking_params
+from probekit.report import lab as lab_report
+from probekit.studies import lab, masking, masking_lab, masking_params
 from probekit.studies.masking_lab import CHECKS, CLAIMS, at_k
 
 CHANCE5, CHANCE1 = 5 / 24, 1 / 24
@@ -70,18 +71,26 @@ def test_claims_select_their_rows_and_give_each_verdict():
                                                              ("toy-vilt", "toy-vilt", lab.HIGHER),
                                                              ("toy-vilt", "toy-vilt", lab.HIGHER)]
     assert all(c.source.startswith("Beňová et al. 2024, Table") for c in CLAIMS)
-    # claim 1 by its paired top-1 difference, claim 2 by the paired top-5 drop, claim 3 by the two intervals
+    # claim 2 (the blanked subject) is decided by how the toy world is drawn; claim 3 sets a top-5 accuracy over
+    # captions (chance the caption's prior) beside an ITM accuracy over other items (chance 50%): not comparable
+    assert [(c.by_construction, c.not_comparable) for c in CLAIMS] == [(False, False), (True, False), (False, True)]
+    assert CLAIMS[1].reason == masking_lab.BLANKED_BY_CONSTRUCTION and CLAIMS[2].reason == masking_lab.ITM_NOT_COMPARABLE
+    # claim 1 by its paired top-1 difference; claims 2 and 3 shown with their rows whatever the numbers
     found = lab.claims(_claim_rows((.65, .60, .70), (.02, .01, .03), (.40, .35, .45)), CLAIMS)
-    assert list(found["verdict"]) == [lab.HOLDS] * 3
+    verdicts = [lab.BY_CONSTRUCTION, lab.NOT_COMPARABLE]
+    assert list(found["verdict"]) == [lab.HOLDS, *verdicts]
     assert [r["value"] for r in found["a"]] == [.70, .80, .80] and [r["value"] for r in found["b"]] == [.05, .78, .40]
     assert found["diff"][0]["value"] == .65 and found["diff"][1]["value"] == .02 and found["diff"][2] is None
+    assert list(found["reason"][1:]) == [CLAIMS[1].reason, CLAIMS[2].reason]
     found = lab.claims(_claim_rows((-.1, -.15, -.05), (.02, -.01, .05), (.92, .88, .96)), CLAIMS)
-    assert list(found["verdict"]) == [lab.DOES_NOT_HOLD, lab.NOT_RESOLVED, lab.DOES_NOT_HOLD]
+    assert list(found["verdict"]) == [lab.DOES_NOT_HOLD, *verdicts]
     found = lab.claims(_claim_rows((.01, -.02, .04), (-.05, -.08, -.02), (.80, .75, .85)), CLAIMS)
-    assert list(found["verdict"]) == [lab.NOT_RESOLVED, lab.DOES_NOT_HOLD, lab.NOT_RESOLVED]
+    assert list(found["verdict"]) == [lab.NOT_RESOLVED, *verdicts]
     no_bert = _claim_rows((.65, .60, .70), (.02, .01, .03), (.40, .35, .45))
     found = lab.claims(no_bert[no_bert["model"] != "toy-bert"], CLAIMS)
-    assert list(found["verdict"]) == [lab.NOT_RUN, lab.HOLDS, lab.HOLDS]
+    assert list(found["verdict"]) == [lab.NOT_RUN, *verdicts]
+    table = lab_report.claims_table(found)   # the page still shows the numbers, and why they are not judged
+    assert list(table["verdict"]) == [lab.NOT_RUN, *verdicts] and "80.0%" in table["on the toy world"].iloc[2]
 
 
 def test_top_1_is_read_off_the_ranks():

@@ -80,6 +80,17 @@ def test_difference_sign_from_paired_interval():
     assert C.difference(_r(0.05, -0.01, 0.11, metric="acc_diff", chance=0)) == C.UNRESOLVED
 
 
+@pytest.mark.parametrize("low, high, verdict", [(-1.0, 2.0, C.NO_DIFFERENCE), (-1.0, 8.0, C.UNRESOLVED),
+                                                 (6.0, 9.0, C.HIGHER), (-9.0, -6.0, C.LOWER),
+                                                 (1.0, 4.0, C.NO_DIFFERENCE), (-5.0, 5.0, C.NO_DIFFERENCE)])
+def test_no_difference_is_an_equivalence_test_on_the_paired_difference(low, high, verdict):
+    """Margin 5 (points): an interval within ±5 is "no difference" (even one that excludes 0 by less than the
+    margin), one that holds 0 and reaches past it is not resolved, one wholly beyond 0 and the margin a difference."""
+    d = _r((low + high) / 2, low, high, metric="delta_c_pts", chance=math.nan)
+    assert C.equivalent(d, 5.0) == verdict
+    assert C.equivalent(_r(0.5, math.nan, math.nan), 5.0) == C.UNRESOLVED   # no interval, nothing resolved
+
+
 def test_claim_picks_template_by_verdict_and_renders_rows():
     a, b = _r(0.62, 0.55, 0.70, model="toy-vilt"), _r(0.40, 0.31, 0.49, model="toy-vilt")
     templates = {C.HIGHER: "**{model}** accepts {a} and rejects {b}: positives higher",

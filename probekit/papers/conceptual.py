@@ -27,6 +27,10 @@ PAPER_MODELS = {"CLIP RN50": "openclip-rn50-openai", "CLIP RN101": "openclip-rn1
                 "ViLT": "vilt-coco", "BridgeTower": "bridgetower"}
 #: Table 10's encoder codes -> the fine-tuning's ``encoders`` names
 ENCODERS = {"t": "text", "v": "vision", "vt": "both"}
+#: the patching weight of the paper's "CLIP Patched" models (section 5, Implementation: "we linearly interpolate
+#: the original CLIP weights with our finetuned weights using an α=0.2, leaning more towards the original weights";
+#: Table 2's rows and Table 10's first rows)
+PATCH_ALPHA = 0.2
 
 
 def patch_condition(encoders: str, alpha: float) -> str:

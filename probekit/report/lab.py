@@ -112,6 +112,13 @@ def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
         text = f"{r['a_model']}: {name(r['a'])}{_cell(r['a'])} vs {r['b_model']}: {name(r['b'])}{_cell(r['b'])}"
         if diff is not None:
             text += f"; paired difference {name(diff)}{cell(diff, unit=True)}"
+            margin = r.get("margin")
+            if margin is not None and margin == margin:   # a no-difference claim: its equivalence margin
+                size = f"{str(diff['metric']).removesuffix('_diff')}_size"   # unsigned, in the row's unit
+                bound = {**diff, "metric": size, "value": margin, "ci_low": None, "ci_high": None}
+                text += f"; no difference means within ± {cell(bound, unit=True)}"
+        if isinstance(r.get("reason"), str) and r["reason"]:
+            text += f"; {r['verdict']}: {r['reason']}"
         return text
     table = pd.DataFrame({
         "the paper's claim": [f"{c} ({s})" for c, s in zip(found["claim"], found["source"])],

@@ -124,10 +124,10 @@ def claims_caption(facts: dict) -> str:
             f"toy-bert reading the text alone (the rows' chance level is what the caption alone allows, "
             f"{pct(facts['lab_text_prior_top1'])}, as in the checks; one of the probe's verbs named at random is right "
             f"{pct(facts['lab_chance_top1'])} of the time), with their paired difference on the same captions; (2) "
-            f"top-5, toy-vilt with the full image vs with the subject's patches blanked, paired; (3) toy-vilt's "
-            f"top-5 accuracy with the full image vs its ITM accuracy on verb-negative pairs (threshold 0.5, pooled "
-            f"over positives and negatives as in the paper's Table 1 average): two measures with different chance "
-            f"levels, compared as the paper compares them.")
+            f"top-5, toy-vilt with the full image vs with the subject's patches blanked, paired, decided by "
+            f"construction; (3) toy-vilt's top-5 accuracy with the full image vs its ITM accuracy on verb-negative "
+            f"pairs (threshold 0.5, pooled over positives and negatives as in the paper's Table 1 average): other "
+            f"items and other chance levels, shown but not comparable.")
 
 
 def rules_agree(rows: pd.DataFrame, metric: str = "accuracy") -> bool:

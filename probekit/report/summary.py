@@ -30,7 +30,7 @@ LABEL, LINK = "headline probe", "_link"
 #: a toy-zoo model's hard-condition headline above this share says the toy world is too easy for that probe
 CEILING = 0.95
 #: a claim's verdicts, in the order the lab overview counts them
-VERDICTS = (lab.HOLDS, lab.DOES_NOT_HOLD, lab.NOT_RESOLVED, lab.BY_CONSTRUCTION)
+VERDICTS = (lab.HOLDS, lab.DOES_NOT_HOLD, lab.NOT_RESOLVED, lab.BY_CONSTRUCTION, lab.NOT_COMPARABLE)
 
 
 def load_results(chapters_dir: str | Path, studies: Sequence[str] = STUDIES) -> dict[str, pd.DataFrame]:
@@ -49,7 +49,8 @@ def load_lab(chapters_dir: str | Path, studies: Sequence[str] = STUDIES) -> pd.D
 
 def lab_overview(lab: pd.DataFrame) -> pd.DataFrame:
     """One line per study: how many of its papers' claims hold, do not hold, are not resolved on the toy zoo or
-    are decided by construction (claims about concepts, in a drawn world),
+    are decided by construction (claims about concepts, in a drawn world) or not comparable (rows on different
+    items or chance levels),
     and how many of its judged checks come out as they should (the others are shown, not judged, or not run)."""
     out = []
     for study, mine in lab.groupby("study", sort=False):

@@ -196,7 +196,7 @@ def run(params: Params) -> StudyResult:
     data["readings"] = readings_table(rows)
     facts["paper_categories"] = shared_categories(rows, facts["categories"])
     data["claims"] = conceptual_claims.sections(rows, models, finetune_model, list(params.finetune_encoders),
-                                                 list(params.alphas))
+                                                 list(params.alphas), drawn=dataset == "toy")
     c_items = mi.probe_c_items(scored_c, items_c)
     data["probe_c_anatomy"] = mi.group_anatomy(c_items)
     data["claims"]["probe-c"] += conceptual_claims.anatomy_claims(rows, data["probe_c_anatomy"])

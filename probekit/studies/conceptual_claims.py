@@ -1,8 +1,10 @@
 """The conceptual study's discussion as claims: pure functions of the result rows (ours and the paper's).
 
 A comparison between two of our numbers is stated only when the data resolves it (non-overlapping 95% intervals,
-or a paired difference whose interval excludes 0); the paper's facts are counted from its rows
-(:func:`probekit.papers.conceptual.count`), never typed in.
+or a paired difference whose interval excludes 0); on drawn items (``drawn``: the toy world) a concept-difficulty
+comparison (subject vs predicate swaps, object vs composition swaps) is decided by construction
+(:data:`probekit.studies.lab.BY_CONSTRUCTION`): its numbers are shown, not compared.  The paper's facts are counted
+from its rows (:func:`probekit.papers.conceptual.count`), never typed in.
 """
 
 from __future__ import annotations
@@ -13,18 +15,19 @@ from probekit.claims import HIGHER, LOWER, UNRESOLVED, Claim, claim, compare, di
 from probekit.metrics.background import ALL_FILLERS, ALL_MODELS
 from probekit.papers.conceptual import PAPER, UNDONE, count, undo_readings
 from probekit.results import OURS, one_or_none, select
+from probekit.studies.lab import BY_CONSTRUCTION
 
 REPORTED = "reported"  # the verdict of a claim that only repeats the paper's numbers
 _ORDER = {HIGHER: "higher", LOWER: "lower"}
 
 
-def _pair(topic, a, b, templates, **words) -> list[Claim]:
+def _pair(topic, a, b, templates, drawn: bool = False, **words) -> list[Claim]:
     if a is None or b is None:
         return []
-    return [claim(topic, compare(a, b), templates, {"a": a, "b": b}, **words)]
+    return [claim(topic, BY_CONSTRUCTION if drawn else compare(a, b), templates, {"a": a, "b": b}, **words)]
 
 
-def probe_r_claims(rows: pd.DataFrame, models) -> list[Claim]:
+def probe_r_claims(rows: pd.DataFrame, models, drawn: bool = False) -> list[Claim]:
     ours = select(rows, source=OURS, probe="probe-r", condition="")
     out = []
     for m in models:
@@ -35,8 +38,10 @@ def probe_r_claims(rows: pd.DataFrame, models) -> list[Claim]:
                     "paper's models are.",
             LOWER: "`{model}` is less accurate on subject swaps ({a}) than on predicate swaps ({b}), unlike the "
                    "paper's models.",
-            UNRESOLVED: "`{model}`: subject swaps ({a}) and predicate swaps ({b}) are not resolved apart at this n."},
-            model=m)
+            UNRESOLVED: "`{model}`: subject swaps ({a}) and predicate swaps ({b}) are not resolved apart at this n.",
+            BY_CONSTRUCTION: "`{model}`: subject swaps {a}, predicate swaps {b}; which is harder is decided by "
+                             "construction, by how unlike the toy world draws two agents and two poses."},
+            drawn, model=m)
         conf = one_or_none(ours, model=m, subset="predicate_swap", metric="mu_c")
         if conf is not None:
             out.append(claim(f"{m}: predicate-swap confidence", versus_chance(conf), {
@@ -58,7 +63,7 @@ def probe_r_claims(rows: pd.DataFrame, models) -> list[Claim]:
     return out
 
 
-def probe_c_claims(rows: pd.DataFrame, models) -> list[Claim]:
+def probe_c_claims(rows: pd.DataFrame, models, drawn: bool = False) -> list[Claim]:
     ours = select(rows, source=OURS, probe="probe-c", condition="")
     cats = select(rows, source=OURS, probe="probe-c-category", metric="group")
     out = []
@@ -70,8 +75,10 @@ def probe_c_claims(rows: pd.DataFrame, models) -> list[Claim]:
                     "as in the paper.",
             LOWER: "`{model}`: the group score is lower on object swaps ({a}) than on composition swaps ({b}), "
                    "unlike the paper.",
-            UNRESOLVED: "`{model}`: object swaps ({a}) and composition swaps ({b}) are not resolved apart at this n."},
-            model=m)
+            UNRESOLVED: "`{model}`: object swaps ({a}) and composition swaps ({b}) are not resolved apart at this n.",
+            BY_CONSTRUCTION: "`{model}`: group score on object swaps {a}, on composition swaps {b}; which is harder "
+                             "is decided by construction, by how unlike the toy world draws two objects and two "
+                             "attributes."}, drawn, model=m)
         text = one_or_none(ours, model=m, subset="composition", metric="text")
         image = one_or_none(ours, model=m, subset="composition", metric="image")
         out += _pair(f"{m}: text vs image", text, image, {
@@ -283,8 +290,10 @@ def readings_claims(rows: pd.DataFrame) -> list[Claim]:
     return out
 
 
-def sections(rows: pd.DataFrame, models, finetune_model: str = "", encoders=(), alphas=()) -> dict[str, list[Claim]]:
-    """The chapter's claims per section, in page order: ``probe-r``, ``probe-c``, ``probe-b``, ``patching``."""
-    return {"probe-r": probe_r_claims(rows, models), "probe-c": probe_c_claims(rows, models),
+def sections(rows: pd.DataFrame, models, finetune_model: str = "", encoders=(), alphas=(),
+             drawn: bool = False) -> dict[str, list[Claim]]:
+    """The chapter's claims per section, in page order: ``probe-r``, ``probe-c``, ``probe-b``, ``patching``
+    (``drawn``: the items are the toy world's, where concept difficulty is decided by construction)."""
+    return {"probe-r": probe_r_claims(rows, models, drawn), "probe-c": probe_c_claims(rows, models, drawn),
             "probe-b": probe_b_claims(rows, models), "readings": readings_claims(rows),
             "patching": patching_claims(rows, finetune_model, encoders, alphas) if finetune_model else []}

@@ -32,8 +32,8 @@ class Params(Parameters):
     finetune_lr: float = param(0.0001, "a tenth of toy-clip's pre-training peak (the authors: 1e-3, SGD)")
     finetune_optimizer: str = param("adamw", '"adamw" (toy default) or "sgd" (the authors\' choice)')
     finetune_triplets: int = param(1000, "toy training triplets of each kind (predicate, attribute swaps)")
-    alphas: list[float] = param([0.0, 0.25, 0.5, 1.0], "patching weights a: theta(a) is (1-a) theta_orig + a "
-                                "theta_ft")
+    alphas: list[float] = param([0.0, 0.2, 0.5, 1.0], "patching weights a: theta(a) is (1-a) theta_orig + a "
+                                "theta_ft (0.2: the paper's)")
     finetune_eval_limit: int = param(660, "sweep: held-out images; max Probe-R/C items (random whole groups)")
     general_task: str = param("toy", "held-out task: toy objects and scene, or imagenet")
     imagenet_dir: str | None = param(None, "ImageNet root for the imagenet task (torchvision layout)")

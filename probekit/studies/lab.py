@@ -17,8 +17,12 @@ knock-outs trained without one kind of information and a blind (text-only) basel
 * :class:`PaperClaim` s, for "The papers' claims under controlled conditions": a claim quoted from a paper about
   training conditions or architectures, tested as row ``a`` vs row ``b`` (non-overlapping 95% intervals, or a
   paired-difference row whose interval excludes 0): **holds**, **does not hold** (resolved the other way) or
-  **not resolved**.  A claim about how hard a concept is (verbs vs nouns) is **decided by construction** in a drawn
-  world: its rows are shown, never judged.
+  **not resolved**.  A claim that two rows do *not* differ (``expect`` :data:`NO_DIFFERENCE`) is judged by the
+  equivalence test on its paired difference within its stated ``margin`` (:func:`probekit.claims.equivalent`):
+  **holds** when the interval lies within ± margin, **does not hold** when it excludes 0 beyond it.  A claim about
+  how hard a concept is (verbs vs nouns), or one the world's drawing settles, is **decided by construction** in a
+  drawn world, and one whose two rows stand on different items or chance levels is **not comparable**: their rows
+  are shown, never judged, with the ``reason``.
 
 Rows are selected by ``model`` plus a ``where`` mapping of result-schema columns (probe, subset, metric,
 condition).  A row the run did not produce (a model left out of ``lab_models``) gives **not run**.
@@ -33,8 +37,8 @@ from typing import Mapping
 
 import pandas as pd
 
-from probekit.claims import (ABOVE, BELOW, HIGHER, LOWER, NO_CHANCE, UNRESOLVED, compare, difference, number,
-                             versus_chance, within)
+from probekit.claims import (ABOVE, BELOW, HIGHER, LOWER, NO_CHANCE, NO_DIFFERENCE, UNRESOLVED, compare, difference,
+                             equivalent, number, versus_chance, within)
 from probekit.results import select
 
 TARGET, CONTROL, BLIND, PARENT, FLOOR, TRAINED = "target", "control", "blind", "parent", "text floor", "trained"
@@ -45,7 +49,7 @@ FLOORS = {CONTROL: 0.85, TRAINED: 0.90}
 CHANCE_MARGIN = 0.05
 AT_CHANCE, PASSES, FAILS, AT_FLOOR, NOT_ABOVE = "at chance", "passes", "fails", "at the floor", "not above chance"
 HOLDS, DOES_NOT_HOLD, NOT_RESOLVED, BY_CONSTRUCTION = "holds", "does not hold", "not resolved", "decided by construction"
-NOT_RUN = "not run"
+NOT_RUN, NOT_COMPARABLE = "not run", "not comparable"
 #: a blind row on items it cannot win (one sentence over two images, or a counterbalanced pair): shown, not judged
 BY_DESIGN = "not above chance by construction"
 #: the verdict a knock-out / blind check should get for the probe to be doing its job
@@ -76,6 +80,15 @@ class PaperClaim:
     expect: str = HIGHER             # HIGHER or LOWER
     diff: tuple[str, Mapping[str, str]] | None = None   # a paired-difference row a − b, when the study has one
     by_construction: bool = False    # a claim about concepts, which a drawn world decides by construction
+    not_comparable: bool = False     # a and b stand on different items or chance levels: shown, not judged
+    #: why a claim is decided by construction or not comparable, shown beside its rows
+    reason: str = ""
+    #: for ``expect`` :data:`NO_DIFFERENCE`: the equivalence margin, in the unit of the ``diff`` row
+    margin: float | None = None
+
+    def __post_init__(self):
+        if self.expect == NO_DIFFERENCE and (self.margin is None or self.diff is None):
+            raise ValueError(f"a no-difference claim needs a paired difference and a margin: {self.claim!r}")
 
 
 def find(rows: pd.DataFrame, model: str, where: Mapping[str, str]) -> pd.Series | None:
@@ -118,10 +131,19 @@ def check_verdict(r, role: str, by_construction: bool = False) -> str:
 
 
 def claim_verdict(c: PaperClaim, a, b, diff=None) -> str:
+    """:data:`HOLDS` / :data:`DOES_NOT_HOLD` / :data:`NOT_RESOLVED` from the paired difference (else the two rows'
+    intervals); for a no-difference claim from the equivalence test within ``c.margin`` (resolved either way only
+    by a difference row); :data:`BY_CONSTRUCTION` or :data:`NOT_COMPARABLE` as the claim is marked; :data:`NOT_RUN`
+    without both rows."""
     if a is None or b is None:
         return NOT_RUN
     if c.by_construction:
         return BY_CONSTRUCTION
+    if c.not_comparable:
+        return NOT_COMPARABLE
+    if c.expect == NO_DIFFERENCE:
+        found = equivalent(diff, c.margin) if diff is not None else UNRESOLVED
+        return {NO_DIFFERENCE: HOLDS, UNRESOLVED: NOT_RESOLVED}.get(found, DOES_NOT_HOLD)
     found = difference(diff) if diff is not None else compare(a, b)
     if found == UNRESOLVED:
         return NOT_RESOLVED
@@ -149,9 +171,10 @@ def claims(rows: pd.DataFrame, defined: list[PaperClaim]) -> pd.DataFrame:
         diff = find(rows, *c.diff) if c.diff else None
         out.append(dict(claim=c.claim, source=c.source, a_model=c.a[0], b_model=c.b[0],
                         a=None if a is None else dict(a), b=None if b is None else dict(b),
-                        diff=None if diff is None else dict(diff), expect=c.expect,
-                        verdict=claim_verdict(c, a, b, diff)))
-    return pd.DataFrame(out, columns=["claim", "source", "a_model", "b_model", "a", "b", "diff", "expect", "verdict"])
+                        diff=None if diff is None else dict(diff), expect=c.expect, margin=c.margin,
+                        reason=c.reason, verdict=claim_verdict(c, a, b, diff)))
+    return pd.DataFrame(out, columns=["claim", "source", "a_model", "b_model", "a", "b", "diff", "expect", "margin",
+                                      "reason", "verdict"])
 
 
 #: :func:`verdict_lines`' columns
@@ -219,4 +242,4 @@ __all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "versus_f
            "verdict_lines", "deciding", "SEED_FIELDS", "same_rows", "SAME_RTOL", "SAME_ATOL", "CHANCE_MARGIN", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
            "TARGET", "CONTROL", "TRAINED", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "AT_FLOOR",
            "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD", "NOT_RESOLVED", "BY_CONSTRUCTION", "BY_DESIGN", "NOT_RUN", "HIGHER", "LOWER",
-           "BELOW"]
+           "BELOW", "NO_DIFFERENCE", "NOT_COMPARABLE"]

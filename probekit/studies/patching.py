@@ -5,8 +5,8 @@ Rows (probe ``patching``, model = the fine-tuned model, condition ``<encoders>, 
 accuracy per kind (subset ``probe-r <kind>``), Probe-C scores per split (``probe-c <split>``) and the held-out
 task's top-k accuracy (``general``).  For every α > 0, paired differences from the original model over the same
 items (metric ``<metric>_diff``, condition ``<encoders>, α = <a> − original``), the interval from a bootstrap of
-the per-item differences; and at the largest α, the text encoder's fine-tune against the vision encoder's
-(condition ``text, α = 1 − vision, α = 1``).
+the per-item differences; and at the largest α and at the paper's α (``PATCH_ALPHA``, 0.2) when swept, the text
+encoder's fine-tune against the vision encoder's (condition ``text, α = 1 − vision, α = 1``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pandas as pd
 
 from probekit import shard
 from probekit.metrics import conceptual as mc
-from probekit.papers.conceptual import patch_condition
+from probekit.papers.conceptual import PATCH_ALPHA, patch_condition
 from probekit.results import concat, frame, row
 from probekit.studies import conceptual_scores as cs
 from probekit.studies import finetune as ft
@@ -146,7 +146,8 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
     """Fine-tune ``model`` once per encoder setting (cached), patch it at every α and evaluate each patched
     model: (rows, the fine-tuned checkpoint of each encoder setting, whose ``finetune.json`` holds the losses).
     α = 0 is the original model, evaluated once.  The encoder settings of :data:`ENCODER_PAIRS` are also compared
-    with each other at the sweep's largest α > 0, item by item (condition ``text, α = 1 − vision, α = 1``)."""
+    with each other at the sweep's largest α > 0 and at the paper's :data:`PATCH_ALPHA`, item by item (condition
+    ``text, α = 1 − vision, α = 1``; :func:`compared_alphas`)."""
     from probekit.device import resolve_device
     from probekit.scorers import load_scorer
 
@@ -154,7 +155,7 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
     train_device = str(resolve_device(device))
     original = evaluate_clip(load_scorer(model, device=device, batch_size=batch_size, cache_dir=cache_dir),
                              probes, general, seed)
-    parts, checkpoints, fully, top = [], {}, {}, max(alphas)
+    parts, checkpoints, kept, compared = [], {}, {}, compared_alphas(alphas)
     for enc in encoders:
         cfg = ft.FinetuneConfig(**{**(config or {}), "encoders": enc, "seed": seed})
         tuned = shard.rank_zero_first(lambda: finetune_cache.finetuned_cached(  # sharded: trained once, by rank 0
@@ -171,13 +172,21 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
             patched.label = f"{model} ({condition})"
             scored = evaluate_clip(patched, probes, general, seed)
             parts += [sweep_rows(scored, model, condition, seed), paired_rows(scored, original, model, condition, seed)]
-            if alpha == top:
-                fully[enc] = scored
-    for a, b in ENCODER_PAIRS:
-        if a in fully and b in fully:
-            parts.append(paired_rows(fully[a], fully[b], model, patch_condition(a, top), seed,
-                                     against=patch_condition(b, top)))
+            if alpha in compared:
+                kept[enc, alpha] = scored
+    for alpha in compared:
+        for a, b in ENCODER_PAIRS:
+            if (a, alpha) in kept and (b, alpha) in kept:
+                parts.append(paired_rows(kept[a, alpha], kept[b, alpha], model, patch_condition(a, alpha), seed,
+                                         against=patch_condition(b, alpha)))
     return concat(parts), checkpoints
+
+
+def compared_alphas(alphas: Sequence[float]) -> list[float]:
+    """The α > 0 at which :data:`ENCODER_PAIRS` are compared item by item: the paper's :data:`PATCH_ALPHA` when
+    swept, and the sweep's largest α (the most fine-tuned), in that order, once each."""
+    swept = [a for a in alphas if a > 0]
+    return list(dict.fromkeys([a for a in (PATCH_ALPHA, max(swept, default=0)) if a in swept]))
 
 
 def _safe(name: str) -> str:
