@@ -201,7 +201,7 @@ def test_size_sets_the_saved_widths_and_depths_and_the_record_and_card_say_it(tm
         assert (tower["hidden_size"], tower["num_hidden_layers"]) == (small.width, small.tower_layers)
     assert json.loads((tmp_path / "training.json").read_text())["size"] == "small"
     card = write(tmp_path).read_text()
-    assert "ViLT: one encoder (width 64, 2 layers" in card and "--seed 0 --size small`" in card
+    assert "ViLT: one encoder (width 64, 2 layers" in card and "--seed 0 --size small --steps 2 --pool 16`" in card
     assert main(["--out", str(tmp_path / "full"), *tiny, "--models", "toy-bert"]) == 0
     assert "size" not in json.loads((tmp_path / "full" / "training.json").read_text())   # the default: as before
 
@@ -458,3 +458,13 @@ def test_schedule_and_precision_are_recorded_only_when_not_the_shipped_zoos(tmp_
     capsys.readouterr()
     assert main(["--out", str(new), *tiny, "--models", "toy-bert"]) == 2
     assert capsys.readouterr().err.strip().endswith("or pass --schedule wsd --precision bf16")
+
+
+def test_the_card_reproduces_a_next_zoo_with_its_budget_flags(tmp_path):
+    from probekit.toymodels.card import write
+    tiny = ["--steps", "2", "--pool", "16", "--no-eval", "--threads", "1"]
+    assert main(["--out", str(tmp_path), *tiny, "--zoo", "next", "--models", "toy-bert", "toy-clip-noattr",
+                 "--schedule", "wsd", "--warmup", "0.3", "--precision", "bf16"]) == 0
+    card = write(tmp_path).read_text()
+    assert ("`probekit train-toy --seed 0 --steps 2 --pool 16 --warmup 0.3 --schedule wsd --precision bf16 "
+            "--zoo next`") in card

@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 from ..toyworld.vocab import AGENTS, OBJECTS, POSES, SCENES, TYPICAL_SCENE_P, VERBS, prior_topk
+from .budget import flags as budget_flags
 from .build import MAX_TEXT, size_of, tokenizer
 from .convergence import FLAT_WITHIN, PER_STEPS, cell, trends, unsettled
 from .record import settings
-from .zoo import CHECKPOINTS, member as zoo_member
+from .zoo import CHECKPOINTS, ZOO, member as zoo_member
 
 #: the training curve's held-out keys: (line style, chance level)
 CURVE_KEYS = {"object": ("-", 0.5), "prednoun_pair": ("--", 0.25), "crop_predicate": ("-.", 0.5),
@@ -158,7 +159,8 @@ def write(folder: Path = CHECKPOINTS) -> Path:
     rec = json.loads((folder / "training.json").read_text())
     plot(rec, folder / "loss_curves.png")
     z = size_of(settings(rec)["size"])
-    size_flag = f" --size {rec['size']}" if "size" in rec else ""
+    size_flag = (f" --size {rec['size']}" if "size" in rec else "") + budget_flags(rec.get("budget", {})) + (
+        " --zoo next" if any(m not in ZOO for m in rec["models"]) else "")
     b = rec["budget"]
     recipes, scores = [], []
     for name, m in rec["models"].items():

@@ -26,6 +26,8 @@ def parser(description: str, steps: int) -> argparse.ArgumentParser:
     p.add_argument("--schedule", default=None, choices=loop.SCHEDULES,
                    help="learning rate after the warm-up (default cosine, the shipped zoo's): cosine decay to the end, "
                         "or wsd (held at the peak, then a cosine over the last fifth)")
+    p.add_argument("--warmup", type=float, default=None,
+                   help="share of the steps the learning rate warms up over (default 0.08, the shipped zoo's)")
     p.add_argument("--precision", default=None, choices=loop.PRECISIONS,
                    help="fp32 (default, the shipped zoo's) or bf16 (each step under bfloat16 autocast)")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")

@@ -20,7 +20,7 @@ HEADER = ("seed", "budget", "quick", "device", "threads", "size")
 #: what a record without the setting was trained with (settings added after zoos were written with the default)
 DEFAULTS = {"size": "full"}   # build.DEFAULT_SIZE
 FLAGS = {"seed": "--seed", "budget.steps": "--steps", "budget.pool": "--pool", "device": "--device",
-         "threads": "--threads", "size": "--size", "budget.schedule": "--schedule",
+         "threads": "--threads", "size": "--size", "budget.schedule": "--schedule", "budget.warmup": "--warmup",
          "budget.precision": "--precision"}   # the train-toy options that set them
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -30,28 +29,9 @@ from ..toyworld import stream
 from . import build, loop, options
 from . import record as zoo_record
 from .batches import Batches, mask_tokens
+from .budget import QUICK, Budget
 from .record import ZooError
 from .zoo import CHECKPOINTS, MODELS, Member, chosen, known, member as zoo_member
-
-
-@dataclass
-class Budget:
-    steps: int = 30000         # optimiser steps per model
-    batch: int = 64
-    pool: int = 60000          # training images rendered once per recipe (same draws for every model)
-    lr_vilt: float = 5e-4
-    lr_clip: float = 1e-3
-    lr_bert: float = 1e-3
-    warmup: float = 0.08       # share of steps
-    mlm_prob: float = 0.2
-    hard_negative_p: float = 0.85   # ViLT with hard_negatives: share of ITM negatives that are swaps
-    eval_every: int = 500      # steps between held-out probes of the curve (0: never)
-    schedule: str = "cosine"   # learning rate after the warm-up: "cosine" to the end, or "wsd" (held, then decayed)
-    decay: float = 0.2         # "wsd": share of steps of the final decay
-    precision: str = "fp32"    # "bf16": each step under bfloat16 autocast (about 1.4x faster on a CPU with AVX512-BF16)
-
-
-QUICK = dict(steps=300, pool=3000, eval_every=100)
 
 
 def train_clip(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None,
@@ -264,7 +244,8 @@ def main(argv=None) -> int:
         else:
             train(a.out, a.steps, a.seed, a.models, a.quick, a.threads, not a.no_eval, a.device,
                   save_every=a.save_every, size=a.size, **({"pool": a.pool} if a.pool else {}),
-                  **{k: v for k, v in (("schedule", a.schedule), ("precision", a.precision)) if v})
+                  **{k: v for k, v in (("schedule", a.schedule), ("precision", a.precision), ("warmup", a.warmup))
+                     if v is not None})
     except Interrupted as err:
         print(f"probekit train-toy: {err}", file=sys.stderr)
         return 130
