@@ -189,13 +189,21 @@ def run(a, log=print) -> dict:
         zoo = here = a.root / (f"{a.size}-{a.steps}" + (f"-lr{a.lr_vilt:g}" if a.lr_vilt else "")
                                + ("" if a.schedule == "cosine" else f"-{a.schedule}")
                                + ("" if a.precision == "fp32" else f"-{a.precision}")
-                               + (f"-warmup{a.warmup:g}" if a.warmup else ""))
+                               + (f"-warmup{a.warmup:g}" if a.warmup else "")
+                               + (f"-emphasis{a.emphasis:g}" if a.emphasis else ""))
+        if a.emphasis:   # the members trained here draw the hard cases more often (toyworld/emphasis.py)
+            from dataclasses import replace
+            from probekit.toymodels.zoo import ALL, TABLES
+            for table in (*TABLES.values(), ALL):
+                for name in a.models:
+                    if name in table:
+                        table[name] = replace(table[name], recipe=replace(table[name].recipe, emphasis=a.emphasis))
     here.mkdir(parents=True, exist_ok=True)
     path = here / "pilot.json"
     state = _read(path)
     state.update(size=a.size, steps=a.steps, seed=a.seed, pool=a.pool, eval_every=a.eval_every,
                  lr_vilt=a.lr_vilt or T.Budget.lr_vilt, schedule=a.schedule, precision=a.precision,
-                 warmup=a.warmup or T.Budget.warmup)
+                 warmup=a.warmup or T.Budget.warmup, emphasis=a.emphasis)
     members = state.setdefault("members", {})
     for name in a.models:
         cost = {} if a.shipped else train_member(zoo, name, a, log)
@@ -288,7 +296,8 @@ def table(root: Path) -> str:
                                f"{alone:.3f}" if alone else "—"])
             zoo_cell = f"{zoo_h:.1f}" if zoo_h else "—"
             lr = (f", lr {s['lr_vilt']:g}" if s.get("lr_vilt", 5e-4) != 5e-4 else "") + "".join(
-                f", {k} {s[k]}" for k, plain in (("schedule", "cosine"), ("precision", "fp32"), ("warmup", 0.08))
+                f", {k} {s[k]}" for k, plain in (("schedule", "cosine"), ("precision", "fp32"), ("warmup", 0.08),
+                                                  ("emphasis", 0))
                 if s.get(k, plain) != plain
             ) + (" (shipped zoo)" if s["shipped"] else "")
             lines.append(
@@ -317,6 +326,7 @@ def main(argv=None) -> int:
                                                                   "Budget's); the run's directory says it")
     p.add_argument("--pool", type=int, default=60000)
     p.add_argument("--schedule", default="cosine", choices=["cosine", "wsd"], help="learning-rate schedule (train-toy's)")
+    p.add_argument("--emphasis", type=float, default=0.0, help="share of hard cases redrawn (stream.Recipe.emphasis)")
     p.add_argument("--warmup", type=float, default=None, help="share of steps of the warm-up (train-toy's 0.08)")
     p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"], help="training precision (train-toy's)")
     p.add_argument("--eval-every", type=int, default=250, help="steps between held-out curve probes")

@@ -23,7 +23,7 @@ SLOTS = [set(AGENTS), set(OBJECTS), set(COLOURS), set(SIZES), set(PATTERNS), set
          {w for v in POSES.values() for w in (v.lemma, v.third, v.ing)}]
 
 
-def _others(seq, x):
+def others(seq, x):
     return [y for y in seq if y != x]
 
 
@@ -84,8 +84,8 @@ def verb_free(s: str, o: str, colour=None) -> str:
 
 def no_verb_words(meta: dict, aux) -> tuple[str, list]:
     s, o, colour = meta["s"], meta["o"], meta["colour"]
-    negs = [(verb_free(choice(aux, _others(AGENTS, s)), o, colour), "subject"),
-            (verb_free(s, choice(aux, _others(OBJECTS, o)), colour), "object")]
+    negs = [(verb_free(choice(aux, others(AGENTS, s)), o, colour), "subject"),
+            (verb_free(s, choice(aux, others(OBJECTS, o)), colour), "object")]
     if colour:
         negs.append((verb_free(s, o, ANTONYMS[colour]), "attribute"))
     return verb_free(s, o, colour), negs

@@ -7,10 +7,9 @@ a noun and a predicate that are both in the image but belong to different agents
 are part of it.  Scenes come from the training split only (``Scene.split``), so every probe item of the
 evaluation split is unseen.
 
-A ``Recipe`` removes one kind of information from the stream (the knock-outs) or adds caption noise; the scenes
-and captions drawn are otherwise the same examples in the same order (the recipe's own draws use a separate
-generator).
-"""
+A ``Recipe`` removes one kind of information (the knock-outs), adds caption noise or makes the hard cases more
+frequent (``emphasis``); the examples are otherwise the same, in the same order (the recipe draws from its own
+generator)."""
 
 from __future__ import annotations
 
@@ -20,6 +19,8 @@ import numpy as np
 from PIL import Image
 
 from . import knockouts
+from .knockouts import others as _others
+from .emphasis import emphasise
 from .sample import (agent_cells, agents_scene, choice, in_split, np_, object_caption, objects_scene, pose_caption,
                      random_object, sample_svo, scene_for, svo_caption, svo_scene)
 from .scene import Scene, box, render
@@ -46,6 +47,7 @@ class Recipe:
     no_attributes: bool = False   # captions never name a colour, size or pattern
     scenes: str = ""              # "always": objects in their typical scene (knock-in); "never": never (knock-out)
     cc_noise: float = 0.0         # share of captions noised as in Conceptual Captions, never an own one-slot swap
+    emphasis: float = 0.0         # share of two-agent scenes and verb negatives redrawn as hard cases (``emphasis``)
 
     def removes(self) -> bool:
         """Whether a knock-out of ``knockouts`` (or its caption noise) is on."""
@@ -62,13 +64,11 @@ class Recipe:
             parts.append(f"{self.noisy:.0%} of captions replaced " + (
                 "(half by a one-slot swap of their own, half by another scene's caption)" if self.noisy_swaps else
                 "by another scene's caption"))
-        if self.hide_verbs:
-            parts.append("transitive scenes drawn as a random verb (its pose and object place), independent of the "
-                         "caption's verb")
-        if self.unbound:
-            parts.append("two-agent captions pair a noun and a predicate at random among the two shown; no binding "
-                         "negatives")
         parts += [text for on, text in [
+            (self.hide_verbs, "transitive scenes drawn as a random verb (its pose and object place), independent of "
+                              "the caption's verb"),
+            (self.unbound, "two-agent captions pair a noun and a predicate at random among the two shown; no binding "
+                           "negatives"),
             (self.no_verb_words, "transitive captions name the agent and the object, never the verb ('a man and a "
                                  "ball'); no verb negatives"),
             (self.neutral_verbs, "transitive scenes drawn in one neutral pose with the object at one neutral place "
@@ -81,7 +81,9 @@ class Recipe:
             (self.scenes == "never", "no scene drawn in the typical scene of any object it holds"),
             (self.cc_noise, f"{self.cc_noise:.0%} of captions noised as in Conceptual Captions (a named object left "
                             "out, an object not shown added, a noun replaced by its hypernym, or another scene's "
-                            "caption naming nothing shown), never a one-slot swap of their own")] if on]
+                            "caption naming nothing shown), never a one-slot swap of their own"),
+            (self.emphasis, f"{self.emphasis:.0%} of two-agent scenes redrawn with look-alike agents and of verb "
+                            "negatives with a verb of the same pose")] if on]
         return "; ".join(parts) or "the whole world"
 
 
@@ -90,10 +92,6 @@ class Example:
     image: np.ndarray                    # (64, 64, 3) uint8
     caption: str
     negatives: list[tuple[str, str]]     # (caption, what it swaps)
-
-
-def _others(seq, x):
-    return [y for y in seq if y != x]
 
 
 def _svo(rng, meta: dict | None = None) -> tuple:
@@ -250,7 +248,7 @@ def example(rng: np.random.Generator, recipe: Recipe = Recipe(), aux: np.random.
     """One training example; ``aux`` draws what the recipe changes (so ``rng`` draws the same examples); ``meta``
     (a dict), when given, receives the example's kind and what was drawn for it."""
     aux = aux if aux is not None else np.random.default_rng(0)
-    if meta is None and recipe.removes():
+    if meta is None and (recipe.removes() or recipe.emphasis):
         meta = {}
     kind = choice(rng, KINDS, list(KINDS.values()))
     if kind == "crop":
@@ -261,6 +259,8 @@ def example(rng: np.random.Generator, recipe: Recipe = Recipe(), aux: np.random.
             scene = _hide_verb(scene, aux)
         if kind == "pose_pair" and recipe.unbound:
             cap, negs = _unbind(scene, aux)
+    if recipe.emphasis and kind != "crop":
+        scene, cap, negs = emphasise(kind, scene, cap, negs, meta, aux, recipe.emphasis)
     if recipe.removes():
         scene, cap, negs = _knock(recipe, kind, scene, cap, negs, meta, aux)
     img, _ = render(scene)
