@@ -252,3 +252,28 @@ def test_the_next_zoo_trains_its_knockouts_and_leaves_the_shipped_table_alone(tm
     assert "nothing to train" in capsys.readouterr().out
     with pytest.raises(SystemExit):   # a knock-out of the next zoo is not a member of the shipped one
         main(["--models", "toy-vilt-noverbpose", "--out", str(tmp_path), "--no-eval"])
+
+
+def test_emphasis_makes_the_hard_cases_frequent_and_leaves_the_rest_of_the_stream():
+    from probekit.toyworld.glyphs import same_limbs
+    from probekit.toyworld.vocab import VERBS
+
+    def hard_shares(h):
+        metas = []
+        examples = stream.pool(1500, 0, recipe=stream.Recipe(emphasis=h), metas=metas)
+        pairs = [m for m in metas if m["kind"] == "pose_pair"]
+        alike = sum(same_limbs(m["agents"][0][0], m["agents"][1][0]) for m in pairs) / len(pairs)
+        by_place = []
+        for e, m in zip(examples, metas):
+            if m["kind"] == "svo":
+                wrong = next(c for c, k in e.negatives if k == "verb")
+                verb = next(w for w in VERBS if VERBS[w].third in wrong.split() or VERBS[w].ing in wrong.split())
+                by_place.append(VERBS[verb].pose == VERBS[m["v"]].pose)
+        return alike, sum(by_place) / len(by_place), examples
+
+    alike0, place0, plain = hard_shares(0.0)
+    alike, place, emphasised = hard_shares(0.5)
+    assert 0.15 < alike0 < 0.25 and 0.25 < place0 < 0.36         # the whole world: 3 of 15 pairs, 7 of 23 verbs
+    assert alike > alike0 + 0.3 and place > place0 + 0.3
+    assert [e.caption for e in plain] == [e.caption for e in emphasised]   # the same examples, in the same order
+    assert stream.Recipe(emphasis=0.5).describe().startswith("50% of two-agent scenes redrawn")
