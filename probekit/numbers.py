@@ -42,7 +42,10 @@ def number(value, metric: str = "", digits: int = 1, unit: bool = True) -> str:
         return "n/a"
     value = float(value)
     if is_plain(metric):
-        return signed(value, 2) if metric.endswith("_diff") else f"{value:.{_digits(value, 2)}f}"
+        if metric.endswith("_diff"):
+            return signed(value, 2)
+        points = unit and metric.endswith("_pts_size")   # a size of a metric already in points: say so
+        return f"{value:.{_digits(value, 2)}f}" + (" pts" if points else "")
     if metric.endswith("_diff"):
         return signed(100 * value, digits) + (" pts" if unit else "")
     if metric.endswith("_size"):

@@ -190,3 +190,10 @@ def test_drop_and_gain_sentences_quote_the_magnitude_their_verdict_names(value, 
         text = F.render_claim(c)
         assert F._RowView(c.rows["d"]).size in text
         assert N.number(c.rows["d"]["value"], c.rows["d"]["metric"]) not in text   # the signed "+64.8 pts"
+
+
+def test_a_size_of_a_metric_in_points_is_shown_in_points():
+    from probekit.numbers import number
+    assert number(5.0, "delta_c_pts_size") == "5.00 pts"          # the equivalence margin of a Δc claim
+    assert number(5.0, "delta_c_pts_size", unit=False) == "5.00"
+    assert number(0.05, "accuracy_size") == "5.0 pts" and number(-0.05, "delta_c_pts_diff") == "-0.05"
