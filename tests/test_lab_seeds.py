@@ -140,7 +140,7 @@ def test_each_line_keeps_the_rows_its_verdict_was_decided_from():
 
 
 def test_a_page_sets_each_line_beside_its_verdict_under_the_other_seed(tmp_path):
-    from probekit.studies.lab_seeds import OTHER_RUN, beside
+    from probekit.studies.lab_seeds import NOT_IN, OTHER_RUN, beside
     from probekit.toymodels.seed_table import LINE, read
 
     assert read(tmp_path) is None
@@ -152,8 +152,10 @@ def test_a_page_sets_each_line_beside_its_verdict_under_the_other_seed(tmp_path)
     page.loc[5] = [*table.loc[1, LINE], "not resolved", _one(1)]
     got = beside(page, table)
     assert list(got.columns) == ["under seed 1"]
-    # line 3: same verdict, other numbers (run with other parameters); line 5: same numbers, another verdict
-    assert got["under seed 1"].tolist() == ["not retrained", "not resolved", "not retrained", OTHER_RUN, OTHER_RUN, OTHER_RUN]
+    # line 3: same verdict, other numbers (run with other parameters); line 4: not in the comparison; line 5: same
+    # numbers, another verdict
+    assert got["under seed 1"].tolist() == ["not retrained", "not resolved", "not retrained", OTHER_RUN, NOT_IN,
+                                            OTHER_RUN]
 
 
 def test_a_rebuilds_float_noise_is_the_same_run_and_another_number_is_not(tmp_path):

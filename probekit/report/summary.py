@@ -107,10 +107,12 @@ def seed_sentences(claims: pd.DataFrame) -> str:
     for col in [c for c in claims.columns if c.startswith(lab_seeds.UNDER)]:
         cells = claims[col]
         waiting, other = int((cells == lab_seeds.NOT_RETRAINED).sum()), int((cells == lab_seeds.OTHER_RUN).sum())
-        compared = cells[~cells.isin([lab_seeds.NOT_RETRAINED, lab_seeds.OTHER_RUN])]
+        new = int((cells == lab_seeds.NOT_IN).sum())
+        compared = cells[~cells.isin([lab_seeds.NOT_RETRAINED, lab_seeds.OTHER_RUN, lab_seeds.NOT_IN])]
         kept = int((compared == claims.loc[compared.index, "verdict"]).sum())
         left = [f"{waiting} waiting for zoo members not retrained yet"] if waiting else []
         left += [f"{other} whose chapter was run here otherwise than in the comparison"] if other else []
+        left += [f"{new} added to the lab since the seeds were compared"] if new else []
         out.append(f"Retrained under {col[len(lab_seeds.UNDER):]}, with every chapter at its defaults, the zoo gives "
                    f"the verdict shown for {kept} of {len(compared)} claims compared"
                    + (f" (not compared: {', '.join(left)})" if left else "") + ".")

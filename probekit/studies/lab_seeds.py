@@ -29,6 +29,8 @@ from probekit.toymodels.seed_table import LINE, ROWS, zoo_columns
 NOT_RETRAINED = "not retrained"
 #: where a line's verdict on a page cannot be set beside the comparison's (see :func:`beside`)
 OTHER_RUN = "not compared: this page's run differs"
+#: a page's line the comparison has no line for (a check or claim added, or renamed, since the seeds were compared)
+NOT_IN = "not compared: not in the seed comparison"
 UNDER = "under "   # a page's column of verdicts under a retrained zoo: "under seed 1 (cpu, 1 thread)"
 
 
@@ -147,8 +149,9 @@ def beside(lines: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """For a page's verdict lines (:func:`~probekit.studies.lab.verdict_lines`, scored with the comparison's first
     zoo): one column per other zoo of ``table``, that zoo's verdict for the line ("not retrained" where it waits
     for members). Only a line whose verdict and numbers (``rows``, within :data:`~probekit.studies.lab.SAME_RTOL`)
-    on the page are the first zoo's in the comparison is set beside it; any other line (run with other parameters, another zoo, or not in the comparison) reads
-    :data:`OTHER_RUN`."""
+    on the page are the first zoo's in the comparison is set beside it; a line the comparison holds with
+    other numbers or another verdict (run with other parameters, another zoo) reads :data:`OTHER_RUN`, a line it
+    does not hold :data:`NOT_IN`."""
     first, *others = zoo_columns(table)
     known = table.drop_duplicates(LINE, keep=False).set_index(LINE)
     out = pd.DataFrame(index=lines.index, columns=[UNDER + z for z in others], dtype=object)
@@ -156,7 +159,7 @@ def beside(lines: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
         k = tuple(line[LINE])
         same = (k in known.index and known.at[k, first] == line["verdict"]
                 and same_rows(known.at[k, first + ROWS], line["rows"]))
-        out.loc[i] = [known.at[k, z] if same else OTHER_RUN for z in others]
+        out.loc[i] = [known.at[k, z] if same else OTHER_RUN if k in known.index else NOT_IN for z in others]
     return out
 
 
