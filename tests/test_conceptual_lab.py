@@ -225,7 +225,7 @@ def test_a_small_real_run_puts_the_lab_in_data(small_run):
                                                            "toy-clip, (x0, x̃1)", "toy-clip, (x0, x̃0)",
                                                            "toy-clip, (x̃0, x̃1)"}
     assert not len(select(result.ours(), model="toy-bert-blind"))   # lab rows are not the study's rows
-    n_items = result.facts["probe_r_items"]
+    n_items = result.facts.probe_r_items
     assert [c for c in calls if c[1] == n_items] == [("toy-clip", n_items), ("toy-bert-blind", n_items)]
     assert len(result.data["lab_checks"]) == len(CHECKS) and len(result.data["lab_claims"]) == len(CLAIMS)
     claims = result.data["lab_claims"]
@@ -234,7 +234,7 @@ def test_a_small_real_run_puts_the_lab_in_data(small_run):
                                       "toy-clip, both, α = 0.2"])   # this run sweeps α = 0 and 1 only
     assert missing.sum() == 9 and set(claims.loc[missing, "verdict"]) == {lab.NOT_RUN}
     assert lab.NOT_RUN not in set(claims.loc[~missing, "verdict"])
-    assert "toy-clip, toy-bert-blind" in result.facts["lab"]
+    assert "toy-clip, toy-bert-blind" in result.facts.lab
 
 
 def test_the_lab_runs_on_the_toy_world_only_and_says_why_not():

@@ -145,8 +145,8 @@ def test_run_on_the_toy_world(result):
     acc = one(ours, probe="probe-r", model="toy-clip", subset="predicate_swap", metric="acc")
     assert acc["chance"] == 0.5 and acc["ci_low"] <= acc["value"] <= acc["ci_high"] and acc["n"] > 0
     assert set(select(ours, probe="probe-b")["condition"]) == {"black", "scene", "all fillers"}
-    assert result.facts["heads"] == {"toy-vilt": "match", "toy-clip": "similarity"}
-    assert result.facts["probe_r_items"] == 16 and result.facts["unreadable"]["Probe-B"] == 0
+    assert result.facts.heads == {"toy-vilt": "match", "toy-clip": "similarity"}
+    assert result.facts.probe_r_items == 16 and result.facts.unreadable["Probe-B"] == 0
     sweep = select(ours, probe="patching", model="toy-clip")
     # the encoders compared item by item at the paper's α = 0.2 as well as at the largest α
     assert set(sweep["condition"]) == {f"{e}, α = {a}" for e in ("text", "vision") for a in ("0", "0.2", "1")} | {
@@ -164,7 +164,7 @@ def test_run_on_the_toy_world(result):
     assert list(result.data["history"]["step"]) == [0, 1, 0, 1]
     # 6 triplets of each kind, 2 steps of the chapter's batch of 128, which finetune_clip caps at the 12 triplets:
     # the page gives the budget in epochs, as the authors do (40)
-    assert (result.facts["triplets"], result.facts["finetune_batch"]) == (12, 12)
+    assert (result.facts.triplets, result.facts.finetune_batch) == (12, 12)
     assert "2 steps of 12 (2.0 epochs; the authors: 40 epochs" in figures.sweep_text(result.facts, result.params)
     assert set(result.data["sweep"]["alpha"]) == {0.0, 0.2, 1.0}
     fractions = result.reported()[~result.reported()["metric"].isin(["gamma", "delta_c_pts"])]
@@ -176,7 +176,7 @@ def test_run_on_the_toy_world(result):
     assert one(authors, metric="map", subset="x̃0")["value"] == one(ours, probe="probe-b", model="toy-vilt",
                                                                      condition="all fillers", metric="map",
                                                                      subset="x̃1")["value"]
-    assert result.facts["finetune_skipped"] == "" and result.facts["general_fallback"] == ""
+    assert result.facts.finetune_skipped == "" and result.facts.general_fallback == ""
     assert set(result.data["readings"]["model"]) == {"FLAVA", "ViLT", "BridgeTower", "toy-vilt"}
     assert {c.verdict for c in result.claims} <= {HIGHER, LOWER, UNRESOLVED, REPORTED, "above chance",
                                                   "below chance", lab.BY_CONSTRUCTION}
@@ -185,7 +185,7 @@ def test_run_on_the_toy_world(result):
         c = by_topic(result.claims, topic)
         assert c.verdict == lab.BY_CONSTRUCTION and 0 <= c.rows["a"]["value"] <= 1, topic
     # no lab models: empty lab frames, and the facts say why (tests/test_conceptual_lab.py runs the lab)
-    assert "lab_models" in result.facts["lab"]
+    assert "lab_models" in result.facts.lab
     assert not len(result.data["lab"]) and not len(result.data["lab_checks"]) and not len(result.data["lab_claims"])
 
 
@@ -282,3 +282,10 @@ def test_group_anatomy_explains_group_scores_below_chance():
     found = anatomy_claims(rows, pd.concat([group_anatomy(items), group_anatomy(independent)]))
     assert [(c.topic, c.verdict) for c in found] == [("m: pattern groups below chance", BELOW_CHANCE)]
     assert found[0].words["one_image"] == "100.0%"
+
+
+def test_facts_are_typed(result):
+    from probekit.studies.conceptual_facts import ConceptualFacts
+    assert type(result.facts) is ConceptualFacts
+    with pytest.raises(AttributeError):
+        result.facts.probe_r_item   # noqa: B018  (a misspelt field fails at once)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from types import SimpleNamespace
 
 import matplotlib
 
@@ -154,7 +155,7 @@ def _prednoun(images: list | None = None) -> StudyResult:
                           s_distractor=[0.0, 0.97, 0.96, 0.98])
     return StudyResult(study="prednoun", params={"n_resamples": 100}, rows=rows,
                        data=dict(items=pairs, scores=scores, concepts=concepts, tuples=tuples),
-                       facts={"main_models": ["toy-vilt", "toy-clip"]})
+                       facts=SimpleNamespace(main_models=["toy-vilt", "toy-clip"]))
 
 
 @pytest.mark.parametrize("name, draw", list(_figures_from_rows()), ids=lambda v: v if isinstance(v, str) else "")

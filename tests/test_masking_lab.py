@@ -4,6 +4,8 @@ every verdict), top-1 is read off the top-5 ranks, and a small real run puts the
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -137,8 +139,8 @@ def test_a_small_lab_run(result):
         for m, c in [("toy-bert", "text only"), *(("toy-vilt-noverb", c) for c in masking.CONDITIONS)]}
     assert (top["n"] == LIMIT).all()
     # chance is what the caption alone allows: the world's stated prior, not k / (verbs in the sample)
-    assert np.allclose(select(top, probe="top-5")["chance"], result.facts["lab_text_prior"])
-    assert np.allclose(select(top, probe="top-1")["chance"], result.facts["lab_text_prior_top1"])
+    assert np.allclose(select(top, probe="top-5")["chance"], result.facts.lab_text_prior)
+    assert np.allclose(select(top, probe="top-1")["chance"], result.facts.lab_text_prior_top1)
     drops = select(rows, metric="accuracy_diff", model="toy-vilt-noverb")
     assert len(drops) == 2 * 4 and set(drops["probe"]) == {"top-5", "top-1"}
     itm = select(rows, probe="itm", subset="verb", metric="avg_pooled")
@@ -149,7 +151,7 @@ def test_a_small_lab_run(result):
     assert len(checks) == len(CHECKS)
     assert [v == lab.NOT_RUN for v in checks["verdict"]] == [m not in CHEAP for m in checks["model"]]  # the parent
     assert len(claims) == len(CLAIMS) and set(claims["verdict"]) == {lab.NOT_RUN}   # toy-vilt is not a lab model
-    assert result.facts["lab"] is None and result.facts["lab_models"] == CHEAP
+    assert result.facts.lab is None and result.facts.lab_models == CHEAP
 
 
 def test_lab_tables_and_captions(result):
@@ -160,4 +162,4 @@ def test_lab_tables_and_captions(result):
     shown = lab_report.claims_table(lab.claims(_claim_rows((.65, .60, .70), (.02, .01, .03), (.40, .35, .45)), CLAIMS))
     assert len(shown) == len(CLAIMS) and "paired difference" in shown.iloc[0, 1]
     assert "verbs chapter" in checks_caption(result.facts) and "top-1" in claims_caption(result.facts)
-    assert checks_caption({"lab": "The lab runs on the toy world only."}) == "The lab runs on the toy world only."
+    assert checks_caption(SimpleNamespace(lab="The lab runs on the toy world only.")) == "The lab runs on the toy world only."

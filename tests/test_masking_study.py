@@ -36,7 +36,7 @@ def test_rows_per_model_and_condition(result):
     assert np.allclose(words.sort_values(["model", "condition"])["value"],
                        top.sort_values(["model", "condition"])["value"])
     verbs = result.data["items"]["verb"].nunique()
-    assert np.allclose(top["chance"], 5 / verbs) and result.facts["chance"] == pytest.approx(5 / verbs)
+    assert np.allclose(top["chance"], 5 / verbs) and result.facts.chance == pytest.approx(5 / verbs)
     # every drop is paired on the same captions: the difference of the two accuracies, with chance 0
     full = one(top, model="toy-vilt", condition="full image")
     drops = select(result.ours(), metric="accuracy_diff")
@@ -58,11 +58,11 @@ def test_itm_rows_and_paper_rows(result):
 
 def test_facts_data_and_claims(result):
     f = result.facts
-    assert (f["captions"], f["with_image"], f["with_box"], f["detected"], f["unlocated"]) == (LIMIT,) * 3 + (0, 0)
-    assert (f["in_every_condition"], f["left_out"], f["pairs_in_every_condition"]) == (LIMIT, 0, f["pairs"])
-    assert len(result.data["left_out"]) == 0 and f["paper_subset"] == "SVO-Probes"
-    assert f["fill_mask_heads"] == {"toy-vilt": "fill_mask"} and f["itm_heads"] == {"toy-vilt": "match"}
-    assert f["pair_images_boxed"] == f["pair_images"] == 2 * f["pairs"] and f["detector"] is None
+    assert (f.captions, f.with_image, f.with_box, f.detected, f.unlocated) == (LIMIT,) * 3 + (0, 0)
+    assert (f.in_every_condition, f.left_out, f.pairs_in_every_condition) == (LIMIT, 0, f.pairs)
+    assert len(result.data["left_out"]) == 0 and f.paper_subset == "SVO-Probes"
+    assert f.fill_mask_heads == {"toy-vilt": "fill_mask"} and f.itm_heads == {"toy-vilt": "match"}
+    assert f.pair_images_boxed == f.pair_images == 2 * f.pairs and f.detector is None
     per_item = result.data["per_item"]
     assert len(per_item) == 4 * LIMIT and set(per_item["scored_by"]) == {"toy-vilt", "toy-bert"}
     examples = result.data["examples"]
@@ -72,10 +72,10 @@ def test_facts_data_and_claims(result):
             "toy-vilt: whole words, full image − subject ablated", "toy-vilt: ITM avg, image ablated",
             "toy-vilt: ITM neg, image ablated", "paper: order"} <= topics
     # the toy world's text prior is stated from the vocabulary; no lab without lab models
-    assert f["text_prior"] == pytest.approx(vocab.prior_topk(5))
-    assert f["pose_prior"] == pytest.approx(vocab.pose_only_topk(5))
-    assert f["verbs"] == result.data["items"]["verb"].nunique()
-    assert f["lab"] and len(result.data["lab"]) == len(result.data["lab_checks"]) == len(result.data["lab_claims"]) == 0
+    assert f.text_prior == pytest.approx(vocab.prior_topk(5))
+    assert f.pose_prior == pytest.approx(vocab.pose_only_topk(5))
+    assert f.verbs == result.data["items"]["verb"].nunique()
+    assert f.lab and len(result.data["lab"]) == len(result.data["lab_checks"]) == len(result.data["lab_claims"]) == 0
     # the verb grid the data paragraph states: 3 poses, each with 8 places of the object (not the 8 intransitive
     # poses), every pairing one verb
     assert vocab.verb_grid() == (3, 8) and 3 * 8 == len(vocab.VERBS) and len(vocab.POSES) == 8
@@ -205,3 +205,9 @@ def test_item_rows_recompute_the_accuracies(result):
     assert drop["value"] == (a - b).dropna().to_numpy().mean()
     assert drop["value"] == pytest.approx(a.mean() - b.mean())
     assert set(items["sentence"].dropna()) <= set(result.data["items"]["sentence"]) and items["sentence"].notna().all()
+
+
+def test_facts_are_typed(result):
+    assert type(result.facts) is masking.MaskingFacts
+    with pytest.raises(AttributeError):
+        result.facts.caption   # noqa: B018  (a misspelt field fails at once)

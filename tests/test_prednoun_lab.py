@@ -190,5 +190,5 @@ def test_real_run_scores_the_lab_models_on_the_same_items(tmp_path):
     assert one(rows, model="toy-bert-blind", condition="full", subset="all", metric="pair_accuracy")["value"] == 0
     assert len(result.data["lab_checks"]) == len(CHECKS) and len(result.data["lab_claims"]) == len(CLAIMS)
     assert set(result.data["lab_claims"]["verdict"]) == {lab.NOT_RUN}  # toy-vilt and toy-clip are not lab models
-    assert "12 triplets" in result.facts["lab"] and result.params["lab_models"] == ["toy-clip-unbound",
+    assert "12 triplets" in result.facts.lab and result.params["lab_models"] == ["toy-clip-unbound",
                                                                                     "toy-bert-blind"]

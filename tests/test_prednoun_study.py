@@ -28,8 +28,8 @@ def result(tmp_path_factory):
 
 def test_run_scores_every_model_condition_template_and_swap(result):
     ours = result.ours()
-    assert result.facts["n_triplets"] == 40 and result.facts["n_pairs"] == 20 and result.facts["missing_images"] == 0
-    assert result.facts["heads"] == {"toy-vilt": "match", "toy-clip": "similarity"}
+    assert result.facts.n_triplets == 40 and result.facts.n_pairs == 20 and result.facts.missing_images == 0
+    assert result.facts.heads == {"toy-vilt": "match", "toy-clip": "similarity"}
     for model in MODELS:
         for probe in ("pairs", "pairs-alt"):
             for condition in ("full", "cropped"):
@@ -49,7 +49,7 @@ def test_run_scores_every_model_condition_template_and_swap(result):
     assert [c.topic for c in result.claims if c.topic.endswith("vs chance")] == [f"{m}: vs chance" for m in MODELS]
     # no lab models: empty lab frames, and the fact says why
     assert result.data["lab"].empty and result.data["lab_checks"].empty and result.data["lab_claims"].empty
-    assert result.facts["lab"] == "no lab models (`lab_models` is empty)"
+    assert result.facts.lab == "no lab models (`lab_models` is empty)"
     # every model's full-image pairs are split by whether the two agents' limbs look alike
     for model in ("toy-vilt", "toy-clip"):
         split = select(ours, probe=prednoun.LIMBS_PROBE, model=model, metric="pair_accuracy")
@@ -57,7 +57,7 @@ def test_run_scores_every_model_condition_template_and_swap(result):
         assert set(split["condition"]) == {"full"}
     # the toy world's binding yardstick is stated with or without a lab, from these items' share of look-alike pairs
     alike = split.loc[split["subset"] == "limbs alike", "n"].sum() / 20
-    assert result.facts["limbs_only"] == pytest.approx({"pair_accuracy": 1 - alike + alike / 4,
+    assert result.facts.limbs_only == pytest.approx({"pair_accuracy": 1 - alike + alike / 4,
                                                         "triplet_accuracy": 1 - alike + alike / 2})
 
 
@@ -86,8 +86,8 @@ def test_run_per_concept_tuples_and_confounds(result):
     # the crop caveat: a property of the items (toy boxes never overlap), one row per threshold
     overlap = select(ours, probe="crop overlap").set_index("subset")
     assert list(overlap["value"]) == [0.0, 0.0] and (overlap["n"] == 40).all() and set(overlap["model"]) == {""}
-    assert result.facts["checkpoints"] == {"toy-vilt": "toy:toy-vilt", "toy-clip": "toy:toy-clip"}
-    assert result.facts["released"] == [] and select(result.rows, source=prednoun.RELEASED).empty
+    assert result.facts.checkpoints == {"toy-vilt": "toy:toy-vilt", "toy-clip": "toy:toy-clip"}
+    assert result.facts.released == [] and select(result.rows, source=prednoun.RELEASED).empty
     # tight boxes vary with the agent's kind and pose, and their place with the cell: every factor varies
     from probekit.metrics.confounds import confound_differences
 
@@ -212,7 +212,7 @@ def test_item_rows_recompute_the_pair_accuracies(result):
         for model in MODELS:
             mine = items[(items["model"] == model) & (items["probe"] == headline["probe"])
                          & (items["condition"] == headline["condition"])]
-            assert mine["item_id"].is_unique and len(mine) == result.facts["n_pairs"]
+            assert mine["item_id"].is_unique and len(mine) == result.facts.n_pairs
             assert one(result.ours(), model=model, **headline)["value"] == mine["correct"].dropna().mean()
     for (model, condition, probe), mine in items.groupby(["model", "condition", "probe"]):
         for swap, part in mine.groupby("swap"):
@@ -223,3 +223,9 @@ def test_item_rows_recompute_the_pair_accuracies(result):
              for c in ("full", "cropped")}
     assert shown["full"] <= set(result.data["items"]["image"]) and shown["cropped"] <= set(result.data["items"]["crop"])
     assert set(items["sentence_target_1"]) <= set(result.data["items"]["sentence_target"])
+
+
+def test_facts_are_typed(result):
+    assert type(result.facts) is prednoun.PrednounFacts
+    with pytest.raises(AttributeError):
+        result.facts.n_triplet   # noqa: B018  (a misspelt field fails at once)

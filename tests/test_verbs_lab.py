@@ -3,6 +3,8 @@ call for (hand-made rows; no zoo number is asserted), and one small real run car
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -168,7 +170,7 @@ def test_a_small_run_carries_the_lab(small):
     assert len(small.data["lab_claims"]) == len(verbs_lab.CLAIMS)
     verdicts = small.data["lab_checks"].groupby("model")["verdict"].apply(set).to_dict()
     assert verdicts["toy-vilt-noverb"] == {lab.NOT_RUN} and lab.NOT_RUN not in verdicts["toy-bert-blind"]
-    assert small.facts["lab"] == "toy-vilt, toy-bert-blind on the same 30 toy rows, ITM heads at threshold 0.5"
+    assert small.facts.lab == "toy-vilt, toy-bert-blind on the same 30 toy rows, ITM heads at threshold 0.5"
     assert small.params["lab_models"] == ["toy-vilt", "toy-bert-blind"]
 
 
@@ -194,8 +196,8 @@ def test_table5_figure_sets_the_clean_and_noisy_members_beside_the_papers_coco_a
 def test_verb_pairs_text_sets_ours_beside_the_guided_masking_papers_count():
     from probekit.report import verbs as verbs_report
 
-    facts = {"verb_pairs": {"pos": 1234, "neg": 2000, "all": 3234},
-             "guided_masking_verb_pairs": {"pos": 11571, "neg": 22322, "all": 33893}}
+    facts = SimpleNamespace(verb_pairs={"pos": 1234, "neg": 2000, "all": 3234},
+                            guided_masking_verb_pairs={"pos": 11571, "neg": 22322, "all": 33893})
     assert verbs_report.verb_pairs_text(facts) == (
         "Verb negatives with both images: 1,234 positive + 2,000 negative pairs = 3,234 pairs; the guided-masking "
         "paper, on the full SVO-Probes release, scored 11,571 + 22,322 = 33,893.")

@@ -42,12 +42,12 @@ def test_rows_are_schema_rows_of_ours_and_the_papers(study):
 
 def test_heads_decide_what_each_model_is_scored_on(study):
     result, _ = study
-    assert result.facts["heads"] == {"toy-vilt": "match", "toy-clip": "similarity"}
+    assert result.facts.heads == {"toy-vilt": "match", "toy-clip": "similarity"}
     # each table names the head and the checkpoint that produced it
-    assert result.facts["head_of"] == {
+    assert result.facts.head_of == {
         "toy-vilt": "match: sigmoid of ViltForImageAndTextRetrieval's single rank logit; checkpoint toy:toy-vilt",
         "toy-clip": "similarity: logit_scale x cosine of projected CLS/pooled embeddings; checkpoint toy:toy-clip"}
-    assert result.facts["thresholded"] == ["toy-vilt"]
+    assert result.facts.thresholded == ["toy-vilt"]
     ours = select(result.ours(), probe="svo")
     assert set(select(ours, model="toy-clip")["metric"]) == {"pairwise"}  # a dual encoder is not thresholded
     vilt = select(ours, model="toy-vilt")
@@ -67,7 +67,7 @@ def test_pairwise_claims_are_decided_by_the_rows_intervals(study):
         assert pair["chance"] == 0.5
         assert cl.by_topic(result.claims, f"{model}: pairwise vs chance").verdict == cl.versus_chance(pair)
     # no lab models: the lab's frames are empty and the facts say why
-    assert result.facts["lab"] == "no lab models were given" and len(result.data["lab_checks"]) == 0
+    assert result.facts.lab == "no lab models were given" and len(result.data["lab_checks"]) == 0
 
 
 def test_n_counts_the_items(study):
@@ -82,13 +82,13 @@ def test_n_counts_the_items(study):
     assert pos["n"] == len(typed.drop_duplicates(["sentence", "pos_image_id"]))
     assert neg["n"] == len(typed.drop_duplicates(["sentence", "neg_image_id"]))
     assert one(ours, model="toy-vilt", probe="svo", subset="all", metric="avg")["n"] == pos["n"] + neg["n"]
-    assert result.facts["rows"] == len(items) == LIMIT
+    assert result.facts.rows == len(items) == LIMIT
     # like for like with the guided-masking paper: positive + negative pairs of verb negatives
     verb_avg = one(ours, model="toy-vilt", probe="svo", subset="verb", metric="avg")
-    assert result.facts["verb_pairs"]["all"] == verb_avg["n"] == \
-        result.facts["verb_pairs"]["pos"] + result.facts["verb_pairs"]["neg"]
-    assert result.facts["guided_masking_verb_pairs"] == {"all": 33893, "pos": 11571, "neg": 22322}
-    assert result.facts["missing_pos"] == result.facts["missing_neg"] == result.facts["placeholder_images"] == 0
+    assert result.facts.verb_pairs["all"] == verb_avg["n"] == \
+        result.facts.verb_pairs["pos"] + result.facts.verb_pairs["neg"]
+    assert result.facts.guided_masking_verb_pairs == {"all": 33893, "pos": 11571, "neg": 22322}
+    assert result.facts.missing_pos == result.facts.missing_neg == result.facts.placeholder_images == 0
 
 
 def test_per_verb_rows_follow_the_triplet_filter_and_the_ranking(study):
@@ -98,7 +98,7 @@ def test_per_verb_rows_follow_the_triplet_filter_and_the_ranking(study):
         counts = result.data["triplet_negatives"][model]
         kept = items[items["pos_triplet"].isin(counts[counts >= MIN_NEGATIVES].index)]
         assert set(per_verb["subset"]) == set(kept["verb"]) != set()
-        assert result.facts["triplets_kept"][model] == int((counts >= MIN_NEGATIVES).sum()) < len(counts)
+        assert result.facts.triplets_kept[model] == int((counts >= MIN_NEGATIVES).sum()) < len(counts)
         order = result.data["verb_order"][model]
         assert len(order) == min(4, len(per_verb))
         values = per_verb.set_index("subset").loc[order, "value"].to_numpy()
@@ -170,3 +170,10 @@ def test_the_papers_rows_are_quoted_when_present_and_a_dual_encoder_gets_pairwis
     render_claims(got)
     # rows thresholded at 0.5 say nothing about a threshold of 0.7
     assert [c.topic for c in claims(_rows(), threshold=0.7)] == ["m: pairwise vs chance"]
+
+
+def test_facts_are_typed(study):
+    result, _ = study
+    assert type(result.facts) is verbs.VerbsFacts
+    with pytest.raises(AttributeError):
+        result.facts.n_row   # noqa: B018  (a misspelt field fails at once)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
@@ -11,6 +13,9 @@ from probekit.report.figures import label_points, subplots
 from probekit.report.format import table
 from probekit.results import select
 from probekit.theme import COLUMN_IN
+
+if TYPE_CHECKING:
+    from probekit.studies.conceptual_facts import ConceptualFacts
 
 #: the sweep table's columns: Probe-R predicate swaps, Probe-C composition swaps and the held-out task, their
 #: scores and paired changes from the original model
@@ -82,43 +87,43 @@ def alpha_sweep(sweep: pd.DataFrame, panels=SWEEP_PANELS, general: tuple[str, st
     return fig
 
 
-def data_text(facts: dict) -> str:
+def data_text(facts: ConceptualFacts) -> str:
     """The page's data paragraph: item counts, unreadable images and the head that scored each model."""
-    unreadable = ", ".join(f"{k} {v}" for k, v in facts["unreadable"].items())
-    heads = ", ".join(f"`{m}` ({h})" for m, h in facts["heads"].items())
-    return (f"**Data** ({facts['dataset']}): Probe-R {facts['probe_r_items']} comparisons in "
-            f"{facts['probe_r_groups']} groups, Probe-C {facts['probe_c_groups']} groups, Probe-B "
-            f"{facts['probe_b_images']} images ({facts['probe_b_single']} in the single-object split). Unreadable images, left "
+    unreadable = ", ".join(f"{k} {v}" for k, v in facts.unreadable.items())
+    heads = ", ".join(f"`{m}` ({h})" for m, h in facts.heads.items())
+    return (f"**Data** ({facts.dataset}): Probe-R {facts.probe_r_items} comparisons in "
+            f"{facts.probe_r_groups} groups, Probe-C {facts.probe_c_groups} groups, Probe-B "
+            f"{facts.probe_b_images} images ({facts.probe_b_single} in the single-object split). Unreadable images, left "
             f"out of every score: {unreadable}. **Models** (the head giving the compatibility score): {heads}."
-            + (f" No scene images were found, so the filler(s) {', '.join(facts['fillers_left_out'])} are left out."
-               if facts["fillers_left_out"] else "")
-            + (f" Probe-B items with an empty object mask, left out: {len(facts['empty_masks'])} "
-               f"({', '.join(facts['empty_masks'][:5])}{', …' if len(facts['empty_masks']) > 5 else ''})."
-               if facts.get("empty_masks") else "")
+            + (f" No scene images were found, so the filler(s) {', '.join(facts.fillers_left_out)} are left out."
+               if facts.fillers_left_out else "")
+            + (f" Probe-B items with an empty object mask, left out: {len(facts.empty_masks)} "
+               f"({', '.join(facts.empty_masks[:5])}{', …' if len(facts.empty_masks) > 5 else ''})."
+               if facts.empty_masks else "")
             + (f" Items with no unrelated scene picture, left out of the scene filler: "
-               f"{len(facts['no_unrelated_scene'])}." if facts.get("no_unrelated_scene") else ""))
+               f"{len(facts.no_unrelated_scene)}." if facts.no_unrelated_scene else ""))
 
 
-def finetune_notice(facts: dict) -> str:
+def finetune_notice(facts: ConceptualFacts) -> str:
     """The fine-tuning section's note when it was not asked for, and its warning when it was skipped or ImageNet
     fell back to the toy task ("" if none applies)."""
-    if not facts.get("finetune_requested", True):
+    if not facts.finetune_requested:
         return "*Fine-tuning skipped (`finetune_model` is empty).*"
-    if facts.get("finetune_skipped"):
-        return f"> **Warning: fine-tuning skipped.** {facts['finetune_skipped']}."
-    if facts.get("general_fallback"):
-        return f"> **Warning: not the paper's general task.** {facts['general_fallback']}."
+    if facts.finetune_skipped:
+        return f"> **Warning: fine-tuning skipped.** {facts.finetune_skipped}."
+    if facts.general_fallback:
+        return f"> **Warning: not the paper's general task.** {facts.general_fallback}."
     return ""
 
 
-def sweep_text(facts: dict, params: dict) -> str:
+def sweep_text(facts: ConceptualFacts, params: dict) -> str:
     """The patching section's data paragraph."""
-    epochs = params["finetune_steps"] * facts["finetune_batch"] / max(facts["triplets"], 1)
-    return (f"Fine-tuned `{params['finetune_model']}` on {facts['triplets']} triplets for {params['finetune_steps']} "
-            f"steps of {facts['finetune_batch']} ({epochs:.1f} epochs; the authors: 40 epochs of RelComp) "
+    epochs = params["finetune_steps"] * facts.finetune_batch / max(facts.triplets, 1)
+    return (f"Fine-tuned `{params['finetune_model']}` on {facts.triplets} triplets for {params['finetune_steps']} "
+            f"steps of {facts.finetune_batch} ({epochs:.1f} epochs; the authors: 40 epochs of RelComp) "
             f"({params['finetune_optimizer']}, lr {params['finetune_lr']}) per encoder setting; held-out task: "
-            f"{facts['general_task']} ({facts['general_items']} images); the sweep is evaluated on "
-            f"{facts['sweep_probe_r']} Probe-R comparisons and {facts['sweep_probe_c']} Probe-C groups.")
+            f"{facts.general_task} ({facts.general_items} images); the sweep is evaluated on "
+            f"{facts.sweep_probe_r} Probe-R comparisons and {facts.sweep_probe_c} Probe-C groups.")
 
 
 def sweep_table(ours: pd.DataFrame) -> pd.DataFrame:

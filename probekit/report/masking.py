@@ -5,6 +5,7 @@ the captions of the lab's two tables."""
 from __future__ import annotations
 
 import textwrap
+from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -18,6 +19,9 @@ from probekit.report.show import show_table, show_text
 from probekit.results import StudyResult
 from probekit.theme import COLUMN_IN, SMALL
 from probekit.toyworld import vocab
+
+if TYPE_CHECKING:
+    from probekit.studies.masking import MaskingFacts
 
 CONDITIONS = ("full image", "subject ablated", "image ablated", "text only")
 
@@ -68,17 +72,17 @@ def examples(result: StudyResult):
     return fig
 
 
-def data_text(facts: dict, dataset: str) -> str:
+def data_text(facts: MaskingFacts, dataset: str) -> str:
     """The chapter's data paragraph: captions, images, boxes, and the captions not scored in every condition."""
-    text = (f"**{facts['captions']}** captions from `{dataset}` with the verb located ({facts['unlocated']} more "
-            f"whose verb could not be located were left out), **{facts['with_image']}** with an image and "
-            f"**{facts['with_box']}** with a subject box ({facts['detected']} boxes asked of a detector). "
-            f"**{facts['in_every_condition']}** captions were scored in every condition; the tables compare "
+    text = (f"**{facts.captions}** captions from `{dataset}` with the verb located ({facts.unlocated} more "
+            f"whose verb could not be located were left out), **{facts.with_image}** with an image and "
+            f"**{facts.with_box}** with a subject box ({facts.detected} boxes asked of a detector). "
+            f"**{facts.in_every_condition}** captions were scored in every condition; the tables compare "
             f"only these, so every condition and every drop is on the same captions.")
-    if facts["left_out"]:
-        text += (f" The other {facts['left_out']} (no image, no subject box or an unreadable image) are "
+    if facts.left_out:
+        text += (f" The other {facts.left_out} (no image, no subject box or an unreadable image) are "
                  f"reported apart, in the rows marked \"not in every condition\".")
-    if "text_prior" in facts:
+    if facts.text_prior is not None:
         fits = [sum(vocab.plausible(a, v, o) for v in vocab.VERBS) for a, _, o in vocab.PLAUSIBLE_TRIPLES]
         poses, places = vocab.verb_grid()
         text += (f"\n\nEvery toy caption is a transitive scene (\"a cat drops a bottle\"): one of "
@@ -86,44 +90,44 @@ def data_text(facts: dict, dataset: str) -> str:
                  f"{places} places of the object) and {len(vocab.OBJECTS)} objects, the "
                  f"triple drawn uniformly among the plausible ones. Given the caption's subject and object the masked "
                  f"verb is one of {min(fits)} to {max(fits)} equally likely verbs, so a model reading the text alone "
-                 f"can reach at most **{pct(facts['text_prior'])}** top-{facts['k']} accuracy; chance "
-                 f"({facts['k']} of the probe's {facts['verbs']} verbs named at random) is {pct(facts['chance'])}.")
+                 f"can reach at most **{pct(facts.text_prior)}** top-{facts.k} accuracy; chance "
+                 f"({facts.k} of the probe's {facts.verbs} verbs named at random) is {pct(facts.chance)}.")
     return text
 
 
 def data_tables(result: StudyResult) -> list[tuple[pd.DataFrame, str]]:
     """(table, caption) for the data section: captions left out or not located (when any) and the first items."""
     out = []
-    if result.facts["left_out"]:
+    if result.facts.left_out:
         out.append((result.data["left_out"].head(20), "Captions not scored in every condition"))
-    if result.facts["unlocated"]:
+    if result.facts.unlocated:
         out.append((result.data["unlocated"].head(20), "Captions whose verb was not located"))
     items = result.data["items"][["sentence", "verb", "verb_start", "verb_end", "subject_box"]].head()
     return [*out, (items, "The first items")]
 
 
-def checks_caption(facts: dict) -> str:
+def checks_caption(facts: MaskingFacts) -> str:
     """The lab's checks table caption: what chance and the text prior are (or why the lab did not run)."""
-    if facts.get("lab"):
-        return facts["lab"]
+    if facts.lab:
+        return facts.lab
     return (f"Knock-out and blind checks on the toy world, top-5 (the paper's k). The chance level here is what "
-            f"the caption alone allows, {pct(facts['lab_text_prior'])}: given its subject and object, 20–21 verbs "
-            f"are equally likely (naming 5 of the probe's {facts['verbs']} verbs at random gives "
-            f"{pct(facts['lab_chance'])}). toy-vilt-noverb's training images showed the verb their caption "
+            f"the caption alone allows, {pct(facts.lab_text_prior)}: given its subject and object, 20–21 verbs "
+            f"are equally likely (naming 5 of the probe's {facts.verbs} verbs at random gives "
+            f"{pct(facts.lab_chance)}). toy-vilt-noverb's training images showed the verb their caption "
             f"names only by chance (each transitive scene was drawn as a verb picked at random among all 24, the "
             f"captioned one about 1 time in 24); its controls (the agents, objects "
             f"and poses it still sees) are in the verbs chapter, "
             f"and none is added here. 95% bootstrap intervals over captions.")
 
 
-def claims_caption(facts: dict) -> str:
+def claims_caption(facts: MaskingFacts) -> str:
     """The lab's claims table caption: which toy rows each claim compares (or why the lab did not run)."""
-    if facts.get("lab"):
-        return facts["lab"]
+    if facts.lab:
+        return facts.lab
     return (f"The paper's claims on the toy world, in order: (1) top-1 accuracy, toy-vilt with the full image vs "
             f"toy-bert reading the text alone (the rows' chance level is what the caption alone allows, "
-            f"{pct(facts['lab_text_prior_top1'])}, as in the checks; one of the probe's verbs named at random is right "
-            f"{pct(facts['lab_chance_top1'])} of the time), with their paired difference on the same captions; (2) "
+            f"{pct(facts.lab_text_prior_top1)}, as in the checks; one of the probe's verbs named at random is right "
+            f"{pct(facts.lab_chance_top1)} of the time), with their paired difference on the same captions; (2) "
             f"top-5, toy-vilt with the full image vs with the subject's patches blanked, paired, decided by "
             f"construction; (3) toy-vilt's top-5 accuracy with the full image vs its ITM accuracy on verb-negative "
             f"pairs (threshold 0.5, pooled over positives and negatives as in the paper's Table 1 average): other "

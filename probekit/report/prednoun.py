@@ -1,7 +1,7 @@
 """What the predicate–noun chapter shows beyond the shared report calls: its tables beside the paper's, example
 pairs with the target's (green) and distractor's (red) boxes, the per-concept spread (Fig. 3/5) and the (target,
 distractor) heatmaps (Fig. 6), and on the toy world the limbs' yardstick and split.  Every function takes a
-:class:`probekit.results.StudyResult` of :mod:`probekit.studies.prednoun` (or its facts).
+:class:`probekit.results.StudyResult` of :mod:`probekit.studies.prednoun` (or its :class:`~probekit.studies.prednoun.PrednounFacts`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from probekit.numbers import pct
 from probekit.report.format import table as wide
 from probekit.report.show import show_table, show_text
 from probekit.results import StudyResult, concat, select
-from probekit.studies.prednoun import LIMBS_PROBE, RELEASED
+from probekit.studies.prednoun import LIMBS_PROBE, RELEASED, PrednounFacts
 
 _LAYOUT = {  # table number: (probe, conditions, subsets, columns, our models (fact))
     1: ("pairs", ["full", "cropped"], ["all"], "condition", "main_models"),
@@ -45,11 +45,11 @@ def table(result: StudyResult, number: int) -> pd.DataFrame:
         raise ValueError(f"no Table {number} in the predicate–noun chapter; tables: 1, 6, 7, 8, 9")
     theirs = list(select(result.reported(), source=f"{paper.PAPER}, Table {number}")["model"])
     if number == 9:
-        rows = _both(result, 9, probe="confounds", model=list(result.facts["main_models"]) + theirs)
+        rows = _both(result, 9, probe="confounds", model=list(result.facts.main_models) + theirs)
         return wide(rows, ["source", "model"], ["subset", "metric"], order=_ORDER)
     probe, conditions, subsets, columns, models = _LAYOUT[number]
     rows = _both(result, number, probe=probe, condition=conditions, subset=subsets, metric="pair_accuracy",
-                 model=list(result.facts[models]) + theirs)
+                 model=list(getattr(result.facts, models)) + theirs)
     shown = wide(rows, ["source", "model"], columns, order=_ORDER, with_n=True)   # the paper's rows have no n
     if number == 6:
         shown[["architecture", "pretraining data"]] = [paper.TABLE6_MODELS.get(m, ("", "")) for _, m in shown.index]
@@ -63,8 +63,8 @@ def released_table(result: StudyResult, number: int) -> pd.DataFrame:
         raise ValueError(f"the released outputs give Tables 1, 2, 7 and 8, not Table {number}")
     probe, conditions, subsets, columns, _ = _LAYOUT[1 if number == 2 else number]
     released = select(result.reported(), source=RELEASED)
-    ctrl = [m for m in result.facts["released"] if m.startswith("CTRL_")]
-    models = ctrl if number == 2 else [m for m in result.facts["released"] if m not in ctrl]
+    ctrl = [m for m in result.facts.released if m.startswith("CTRL_")]
+    models = ctrl if number == 2 else [m for m in result.facts.released if m not in ctrl]
     where = dict(probe=probe, condition=conditions, subset=subsets, metric="pair_accuracy", model=models)
     rows = concat([select(released, **where),
                    select(result.reported(), source=f"{paper.PAPER}, Table {number}", **where)])
@@ -74,7 +74,7 @@ def released_table(result: StudyResult, number: int) -> pd.DataFrame:
 def accuracy_figure(result: StudyResult):
     """Table 1 as bars: our pair accuracy (95% intervals) on full and cropped images beside the paper's."""
     where = dict(probe="pairs", subset="all", metric="pair_accuracy", condition=["full", "cropped"])
-    ours = select(result.ours(), model=result.facts["main_models"], **where)
+    ours = select(result.ours(), model=result.facts.main_models, **where)
     theirs = select(result.reported(), source=f"{paper.PAPER}, Table 1", **where)
     return paper_vs_ours(ours, theirs, x="model", hue="condition", hue_order=["full", "cropped"], figsize=(10, 3.4))
 
@@ -165,10 +165,10 @@ def tuples(result: StudyResult, released: bool = False):
     return fig
 
 
-def limbs_note(facts: dict, metric: str) -> str:
+def limbs_note(facts: PrednounFacts, metric: str) -> str:
     """A caption's ending on the toy world: at most what binding by the limbs' colour alone reaches in ``metric``
     ("pair_accuracy" or "triplet_accuracy"); "" on other data."""
-    limbs = facts.get("limbs_only")
+    limbs = facts.limbs_only
     return (f"; binding by the limbs' colour alone: at most {pct(limbs[metric])} expected on these items (a coin flip "
             f"on the look-alike ones may land above it)" if limbs else "")
 

@@ -3,6 +3,8 @@ count, and the lab's Table 5 comparison (noisier pretraining captions) drawn bes
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from probekit.metrics import itm
@@ -10,14 +12,17 @@ from probekit.report.figures import paper_vs_ours
 from probekit.results import select
 from probekit.studies import verbs_lab
 
+if TYPE_CHECKING:
+    from probekit.studies.verbs import VerbsFacts
+
 #: the paper's pair behind Table 5's claims: MMT pretrained on COCO, and on Conceptual Captions (its Table 4 MMT)
 PAPER_TABLE5 = ("MMT-COCO", "MMT")
 _METRICS = ["pos", "neg", "avg"]
 
 
-def verb_pairs_text(facts: dict) -> str:
+def verb_pairs_text(facts: VerbsFacts) -> str:
     """The verb-negative pairs with both images, ours beside the guided-masking paper's count."""
-    ours, theirs = facts["verb_pairs"], facts["guided_masking_verb_pairs"]
+    ours, theirs = facts.verb_pairs, facts.guided_masking_verb_pairs
     return (f"Verb negatives with both images: {ours['pos']:,} positive + {ours['neg']:,} negative pairs = "
             f"{ours['all']:,} pairs; the guided-masking paper, on the full SVO-Probes release, scored "
             f"{theirs['pos']:,} + {theirs['neg']:,} = {theirs['all']:,}.")

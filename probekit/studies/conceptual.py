@@ -11,7 +11,7 @@ is recomputed from its score columns), not the α sweep's.
 On the toy world, ``lab_models`` (the toy zoo, :mod:`probekit.studies.conceptual_lab`) are scored on the same Probe-R
 and Probe-C items (models of ``models`` reused, not scored twice): their rows, with the α sweep's and Probe-B's that
 the lab's claims read, are ``data["lab"]`` (not in ``rows``), judged in ``data["lab_checks"]`` and
-``data["lab_claims"]`` (:mod:`probekit.studies.lab`); ``facts["lab"]`` says what ran, or why nothing did.
+``data["lab_claims"]`` (:mod:`probekit.studies.lab`); ``facts.lab`` says what ran, or why nothing did.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from probekit.papers.conceptual import parse_condition, undo_readings
 from probekit.results import StudyResult, concat, concat_items, empty, select
 from probekit.studies import conceptual_claims, conceptual_lab, finetune, finetune_cache, lab, patching
 from probekit.studies import conceptual_scores as cs
+from probekit.studies.conceptual_facts import ConceptualFacts
 from probekit.studies.conceptual_params import Params
 from probekit.studies.lab_pooling import with_lab_items
 from probekit.toyworld import classify
@@ -211,7 +212,7 @@ def run(params: Params) -> StudyResult:
     data["lab_checks"] = lab.checks(data["lab"], conceptual_lab.CHECKS if on else [])
     data["lab_claims"] = lab.claims(data["lab"], conceptual_lab.CLAIMS if on else [])
     per_item = [mi.probe_r_items(scored["probe-r"], items_r), c_items, mi.probe_b_items(scored_b)]
-    return StudyResult(STUDY, asdict(params), rows, data, facts, claims, concat_items(per_item))
+    return StudyResult(STUDY, asdict(params), rows, data, ConceptualFacts(**facts), claims, concat_items(per_item))
 
 
 def _lab(lab_models, dataset, *, scorers, items, scored, b_rows, background, sweep, seed, load

@@ -22,14 +22,14 @@ adapter :data:`DETECTOR` queried with the subject noun.
 
 On the toy world the lab (:mod:`probekit.studies.masking_lab`) scores the zoo's ``lab_models`` on the same items
 and pairs: ``data["lab"]`` (rows, not in ``result.rows``), ``data["lab_checks"]`` and ``data["lab_claims"]``
-(``probekit.studies.lab``); ``facts["text_prior"]`` is the best top-k a text-only model can reach there
-(``probekit.toyworld.vocab.prior_topk``), ``facts["pose_prior"]`` the best a model that reads the agent's pose but
+(``probekit.studies.lab``); ``facts.text_prior`` is the best top-k a text-only model can reach there
+(``probekit.toyworld.vocab.prior_topk``), ``facts.pose_prior`` the best a model that reads the agent's pose but
 not where the object is can reach (``pose_only_topk``).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -142,6 +142,43 @@ def _examples(items: pd.DataFrame, images: dict, scorer, n: int, seed: int) -> p
                         patches=[len(patches_under_box(b, grid)) for b in shown["subject_box"]]).reset_index(drop=True)
 
 
+
+@dataclass(frozen=True)
+class MaskingFacts:
+    """What the page states (``StudyResult.facts``); a misspelt field is an AttributeError in a unit test
+    (tests/test_facts.py), not on the executed page.  None: not measured on this run (toy-world or ITM-pair facts)."""
+
+    captions: int                  # captions with the verb located
+    unlocated: int                 # ... and those whose verb was not
+    with_image: int
+    with_box: int
+    detected: int                  # subject boxes asked of the detector
+    detector: str | None
+    k: int
+    chance: float                  # top-k chance
+    in_every_condition: int        # captions scored in every condition
+    left_out: int                  # ... and those not
+    paper_subset: str
+    text_model: str | None
+    fill_mask_heads: dict[str, str]
+    itm_heads: dict[str, str]
+    threshold: float
+    lab: str | None                # why the lab did not run (None: it ran)
+    lab_models: list[str]
+    verbs: int | None = None       # the toy world's: verbs, text and pose priors, the lab's chance levels
+    text_prior: float | None = None
+    pose_prior: float | None = None
+    lab_text_prior: float | None = None
+    lab_text_prior_top1: float | None = None
+    lab_chance: float | None = None
+    lab_chance_top1: float | None = None
+    pairs: int | None = None       # the ITM verb pairs (when ITM models ran on them)
+    pair_images: int | None = None
+    pair_detected: int | None = None
+    pair_images_boxed: int | None = None
+    pairs_in_every_condition: int | None = None
+
+
 @with_lab_items
 def run(params: Params) -> StudyResult:
     """Top-k verb prediction of every masked-LM model under the four conditions and ITM under the three image
@@ -206,6 +243,7 @@ def run(params: Params) -> StudyResult:
     lab_data, facts["lab"] = _lab(dataset, lab_models, items, load, root, pairs, seed)
     facts["lab_models"] = lab_models
     data.update(lab_data)
+    facts = MaskingFacts(**facts)
     sentences = items.set_index("item_id")["sentence"]
     per_row = [topk_items(t, sentences, subset) for t, subset in ((per_item, "all"), (left, LEFT_OUT)) if len(t)]
     return StudyResult(study=STUDY, params=asdict(params), rows=rows, data=data, facts=facts, claims=claims(rows, k=k),

@@ -23,14 +23,14 @@ rows (a swap's rows) is that run's ``pair_accuracy`` on ``all`` (the swap).
 
 On the toy world, ``lab_models`` (the toy zoo, :mod:`probekit.studies.prednoun_lab`) are scored on the same triplets,
 full and cropped: their rows are ``data["lab"]`` (not in ``rows``), judged in ``data["lab_checks"]`` and
-``data["lab_claims"]`` (:mod:`probekit.studies.lab`); ``facts["limbs_only"]`` is the best pair and triplet accuracy
+``data["lab_claims"]`` (:mod:`probekit.studies.lab`); ``facts.limbs_only`` is the best pair and triplet accuracy
 of a model that binds a pose to a kind by the colour of its limbs alone
 (:func:`probekit.toyworld.prednoun.limbs_only_accuracy`).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -130,6 +130,33 @@ def released(folders, root: Path, seed: int, min_concept_count: int, min_tuple_c
     return rows, concepts, tuples, dict(released=models, released_agree=agree, released_compared=len(both))
 
 
+
+@dataclass(frozen=True)
+class PrednounFacts:
+    """What the page states (``StudyResult.facts``); a misspelt field is an AttributeError in a unit test
+    (tests/test_facts.py), not on the executed page."""
+
+    released: list[str]              # the authors' released outputs re-analysed (their model names)
+    released_agree: int              # ... pair accuracies of theirs that agree with the paper's
+    released_compared: int           # ... out of these
+    lab: str                         # what the lab ran, or why it did not
+    dataset: str
+    seed: int
+    n_triplets: int
+    n_pairs: int
+    missing_images: int
+    main_models: list[str]
+    clip_models: list[str]
+    unusable: list[str]              # models without an image-text head, with their capabilities
+    heads: dict[str, str]
+    checkpoints: dict[str, str]
+    skipped: dict[str, int]          # unreadable images met, per model
+    n_scored: int
+    perplexity_model: str
+    n_sentences: int
+    limbs_only: dict[str, float] | None = None   # toy world: the limbs' colour alone, pair and triplet accuracy
+
+
 @with_lab_items
 def run(params: Params) -> StudyResult:
     """Score every model of ``models`` (four runs: full/cropped × default/alt template) and of ``clip_models``
@@ -197,6 +224,7 @@ def run(params: Params) -> StudyResult:
                  skipped={m: len(s.skipped) for m, s in scorers.items()},
                  n_scored=sum(len(s) for s in scored.values()), perplexity_model=params.perplexity_model,
                  n_sentences=len(perplexity))
+    facts = PrednounFacts(**facts)
     data.update(items=items.assign(crop=crops),
                 counts=pd.DataFrame({"triplets": swaps.size(), "pairs": swaps["pair_id"].nunique()}),
                 scores=_stack(list(scored.values())),

@@ -12,8 +12,8 @@ a :class:`~probekit.results.StudyResult`:
   triplet, what ``min_triplet_negatives`` filters on, as the paper's Table 6 does), and the toy laboratory
   (:mod:`probekit.studies.verbs_lab`): ``lab`` (the lab models' rows on the same items, not in ``rows``),
   ``lab_checks`` and ``lab_claims`` (:func:`probekit.studies.lab.checks` / ``claims`` of them; empty frames when
-  the lab does not run, ``facts["lab"]`` says why);
-* ``facts``: the counts the page states (rows dropped for a missing positive and a missing negative image,
+  the lab does not run, ``facts.lab`` says why);
+* ``facts``: a :class:`VerbsFacts`, the counts the page states (rows dropped for a missing positive and a missing negative image,
   placeholder photos counted as missing, verb-negative pairs beside the guided-masking paper's), which head
   scored each model (``heads``) and which head of which checkpoint that is (``head_of``);
 * ``claims``: :func:`probekit.studies.verbs_claims.claims` of the rows.
@@ -25,7 +25,7 @@ head over the two images (a softmax over two similarities for a dual encoder), p
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Sequence
 
 import pandas as pd
@@ -50,6 +50,31 @@ HEADLINES = [dict(probe=itm.PROBE, subset="all", metric="pairwise"),
 #: on the toy world: pairwise accuracy on verb negatives by what tells the two verbs apart (subset: the cue)
 CUE_PROBE = "svo-verb-cue"
 CONTROLS: list[dict] = []
+
+
+@dataclass(frozen=True)
+class VerbsFacts:
+    """What the page states (``StudyResult.facts``): counts, heads and what the lab ran; a misspelt field is an
+    AttributeError in a unit test (tests/test_facts.py), not on the executed page."""
+
+    dataset: str
+    rows: int
+    sentences: int
+    verbs: int
+    missing_pos: int             # rows dropped for a missing positive image
+    missing_neg: int             # ... and then for a missing negative image
+    placeholder_images: int      # placeholder photos counted as missing
+    mixed_flags: int
+    verb_pairs: dict[str, int]   # verb-negative pairs: all, pos, neg
+    guided_masking_verb_pairs: dict[str, int]
+    heads: dict[str, str]        # model -> the head that scored it
+    head_of: dict[str, str]      # model -> which head of which checkpoint
+    thresholded: list[str]       # models with Table 4 rows (a "threshold" head)
+    scored: dict[str, int]
+    unreadable_image: dict[str, int]
+    verbs_ranked: dict[str, int]
+    triplets_kept: dict[str, int]
+    lab: str                     # what the lab ran, or why it did not
 
 
 def overview(items: pd.DataFrame, dataset: str) -> pd.DataFrame:
@@ -134,22 +159,22 @@ def run(params: Params) -> StudyResult:
     coverage = pd.DataFrame(records).T
     kinds = itm.negative_type(items)
     has_pos = items["pos_image"].notna()
-    facts = {
-        "dataset": dataset, "rows": len(items), "sentences": int(items["sentence"].nunique()),
-        "verbs": int(items["verb"].nunique()),
-        "missing_pos": int((~has_pos).sum()), "missing_neg": int((has_pos & items["neg_image"].isna()).sum()),
-        "placeholder_images": int(items.attrs.get("n_images_placeholder", 0)),
-        "mixed_flags": int(kinds.isna().sum()),
-        "verb_pairs": itm.verb_pair_counts(items), "guided_masking_verb_pairs": dict(GUIDED_MASKING_VERB_PAIRS),
-        "heads": {name: r["head"] for name, r in records.items()},
-        "head_of": {name: r["head of checkpoint"] for name, r in records.items()},
-        "thresholded": list(dict.fromkeys(select(rows, source=OURS, metric="avg")["model"])),
-        "scored": {name: r["scored"] for name, r in records.items()},
-        "unreadable_image": {name: r["unreadable_image"] for name, r in records.items()},
-        "verbs_ranked": {name: r["verbs ranked"] for name, r in records.items()},
-        "triplets_kept": {name: r["triplets kept"] for name, r in records.items()},
-        "lab": lab_fact,
-    }
+    facts = VerbsFacts(
+        dataset=dataset, rows=len(items), sentences=int(items["sentence"].nunique()),
+        verbs=int(items["verb"].nunique()),
+        missing_pos=int((~has_pos).sum()), missing_neg=int((has_pos & items["neg_image"].isna()).sum()),
+        placeholder_images=int(items.attrs.get("n_images_placeholder", 0)),
+        mixed_flags=int(kinds.isna().sum()),
+        verb_pairs=itm.verb_pair_counts(items), guided_masking_verb_pairs=dict(GUIDED_MASKING_VERB_PAIRS),
+        heads={name: r["head"] for name, r in records.items()},
+        head_of={name: r["head of checkpoint"] for name, r in records.items()},
+        thresholded=list(dict.fromkeys(select(rows, source=OURS, metric="avg")["model"])),
+        scored={name: r["scored"] for name, r in records.items()},
+        unreadable_image={name: r["unreadable_image"] for name, r in records.items()},
+        verbs_ranked={name: r["verbs ranked"] for name, r in records.items()},
+        triplets_kept={name: r["triplets kept"] for name, r in records.items()},
+        lab=lab_fact,
+    )
     data = {"overview": overview(items, dataset), "coverage": coverage, "verb_order": verb_order,
             "triplet_negatives": triplet_negatives, **lab_data}
     per_item = [itm.pair_items(items, *scores[name], name) for name in parts]
