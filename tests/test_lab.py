@@ -167,3 +167,12 @@ def test_a_claims_rows_name_their_metric_when_its_difference_is_of_another():
     plain = lab.claims(ROWS, [lab.PaperClaim("paired", "P", ("a", ACC), ("b", ACC),
                                              diff=("a", {"metric": "acc_diff", "condition": "x"}))])
     assert lab_report.claims_table(plain)["on the toy world"].iloc[0].startswith("a: 30.0% [25.0, 35.0]")
+
+
+def test_one_rule_says_when_two_values_are_the_same():
+    """The seed comparison (same_rows) and the rebuild's reproduction check (chapters.reproduce) share it."""
+    same = lab.same_value
+    assert same(0.5, 0.5 + 1e-9) and not same(0.5, 0.51) and same(180, 180.0)
+    assert same(float("nan"), float("nan")) and same(None, None) and not same(None, 0.0)
+    assert same(["walk", "kneel"], ["walk", "kneel"]) and not same(["walk"], ["walk", "kneel"])
+    assert same([0.1, 0.2], (0.1, 0.2 + 1e-12)) and not same("a", "b")

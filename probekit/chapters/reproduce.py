@@ -13,18 +13,16 @@ ones (:func:`tally`).
 from __future__ import annotations
 
 import hashlib
-import math
 import platform
 import re
 import subprocess
 from importlib import metadata
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from probekit.results import KEYS
-from probekit.studies.lab import SAME_ATOL, SAME_RTOL
+from probekit.studies.lab import SAME_ATOL, SAME_RTOL, same_value
 
 #: the packages whose versions can change a number on a page
 PACKAGES = ("probekit", "torch", "torchvision", "transformers", "open_clip_torch", "numpy", "pandas", "scipy",
@@ -91,21 +89,6 @@ def _path(value) -> bool:
     return isinstance(value, str) and value.startswith("/")
 
 
-def _same(u, v) -> bool:
-    if isinstance(u, (list, tuple, np.ndarray)) or isinstance(v, (list, tuple, np.ndarray)):   # e.g. top-k words
-        try:
-            return len(u) == len(v) and all(_same(a, b) for a, b in zip(u, v))
-        except TypeError:
-            return False
-    if isinstance(u, float) or isinstance(v, float):
-        try:
-            u, v = float(u), float(v)
-        except (TypeError, ValueError):
-            return False
-        return (math.isnan(u) and math.isnan(v)) or math.isclose(u, v, rel_tol=SAME_RTOL, abs_tol=SAME_ATOL)
-    return (pd.isna(u) and pd.isna(v)) if (u is None or v is None) else u == v
-
-
 def tally(old: pd.DataFrame | None, new: pd.DataFrame) -> tuple[int, int]:
     """(values of ``new`` equal to ``old``'s within the tolerance, values of ``new``): each number of each row
     (value, interval, n), rows matched by their text columns (and order among equal ones)."""
@@ -117,7 +100,7 @@ def tally(old: pd.DataFrame | None, new: pd.DataFrame) -> tuple[int, int]:
     equal = 0
     for k, values in zip(key(new), new[NUMBERS].itertuples(index=False)):
         if k in before:
-            equal += sum(_same(float(u), float(v)) for u, v in zip(before[k], values))
+            equal += sum(same_value(float(u), float(v)) for u, v in zip(before[k], values))
     return equal, total
 
 
@@ -130,7 +113,7 @@ def same_table(old: pd.DataFrame | None, new: pd.DataFrame | None) -> bool:
     if list(old.columns) != list(new.columns) or len(old) != len(new):
         return False
     kept = [c for c in new.columns if not (new[c].map(_path).any() or old[c].map(_path).any())]
-    return all(_same(u, v) for c in kept for u, v in zip(old[c].tolist(), new[c].tolist()))
+    return all(same_value(u, v) for c in kept for u, v in zip(old[c].tolist(), new[c].tolist()))
 
 
 def reproduces(old: tuple, new: tuple) -> bool:

@@ -35,6 +35,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
+import numpy as np
 import pandas as pd
 
 from probekit.claims import (ABOVE, BELOW, HIGHER, LOWER, NO_CHANCE, NO_DIFFERENCE, UNRESOLVED, compare, difference,
@@ -205,17 +206,29 @@ def deciding(*found) -> str:
 SAME_RTOL, SAME_ATOL = 1e-4, 1e-6
 
 
-def same_rows(a: str, b: str, rtol: float = SAME_RTOL) -> bool:
-    """Whether two :func:`deciding` texts hold the same rows: equal text fields, and numbers equal within ``rtol``
-    relative or :data:`SAME_ATOL` absolute (NaN equals NaN), so a rebuild's float noise does not make a line
-    "another run"."""
-    def same(u, v) -> bool:
-        if isinstance(u, float) and isinstance(v, float):
-            return math.isclose(u, v, rel_tol=rtol, abs_tol=SAME_ATOL) or (math.isnan(u) and math.isnan(v))
-        return u == v
+def same_value(u, v, rtol: float = SAME_RTOL) -> bool:
+    """Whether two values of a result row are the same: numbers within ``rtol`` relative or :data:`SAME_ATOL`
+    absolute (NaN equals NaN), lists element by element (e.g. top-k words), anything else equal (None equals
+    None)."""
+    if isinstance(u, (list, tuple, np.ndarray)) or isinstance(v, (list, tuple, np.ndarray)):
+        try:
+            return len(u) == len(v) and all(same_value(a, b, rtol) for a, b in zip(u, v))
+        except TypeError:
+            return False
+    if isinstance(u, float) or isinstance(v, float):
+        try:
+            u, v = float(u), float(v)
+        except (TypeError, ValueError):
+            return False
+        return (math.isnan(u) and math.isnan(v)) or math.isclose(u, v, rel_tol=rtol, abs_tol=SAME_ATOL)
+    return (pd.isna(u) and pd.isna(v)) if (u is None or v is None) else u == v
 
+
+def same_rows(a: str, b: str, rtol: float = SAME_RTOL) -> bool:
+    """Whether two :func:`deciding` texts hold the same rows: each field :func:`same_value` (so a rebuild's float
+    noise does not make a line "another run")."""
     a, b = json.loads(a), json.loads(b)
-    return len(a) == len(b) and all(same(x.get(k), y.get(k)) for x, y in zip(a, b) for k in {*x, *y})
+    return len(a) == len(b) and all(same_value(x.get(k), y.get(k), rtol) for x, y in zip(a, b) for k in {*x, *y})
 
 
 def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: pd.DataFrame | None) -> pd.DataFrame:
