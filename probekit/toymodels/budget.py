@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 
 @dataclass
 class Budget:
@@ -23,6 +23,17 @@ class Budget:
 
 QUICK = dict(steps=300, pool=3000, eval_every=100)
 
+_DEFAULTS = {f.name: f.default for f in fields(Budget)}
+#: budget settings added after zoos were trained, at the value those zoos used: a budget records them only when it
+#: differs (so the shipped zoo's record and resume files still match a run of its settings)
+LATER = {k: _DEFAULTS[k] for k in ("schedule", "decay", "precision")}
+
+
+def recorded(budget: Budget) -> dict:
+    """The budget as a zoo's record and resume files state it (:data:`LATER` settings only where not the default)."""
+    return {k: v for k, v in asdict(budget).items() if k not in LATER or v != LATER[k]}
+
+
 #: train-toy's option for each budget setting it sets
 FLAGS = {"steps": "--steps", "pool": "--pool", "warmup": "--warmup", "schedule": "--schedule",
          "precision": "--precision"}
@@ -30,5 +41,4 @@ FLAGS = {"steps": "--steps", "pool": "--pool", "warmup": "--warmup", "schedule":
 
 def flags(budget: dict) -> str:
     """The train-toy options that give a recorded ``budget`` where it differs from :class:`Budget`'s defaults."""
-    default = {f.name: f.default for f in fields(Budget)}
-    return "".join(f" {flag} {budget[k]}" for k, flag in FLAGS.items() if k in budget and budget[k] != default[k])
+    return "".join(f" {flag} {budget[k]}" for k, flag in FLAGS.items() if k in budget and budget[k] != _DEFAULTS[k])

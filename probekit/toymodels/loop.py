@@ -14,25 +14,18 @@ import contextlib
 import math
 import os
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from .budget import recorded
+
 SAVE_EVERY = 500     # steps between resume files
 
 
-#: budget settings added after zoos were trained, at the value those zoos used: a budget records them only when it
-#: differs (so the shipped zoo's record and resume files still match a run of its settings)
-LATER = {"schedule": "cosine", "decay": 0.2, "precision": "fp32"}
 SCHEDULES = ("cosine", "wsd")
 PRECISIONS = ("fp32", "bf16")
-
-
-def recorded(budget) -> dict:
-    """The budget as a zoo's record and resume files state it (:data:`LATER` settings only where not the default)."""
-    return {k: v for k, v in asdict(budget).items() if k not in LATER or v != LATER[k]}
 
 
 def schedule(opt, steps: int, warmup: float, shape: str = "cosine", decay: float = 0.2):

@@ -13,15 +13,15 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
-from .loop import LATER
+from . import budget
+from .budget import LATER
 from .zoo import order
 
 HEADER = ("seed", "budget", "quick", "device", "threads", "size")
 #: what a record without the setting was trained with (settings added after zoos were written with the default)
 DEFAULTS = {"size": "full"}   # build.DEFAULT_SIZE
-FLAGS = {"seed": "--seed", "budget.steps": "--steps", "budget.pool": "--pool", "device": "--device",
-         "threads": "--threads", "size": "--size", "budget.schedule": "--schedule", "budget.warmup": "--warmup",
-         "budget.precision": "--precision"}   # the train-toy options that set them
+FLAGS = {"seed": "--seed", "device": "--device", "threads": "--threads", "size": "--size",
+         **{f"budget.{k}": flag for k, flag in budget.FLAGS.items()}}   # the train-toy options that set them
 
 
 class ZooError(ValueError):
@@ -84,8 +84,7 @@ def _check(out: Path, record: dict, header: dict, mine) -> None:
     differ = _differences(settings(record), settings(header))
     if kept and differ:
         said = "; ".join(f"{k}: {old} there, {new} here" for k, (old, new) in differ.items())
-        fix = " ".join(f"{FLAGS[k]} {LATER.get(k.split('.')[-1]) if old is None else old}"
-                       for k, (old, _) in differ.items() if k in FLAGS)
+        fix = " ".join(f"{FLAGS[k]} {old}" for k, (old, _) in differ.items() if k in FLAGS)
         if not fix or set(differ) - set(FLAGS):
             fix = (fix + " and " if fix else "") + "the rest of its record's settings"
         raise ZooError(f"{out} holds {kept} trained with other settings ({said}): train into another --out, or pass "

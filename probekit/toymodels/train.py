@@ -29,7 +29,7 @@ from ..toyworld import stream
 from . import build, loop, options
 from . import record as zoo_record
 from .batches import Batches, mask_tokens
-from .budget import QUICK, Budget
+from .budget import QUICK, Budget, recorded
 from .record import ZooError
 from .zoo import CHECKPOINTS, MODELS, Member, chosen, known, member as zoo_member
 
@@ -162,7 +162,7 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     t0 = time.time()
     pools: dict = {}
     heldout = ev.HeldOut(seed=seed) if evaluate else None
-    header = dict(seed=seed, budget=loop.recorded(budget), quick=quick, device=device, threads=torch.get_num_threads(),
+    header = dict(seed=seed, budget=recorded(budget), quick=quick, device=device, threads=torch.get_num_threads(),
                   **({} if size == build.DEFAULT_SIZE else {"size": size}))
     record = zoo_record.start(out, header, models)   # refused if a member it keeps has other settings
     if not models:   # --missing, and every member asked for is held
