@@ -78,10 +78,12 @@ SMALL_FORGETTING = (-0.006, -0.02, 0.006)
 
 def _claim_rows(r_diff=(0.1, 0.05, 0.15), top1_diff=(-0.2, -0.3, -0.1), hard_diff=(0.0, -0.02, 0.02),
                 dc=(-3.0, -5.0, -1.0), tv_r=(0.0, -0.01, 0.01), tv_top1=(-0.03, -0.05, -0.01),
-                top1_diff_paper=SMALL_FORGETTING, tv_r_paper=(0.02, 0.01, 0.03)) -> pd.DataFrame:
+                top1_diff_paper=SMALL_FORGETTING, tv_r_paper=(0.02, 0.01, 0.03), text_gain=(0.5, 0.4, 0.6)
+                ) -> pd.DataFrame:
     """Hand-made sweep, hard-negative and Probe-B rows; the sweep at α = 1 and at the paper's α = 0.2, where the
     paired differences are those of α = 1 except the held-out task's (``top1_diff_paper``) and the encoders'
-    Probe-R one (``tv_r_paper``)."""
+    Probe-R one (``tv_r_paper``); each encoder's own gain over the original (``text_gain``, the vision encoder's
+    resolved) is what the encoder claims presuppose."""
     out = []
     for a in (0.2, 1):
         tv = {"mu_c_diff": tv_r if a == 1 else tv_r_paper, "top1_diff": tv_top1}
@@ -93,8 +95,9 @@ def _claim_rows(r_diff=(0.1, 0.05, 0.15), top1_diff=(-0.2, -0.3, -0.1), hard_dif
             cond = f"text, α = {a:g} − vision, α = {a:g}"
             out.append(_r(f"toy-clip, {cond}", *tv[metric], probe="patching", subset=subset, metric=metric,
                           condition=cond, chance=0.0))
-            out.append(_r(f"toy-clip, text, α = {a:g} − original", 0.5, 0.4, 0.6, probe="patching", subset=subset,
-                          metric=metric, condition=f"text, α = {a:g} − original", chance=0.0))   # a decoy
+            for enc, gain in (("text", text_gain), ("vision", (0.5, 0.4, 0.6))):
+                out.append(_r(f"toy-clip, {enc}, α = {a:g} − original", *gain, probe="patching", subset=subset,
+                              metric=metric, condition=f"{enc}, α = {a:g} − original", chance=0.0))
     for alpha, v in ((0, 0.6), (0.2, 0.65), (1, 0.7)):
         for subset, metric in (("probe-r predicate_swap", "mu_c"), ("probe-c composition", "mu_c"),
                                ("general", "top1")):
@@ -145,6 +148,10 @@ def test_claims_read_the_paired_differences_at_both_alphas():
     assert list(flipped["verdict"]) == [D, D, D, D, H, N, N, H, D, D, H, H, D]
     wide = lab.claims(_claim_rows(dc=(3.5, -1.0, 8.0)), CLAIMS)   # holds 0 but reaches past the margin
     assert wide["verdict"][12] == N
+    untrained = lab.claims(_claim_rows(text_gain=(0.01, -0.01, 0.03)), CLAIMS)   # the text fine-tune learned nothing
+    assert list(untrained["verdict"][6:10]) == [lab.NOT_TESTABLE] * 4
+    assert [g["model"] for g in untrained["gains"][6]] == ["toy-clip, text, α = 0.2 − original",
+                                                           "toy-clip, vision, α = 0.2 − original"]
     no_sweep = _claim_rows()
     no_sweep = no_sweep[no_sweep["probe"] != "patching"]
     assert list(lab.claims(no_sweep, CLAIMS)["verdict"][:10]) == [lab.NOT_RUN] * 10

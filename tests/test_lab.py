@@ -118,6 +118,27 @@ def test_a_no_difference_claim_is_judged_by_equivalence_and_an_incomparable_one_
         lab.PaperClaim("no margin", "P", ("a", ACC), ("b", ACC), expect=lab.NO_DIFFERENCE, diff=("same", pts))
 
 
+def test_a_claim_comparing_settings_that_did_not_learn_is_not_testable():
+    """A claim that presupposes each setting learned what it was trained for (its own gain, paired, above 0) is
+    judged only when every gain's interval lies above 0: here ``a``'s gain [+0.1, +0.3] is resolved, ``c``'s
+    [−0.02, +0.1] is not, and a gain that was not run leaves the claim untestable too; the table names the
+    unresolved gain's model, not the resolved one."""
+    gain = {"metric": "acc_diff", "condition": "gain"}
+    rows = frame([*ROWS.to_dict("records"), _r("a", 0.2, 0.1, 0.3, chance=0.0, metric="acc_diff", condition="gain"),
+                  _r("c", 0.04, -0.02, 0.1, chance=0.0, metric="acc_diff", condition="gain")])
+    both = lab.PaperClaim("a < b", "P", ("a", ACC), ("b", ACC), expect=lab.LOWER, learned=(("a", gain),))
+    one = lab.PaperClaim("a < b", "P", ("a", ACC), ("b", ACC), expect=lab.LOWER, learned=(("a", gain), ("c", gain)))
+    gone = lab.PaperClaim("a < b", "P", ("a", ACC), ("b", ACC), expect=lab.LOWER, learned=(("nobody", gain),))
+    found = lab.claims(rows, [both, one, gone])
+    assert list(found["verdict"]) == [lab.HOLDS, lab.NOT_TESTABLE, lab.NOT_TESTABLE]
+    assert [len(g) for g in found["gains"]] == [1, 2, 1] and found["gains"][2] == [None]
+    said = lab_report.untrained(found.iloc[1])
+    assert said.startswith(lab.NOT_TESTABLE) and "c: acc_diff" in said and "a: acc_diff" not in said
+    assert lab_report.untrained(found.iloc[2]).endswith("a gain not run)")
+    assert lab.claim_verdict(one, *(lab.find(rows, *x) for x in (one.a, one.b)), gains=[None, None]) == \
+        lab.NOT_TESTABLE
+
+
 def test_a_check_that_names_several_rows_is_an_error():
     import pytest
     with pytest.raises(KeyError, match="must name one row"):

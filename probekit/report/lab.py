@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from probekit.claims import HIGHER, difference
 from probekit.numbers import cell
 from probekit.studies import lab, lab_seeds
 from probekit.toymodels import seed_table
@@ -100,6 +101,16 @@ def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
     return _beside(table, lab.verdict_lines(study or "", found, None), study, seeds)
 
 
+def untrained(r) -> str:
+    """Why a claim line (:func:`probekit.studies.lab.claims`) is not testable: each gain it presupposes (its
+    ``gains`` rows) that is not resolved above 0, with its row."""
+    gains = [g if isinstance(g, Mapping) else None for g in r.get("gains", [])]
+    missed = [f"{g['model']}: {g['metric']} {cell(g, unit=True)}" if g is not None else "a gain not run"
+              for g in gains if g is None or difference(g) != HIGHER]
+    return (f"{lab.NOT_TESTABLE}: it compares settings that did not learn what they were trained for "
+            f"(gain not resolved above 0: {'; '.join(missed)})")
+
+
 def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
     """Claim (source) | toy comparison | verdict (| the verdict under each zoo retrained from another seed, for a
     named study)."""
@@ -119,6 +130,8 @@ def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
                 text += f"; no difference means within ± {cell(bound, unit=True)}"
         if isinstance(r.get("reason"), str) and r["reason"]:
             text += f"; {r['verdict']}: {r['reason']}"
+        if r["verdict"] == lab.NOT_TESTABLE:
+            text += "; " + untrained(r)
         return text
     table = pd.DataFrame({
         "the paper's claim": [f"{c} ({s})" for c, s in zip(found["claim"], found["source"])],

@@ -30,7 +30,8 @@ LABEL, LINK = "headline probe", "_link"
 #: a toy-zoo model's hard-condition headline above this share says the toy world is too easy for that probe
 CEILING = 0.95
 #: a claim's verdicts, in the order the lab overview counts them
-VERDICTS = (lab.HOLDS, lab.DOES_NOT_HOLD, lab.NOT_RESOLVED, lab.BY_CONSTRUCTION, lab.NOT_COMPARABLE)
+VERDICTS = (lab.HOLDS, lab.DOES_NOT_HOLD, lab.NOT_RESOLVED, lab.BY_CONSTRUCTION, lab.NOT_COMPARABLE,
+            lab.NOT_TESTABLE)
 
 
 def load_results(chapters_dir: str | Path, studies: Sequence[str] = STUDIES) -> dict[str, pd.DataFrame]:

@@ -89,13 +89,16 @@ def _sweep_claim(claim: str, subset: str, metric: str, expect: str, alpha: float
 
 def _encoders_claim(claim: str, subset: str, metric: str, expect: str, alpha: float) -> PaperClaim:
     """The text encoder's fine-tune against the vision encoder's (both patched at ``alpha``), paired over the same
-    items."""
+    items; testable only where each fine-tune learned what it was trained on (swap negatives): its own Probe-R μ(c)
+    gain over the original resolved above 0."""
     (t, v), where = patching.ENCODER_PAIRS[0], dict(probe="patching", subset=subset)
     return PaperClaim(claim + _at(alpha), f"{SOURCE}, section 5, Table 2 and appendix B",
                       a=(_swept(alpha, encoders=t), {**where, "metric": metric}),
                       b=(_swept(alpha, encoders=v), {**where, "metric": metric}), expect=expect,
                       diff=(_swept(alpha, True, t, against=patch_condition(v, alpha)),
-                            {**where, "metric": f"{metric}_diff"}))
+                            {**where, "metric": f"{metric}_diff"}),
+                      learned=tuple((_swept(alpha, True, e), dict(probe="patching", subset="probe-r predicate_swap",
+                                                                  metric="mu_c_diff")) for e in (t, v)))
 
 
 def _b(view: str) -> str:

@@ -22,7 +22,9 @@ knock-outs trained without one kind of information and a blind (text-only) basel
   **holds** when the interval lies within ± margin, **does not hold** when it excludes 0 beyond it.  A claim about
   how hard a concept is (verbs vs nouns), or one the world's drawing settles, is **decided by construction** in a
   drawn world, and one whose two rows stand on different items or chance levels is **not comparable**: their rows
-  are shown, never judged, with the ``reason``.
+  are shown, never judged, with the ``reason``.  A claim comparing training settings presupposes that each one
+  learned what it was trained for (``learned``: each setting's own gain, resolved above 0); where one did not, the
+  claim is **not testable** and the page shows that gain.
 
 Rows are selected by ``model`` plus a ``where`` mapping of result-schema columns (probe, subset, metric,
 condition).  A row the run did not produce (a model left out of ``lab_models``) gives **not run**.
@@ -50,7 +52,7 @@ FLOORS = {CONTROL: 0.85, TRAINED: 0.90}
 CHANCE_MARGIN = 0.05
 AT_CHANCE, PASSES, FAILS, AT_FLOOR, NOT_ABOVE = "at chance", "passes", "fails", "at the floor", "not above chance"
 HOLDS, DOES_NOT_HOLD, NOT_RESOLVED, BY_CONSTRUCTION = "holds", "does not hold", "not resolved", "decided by construction"
-NOT_RUN, NOT_COMPARABLE = "not run", "not comparable"
+NOT_RUN, NOT_COMPARABLE, NOT_TESTABLE = "not run", "not comparable", "not testable"
 #: a blind row on items it cannot win (one sentence over two images, or a counterbalanced pair): shown, not judged
 BY_DESIGN = "not above chance by construction"
 #: the verdict a knock-out / blind check should get for the probe to be doing its job
@@ -86,6 +88,10 @@ class PaperClaim:
     reason: str = ""
     #: for ``expect`` :data:`NO_DIFFERENCE`: the equivalence margin, in the unit of the ``diff`` row
     margin: float | None = None
+    #: what the claim presupposes was learned: rows of a setting's own gain (a paired difference from the model it
+    #: started from, on what it was trained for); unless each one's 95% interval lies above 0 the claim compares
+    #: settings that did not train, and is :data:`NOT_TESTABLE`
+    learned: tuple[tuple[str, Mapping[str, str]], ...] = ()
 
     def __post_init__(self):
         if self.expect == NO_DIFFERENCE and (self.margin is None or self.diff is None):
@@ -131,17 +137,20 @@ def check_verdict(r, role: str, by_construction: bool = False) -> str:
     return {UNRESOLVED: NOT_RESOLVED}.get(vs, vs)
 
 
-def claim_verdict(c: PaperClaim, a, b, diff=None) -> str:
+def claim_verdict(c: PaperClaim, a, b, diff=None, gains=()) -> str:
     """:data:`HOLDS` / :data:`DOES_NOT_HOLD` / :data:`NOT_RESOLVED` from the paired difference (else the two rows'
     intervals); for a no-difference claim from the equivalence test within ``c.margin`` (resolved either way only
     by a difference row); :data:`BY_CONSTRUCTION` or :data:`NOT_COMPARABLE` as the claim is marked; :data:`NOT_RUN`
-    without both rows."""
+    without both rows; :data:`NOT_TESTABLE` when a row of ``gains`` (``c.learned``'s rows, in order) is missing or
+    not resolved above 0."""
     if a is None or b is None:
         return NOT_RUN
     if c.by_construction:
         return BY_CONSTRUCTION
     if c.not_comparable:
         return NOT_COMPARABLE
+    if len(gains) != len(c.learned) or any(g is None or difference(g) != HIGHER for g in gains):
+        return NOT_TESTABLE
     if c.expect == NO_DIFFERENCE:
         found = equivalent(diff, c.margin) if diff is not None else UNRESOLVED
         return {NO_DIFFERENCE: HOLDS, UNRESOLVED: NOT_RESOLVED}.get(found, DOES_NOT_HOLD)
@@ -170,12 +179,15 @@ def claims(rows: pd.DataFrame, defined: list[PaperClaim]) -> pd.DataFrame:
     for c in defined:
         a, b = find(rows, *c.a), find(rows, *c.b)
         diff = find(rows, *c.diff) if c.diff else None
+        gains = [find(rows, *g) for g in c.learned]
+        verdict = claim_verdict(c, a, b, diff, gains)
         out.append(dict(claim=c.claim, source=c.source, a_model=c.a[0], b_model=c.b[0],
                         a=None if a is None else dict(a), b=None if b is None else dict(b),
                         diff=None if diff is None else dict(diff), expect=c.expect, margin=c.margin,
-                        reason=c.reason, verdict=claim_verdict(c, a, b, diff)))
+                        reason=c.reason,
+                        gains=[None if g is None else dict(g) for g in gains], verdict=verdict))
     return pd.DataFrame(out, columns=["claim", "source", "a_model", "b_model", "a", "b", "diff", "expect", "margin",
-                                      "reason", "verdict"])
+                                      "reason", "gains", "verdict"])
 
 
 #: :func:`verdict_lines`' columns
@@ -255,4 +267,4 @@ __all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "versus_f
            "verdict_lines", "deciding", "SEED_FIELDS", "same_rows", "SAME_RTOL", "SAME_ATOL", "CHANCE_MARGIN", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
            "TARGET", "CONTROL", "TRAINED", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "AT_FLOOR",
            "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD", "NOT_RESOLVED", "BY_CONSTRUCTION", "BY_DESIGN", "NOT_RUN", "HIGHER", "LOWER",
-           "BELOW", "NO_DIFFERENCE", "NOT_COMPARABLE"]
+           "BELOW", "NO_DIFFERENCE", "NOT_COMPARABLE", "NOT_TESTABLE"]

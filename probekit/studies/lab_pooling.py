@@ -137,12 +137,14 @@ def pool(result, found: pd.DataFrame, seed: int) -> None:
     for (_, line), c in zip(claims.iterrows(), defined.CLAIMS):
         a, b = (_or_pooled(line[x], here, there, seed) for x in ("a", "b"))
         by_diff = isinstance(line["diff"], Mapping)
-        judge = ((lambda rs, c=c, a=a, b=b: lab.claim_verdict(c, a, b, rs[0])) if by_diff
-                 else (lambda rs, c=c: lab.claim_verdict(c, *rs)))
+        gains = [_or_pooled(g, here, there, seed) for g in line.get("gains", [])]
+        judge = ((lambda rs, c=c, a=a, b=b, g=gains: lab.claim_verdict(c, a, b, rs[0], g)) if by_diff
+                 else (lambda rs, c=c, g=gains: lab.claim_verdict(c, *rs, gains=g)))
         got = _line(deciding_rows(line), judge, here, there, seed)
         if "pooled" in got:
             rows = got.pop("pooled")
-            line = {**line, "a": a, "b": b, **({"diff": rows[0]} if by_diff else {"a": rows[0], "b": rows[1]})}
+            line = {**line, "a": a, "b": b, "gains": gains,
+                    **({"diff": rows[0]} if by_diff else {"a": rows[0], "b": rows[1]})}
         out.append({**line, **got})
     result.data["lab_claims"] = pd.DataFrame(out, columns=[*claims.columns, *SEED_COLUMNS])
 
