@@ -149,7 +149,7 @@ def test_lab_verdicts_travel_with_the_rows_and_the_summary_counts_them(monkeypat
     assert list(lab["as_expected"]) == [True, False, None, None, None]   # the text floor is shown, not judged
     over = summary.lab_overview(lab)
     assert over.to_dict(orient="records") == [{"holds": 1, "does not hold": 0, "not resolved": 1,
-                                               "decided by construction": 0, "not comparable": 0,
+                                               "decided by construction": 0, "not comparable": 0, "not testable": 0,
                                                "checks as they should be": "1 of 2"}]
     cells = summary.lab_claims(lab).iloc[:, 0].tolist()
     assert [c.split("</a>: ")[1].split("<br>")[0] for c in cells] == ["a beats b", "b beats c"]
