@@ -4,16 +4,17 @@ chapter run on a small item limit and timed, then projected to the papers' item 
 
 The stand-ins have the real checkpoints' input sizes, patches and processor settings, and ViT-B / BERT-base layers
 (ViT-L for CLIP L/14 and BLIP large): see :mod:`probekit.rehearsal.models`.  Speed needs no weights; never read
-scores from them.  Every chapter runs with the profile's device and batch size and the conceptual chapter
+scores from them.  Every chapter runs on ``--device`` with the profile's batch size, and the conceptual chapter
 fine-tunes at the authors' batch (128) for a few steps; ``PROBEKIT_TIMINGS`` makes every scoring job and every
 fine-tuning run write its seconds (``probekit.progress.record``).  For each chapter the table gives, per model,
-the items the chapter scored (its items file's distinct items), seconds per item (its scoring jobs' seconds over those items) and that times the
-paper's item count; per fine-tuning run, seconds per step (after the first) times the profile's steps; and the
-chapter's other seconds (kernel, loading data and models, metrics, figures), counted once.
+the items the chapter scored (the distinct items of its items file), seconds per item (the model's scoring jobs'
+seconds over those items) and that times the paper's item count; per fine-tuning run, seconds per step (after the
+first) times the profile's steps; and the chapter's other seconds (kernel, loading data and models, metrics,
+figures), counted once.
 
 What the projection leaves out or overstates: downloads; the rehearsal's photos are 56x40 px, so decoding and
 resizing cost less than on real photos; on a small limit each job's start (loader workers, first batch) is spread
-over few items, so seconds per item overstate the rate at scale (a larger ``--limit`` tightens it; the datasets the
+over few items, so seconds per item overstate those of a full run (a larger ``--limit`` tightens it; the datasets the
 rehearsal serves are small, so items stop growing past their size).  Chapters whose item count probekit does not
 know are not projected unless ``--items CHAPTER=N`` gives it.
 
@@ -81,7 +82,7 @@ def project(chapter: str, jobs: pd.DataFrame, items: pd.Series, wall: float, pap
                          projected=per * paper_items if paper_items else float("nan")))
     for tune in jobs[steps].itertuples():
         per = tune.seconds / tune.items if tune.items else float("nan")
-        rows.append(dict(chapter=chapter, model=f"{tune.model}, batch {tune.batch}", items=tune.items,
+        rows.append(dict(chapter=chapter, model=f"{tune.model}, batch {tune.batch:.0f}", items=tune.items,
                          seconds=tune.seconds, per_item=per, paper=paper_steps, projected=per * paper_steps))
     rest = wall - jobs["seconds"].sum() if len(jobs) else wall
     rows.append(dict(chapter=chapter, model="(kernel, loading, metrics, figures: once)", items=None, seconds=rest,
@@ -89,10 +90,12 @@ def project(chapter: str, jobs: pd.DataFrame, items: pd.Series, wall: float, pap
     return rows
 
 
-def show(row: dict) -> None:
+def show(row: dict, work: Path) -> None:
     def num(x, fmt):
         return "—" if x is None or x != x else format(x, fmt)
-    print(f"| {row['chapter']} | {row['model']} | {num(row['items'], 'd')} | {row['seconds']:.1f} | "
+
+    model = row["model"].replace(f"{work}/", "")   # a patched model's folder, from the work folder on
+    print(f"| {row['chapter']} | {model} | {num(row['items'], 'd')} | {row['seconds']:.1f} | "
           f"{num(row['per_item'], '.4f')} | {num(row['paper'], ',')} | {num(row['projected'] / 60, '.1f')} |",
           flush=True)
 
@@ -133,7 +136,7 @@ def main() -> None:
                     continue
                 for row in project(chapter, jobs, chapter_items(rehearsal.project, chapter), wall,
                                    counts.get(chapter), paper_steps):
-                    show(row)
+                    show(row, work.resolve())
                     rows.append(row)
     table = pd.DataFrame(rows)
     known = table[table["paper"].notna() | table["items"].isna()]

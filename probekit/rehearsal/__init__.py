@@ -77,8 +77,9 @@ def prepare(work: Path, profile: str = "paper", limit: int = SMALL["limit"], roo
     texts += coco.write_probe_rcb(site, work / "data" / "probe-rcb" / "annotations")
     texts += coco.write_vcoco(site, work / "data")
     texts += coco.write_imagenet(site, work / "data" / "imagenet")
-    tune = values["chapters"]["conceptual"]   # a new batch of triplets for every step
-    texts += coco.write_relcomp(site, work / "data" / "relcomp.csv", max(48, tune["finetune_batch"] * tune["finetune_steps"]))
+    tune = values["chapters"]["conceptual"]   # a new batch of triplets for every fine-tuning step
+    texts += coco.write_relcomp(site, work / "data" / "relcomp.csv",
+                                max(48, tune["finetune_batch"] * tune["finetune_steps"]))
     words = models.vocabulary(texts)
 
     def served_checkpoint(url: str) -> Path:

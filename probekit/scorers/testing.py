@@ -96,8 +96,8 @@ def save_tiny(family: str, directory: str | Path, seed: int = 0, *, image: int =
         proc = T.BlipImageProcessor, dict(size={"height": image, "width": image})
     elif family == "bridgetower":
         cfg = T.BridgeTowerConfig(text_config=dict(text, max_position_embeddings=34),
-                                  vision_config=dict(hidden_size=max(H, 64), num_hidden_layers=dims["num_hidden_layers"],
-                                                     patch_size=patch, image_size=image),
+                                  vision_config=dict(hidden_size=max(H, 64), patch_size=patch, image_size=image,
+                                                     num_hidden_layers=dims["num_hidden_layers"]),
                                   hidden_size=H, num_hidden_layers=dims["num_hidden_layers"],
                                   num_attention_heads=dims["num_attention_heads"],
                                   share_cross_modal_transformer_layers=True, tie_word_embeddings=False)
