@@ -7,6 +7,7 @@
 # Each part has its own time limit and writes OUTDIR/<part>.txt; one that fails or runs out of time does not stop
 # the next.  OUTDIR/summary.txt gives the machine, the versions and each part's exit status and seconds.
 set -u
+start=$(date +%s)
 out=${1:?usage: bash benchmarks/gpu_checks.sh OUTDIR}
 mkdir -p "$out"
 export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PWD" PYTHONUNBUFFERED=1 PROBEKIT_PROGRESS=0 TOKENIZERS_PARALLELISM=false
@@ -47,4 +48,12 @@ part ranks_2 100 python3 -m torch.distributed.run --standalone --nproc_per_node 
 python3 -c "import pandas as pd
 a, b = (pd.read_parquet('$work/project%d/book/chapters/verbs.results.parquet' % n) for n in (1, 2))
 print('rows of 1 rank and of 2 ranks equal:', a.equals(b), len(a))" >> "$out/summary.txt" 2>&1
+# 5. the paper book's projected wall time on one GPU: the dress rehearsal of paper mode with full-size random
+#    stand-ins of every model of the paper profile, each chapter timed at 8 items and projected to the papers' item
+#    counts and fine-tuning steps (benchmarks/paper_time.py; rows are printed chapter by chapter).  Its limit is
+#    what the parts above left of the 12 minutes, at most 240 s (PAPER_TIME_ARGS="--tiny --device cpu" for a CPU
+#    smoke test of this part)
+left=$(( 720 - ($(date +%s) - start) ))
+part paper_time $(( left > 240 ? 240 : left > 1 ? left : 1 )) python3 benchmarks/paper_time.py --work "$work/paper" \
+    ${PAPER_TIME_ARGS:-}
 rm -rf "$work"

@@ -9,6 +9,7 @@ terminal (a log file, a CI job), no bar frame is written: each job writes one li
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -56,6 +57,15 @@ class Lines(tqdm):
             self.fp.write(f"{self.desc or 'done'}: {done} {self.unit} in {elapsed}{last}\n")
             self.fp.flush()
         super().close()
+
+
+def record(**fields) -> None:
+    """Append ``fields`` as one line of JSON to the file ``PROBEKIT_TIMINGS`` names (nothing without it): each
+    scoring job and each fine-tuning run reports its work and seconds there (read by benchmarks/paper_time.py)."""
+    path = os.environ.get("PROBEKIT_TIMINGS")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(fields) + "\n")
 
 
 def is_terminal(stream) -> bool:

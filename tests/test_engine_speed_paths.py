@@ -51,6 +51,20 @@ def test_persistent_workers_score_like_the_calling_process_and_start_once(pictur
     assert workers.skipped == [broken]
 
 
+def test_every_scoring_job_reports_its_seconds_where_probekit_timings_says(pictures, tmp_path):
+    """What benchmarks/paper_time.py reads: one line per job that computed anything, none without the variable."""
+    import json
+
+    from probekit.environ import environment
+
+    ims, texts = pairs(pictures[0], 10)
+    with environment({"PROBEKIT_TIMINGS": str(tmp_path / "t.jsonl")}):
+        toy("toy-vilt").match(ims, texts)
+    toy("toy-vilt").match(ims, texts)
+    (line,) = [json.loads(t) for t in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert line["model"] == "toy-vilt" and line["job"] == "pairs" and line["items"] == 10 and line["seconds"] > 0
+
+
 def test_a_repeated_image_is_preprocessed_once_and_lined_up_again(pictures):
     s = toy("toy-vilt")
     a, b = (imgs.load_image(p) for p in pictures[0][:2])

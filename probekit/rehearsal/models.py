@@ -8,6 +8,11 @@
 * the authors' ViLT checkpoint (``vilt-itm``): a file in their PyTorch Lightning layout, to be served at its URL.
 
 A hub id the profile names that :data:`HUB` does not know is an error naming it: the rehearsal covers every model.
+
+With ``full``, every stand-in has the real checkpoint's size instead (for timing, benchmarks/paper_time.py): ViT-B
+and BERT-base layers in every transformer (ViT-L's for the checkpoints of :data:`LARGE`), the authors' ViLT at
+ViT-B/32, open_clip's own architecture config.  Towers the real models make narrower or shallower (CLIP's 512-wide
+text encoder, FLAVA's and BridgeTower's 6 cross-modal layers) are built at the same width and depth as the rest.
 """
 
 from __future__ import annotations
@@ -42,6 +47,11 @@ HUB = {
     "google/owlvit-base-patch32": ("owlvit", 768, 32, _CLIP),
 }
 VILT_TEXT, VILT_HEADS = 32, 2
+#: a full-size stand-in's layers: ViT-B / BERT-base, and ViT-L for the hub ids of LARGE
+BASE = dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072)
+LARGE = {repo: dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
+         for repo in ("openai/clip-vit-large-patch14", "openai/clip-vit-large-patch14-336",
+                      "Salesforce/blip-itm-large-coco")}
 #: words the tiny tokenizers spell in two pieces, as BERT's splits a rare word, so that guided masking's rule for
 #: verbs of several pieces runs
 PIECES = {"throwing": "throw", "carrying": "carry"}
@@ -65,29 +75,34 @@ def snapshot(cache: Path, repo: str) -> Path:
     return folder / "snapshots" / rev
 
 
-def hub_model(cache: Path, repo: str, words) -> Path:
+def hub_model(cache: Path, repo: str, words, full: bool = False) -> Path:
     if repo not in HUB:
         raise KeyError(f"the rehearsal has no tiny stand-in for hub id {repo!r}: add its family and image processor "
                        f"settings to probekit.rehearsal.models.HUB")
     family, image, patch, processor = HUB[repo]
     sizes = {"image": image, "patch": patch} if image else {}
-    return save_tiny(family, snapshot(cache, repo), processor=processor, words=words, **sizes)
+    dims = LARGE.get(repo, BASE) if full else None
+    return save_tiny(family, snapshot(cache, repo), processor=processor, words=words, dims=dims, **sizes)
 
 
-def open_clip_model(cache: Path, configs: Path, source: str) -> None:
-    """``ARCH:TAG``'s tiny architecture in ``configs`` and its weights under the tag's hub repository."""
-    repo, filename, state = tiny_open_clip_tag(source, configs)
+def open_clip_model(cache: Path, configs: Path, source: str, full: bool = False) -> None:
+    """``ARCH:TAG``'s tiny (or ``full``) architecture in ``configs`` and its weights under the tag's hub repository."""
+    repo, filename, state = tiny_open_clip_tag(source, configs, shrink=not full)
     folder = snapshot(cache, repo)
     folder.mkdir(parents=True, exist_ok=True)
     torch.save(state, folder / filename)
 
 
-def vilt_checkpoint(path: Path, words) -> None:
-    """The authors' ``vilt_200k_mlm_itm.ckpt`` layout, random, sized for the tiny ``dandelin/vilt-b32-mlm``."""
+def vilt_checkpoint(path: Path, words, full: bool = False) -> None:
+    """The authors' ``vilt_200k_mlm_itm.ckpt`` layout, random, sized for the tiny ``dandelin/vilt-b32-mlm`` (or
+    ``full``: ViT-B/32)."""
     _, image, patch, _ = HUB["dandelin/vilt-b32-mlm"]
-    state = vilt_authors_state(len(word_tokenizer(words=words)), VILT_TEXT, patch, image // patch)
+    size = (dict(hidden=BASE["hidden_size"], layers=BASE["num_hidden_layers"], mlp=BASE["intermediate_size"])
+            if full else {})
+    state = vilt_authors_state(len(word_tokenizer(words=words)), VILT_TEXT, patch, image // patch, **size)
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"state_dict": state, "hyper_parameters": {"config": {"num_heads": VILT_HEADS}}}, path)
+    heads = BASE["num_attention_heads"] if full else VILT_HEADS
+    torch.save({"state_dict": state, "hyper_parameters": {"config": {"num_heads": heads}}}, path)
 
 
 def model_names(params: dict[str, dict]) -> set[str]:
@@ -101,9 +116,10 @@ def model_names(params: dict[str, dict]) -> set[str]:
     return names
 
 
-def write_models(cache: Path, configs: Path, names, words, served_checkpoint) -> None:
-    """Stand-ins for the models ``names`` (and what they load besides: the masking detector, ViLT's processors)
-    in the hub cache ``cache`` and ``configs``; ``served_checkpoint(url, path)`` places a checkpoint to serve."""
+def write_models(cache: Path, configs: Path, names, words, served_checkpoint, full: bool = False) -> None:
+    """Stand-ins (tiny, or ``full`` size) for the models ``names`` (and what they load besides: the masking detector,
+    ViLT's processors) in the hub cache ``cache`` and ``configs``; ``served_checkpoint(url, path)`` places a
+    checkpoint to serve."""
     from probekit.scorers import vilt_original
     from probekit.studies.masking import DETECTOR
 
@@ -111,11 +127,11 @@ def write_models(cache: Path, configs: Path, names, words, served_checkpoint) ->
     for name in {*names, DETECTOR}:
         spec = model_spec(name)
         if spec.family == "open_clip":
-            open_clip_model(cache, configs, spec.source)
+            open_clip_model(cache, configs, spec.source, full)
         elif spec.family == "vilt-itm":
-            vilt_checkpoint(served_checkpoint(spec.source), words)
+            vilt_checkpoint(served_checkpoint(spec.source), words, full)
         else:
             hub.add(spec.source)
     with transformers_bars_off():
         for repo in sorted(hub):
-            hub_model(cache, repo, words)
+            hub_model(cache, repo, words, full)

@@ -25,7 +25,7 @@ from probekit import images as imgs
 from probekit import shard
 from probekit.cache import NullCache, ScoreCache
 from probekit.device import autocast
-from probekit.progress import bar
+from probekit.progress import bar, record
 
 #: bump when the way a method computes its numbers changes, so old cached scores are not reused
 RECIPES = {"image_embed": 1, "text_embed": 1, "match": 1, "fill_mask": 2, "token_logprobs": 1, "detect": 1}
@@ -121,6 +121,7 @@ class Engine:
 
     def _run(self, todo, first, forward, prepare: str, images, extras, put, bad: set, desc: str,
              meanwhile=None) -> None:
+        t0 = time.perf_counter()
         todo_extras = [extras[first[key]] for key in todo] if extras is not None else None
         if images is None:
             prep = getattr(self, prepare)
@@ -147,6 +148,7 @@ class Engine:
                     put(todo[j], value)
             progress_bar.update(len(ok) + len(bad_idx))
         progress_bar.close()
+        record(model=self.name, job=desc, items=len(todo), seconds=time.perf_counter() - t0)
 
     def _fitting(self, forward, inputs: dict, n: int) -> list:
         """``forward(inputs)`` in slices of at most ``batch_size`` rows; a slice that runs out of GPU memory is

@@ -18,6 +18,8 @@ WORDS = ("a an the dog cat man woman child horse bird ball car tree red blue gre
 IMAGE = 32
 PATCH = 16
 HIDDEN = 32
+#: a tiny model's transformer layers (every tower); ``save_tiny(..., dims=...)`` builds larger ones
+TINY = dict(hidden_size=HIDDEN, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
 
 
 def word_tokenizer(mask_token: str = "[MASK]", max_length: int = 24, words=WORDS):
@@ -39,20 +41,21 @@ def word_tokenizer(mask_token: str = "[MASK]", max_length: int = 24, words=WORDS
                                    sep_token="[SEP]", mask_token=mask_token, model_max_length=max_length)
 
 
-def _small(**kw):
-    base = dict(hidden_size=HIDDEN, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
-    base.update(kw)
-    return base
-
-
 def save_tiny(family: str, directory: str | Path, seed: int = 0, *, image: int = IMAGE, patch: int | None = None,
-              processor: dict | None = None, words=WORDS) -> Path:
+              processor: dict | None = None, words=WORDS, dims: dict | None = None) -> Path:
     """Build a tiny random model of ``family`` and save it (with tokenizer and image processor) to ``directory``.
 
     ``image`` and ``patch`` (default 16; OWL-ViT 8) size its vision tower and image processor, ``processor``
     overrides image processor settings (e.g. a hub checkpoint's ``image_mean``, ``size_divisor``), ``words`` is
-    the word-level tokenizer's vocabulary (open_clip and OWL-ViT have their own)."""
+    the word-level tokenizer's vocabulary (open_clip and OWL-ViT have their own), ``dims`` the width, depth, heads
+    and MLP of every transformer (default :data:`TINY`; e.g. ViT-B's for a full-size stand-in: timing, not scores)."""
     import transformers as T
+
+    dims = {**TINY, **(dims or {})}
+    H = dims["hidden_size"]
+
+    def _small(**kw):
+        return {**dims, **kw}
 
     torch.manual_seed(seed)
     out = Path(directory)
@@ -61,7 +64,7 @@ def save_tiny(family: str, directory: str | Path, seed: int = 0, *, image: int =
     if family == "open_clip":
         return _save_open_clip(out)
     if family == "owlvit":
-        return _save_owlvit(out, image, patch, processor or {})
+        return _save_owlvit(out, image, patch, processor or {}, dims)
     tok = word_tokenizer("<mask>" if family == "bridgetower" else "[MASK]", words=words)
     vocab = len(tok)
     text = _small(vocab_size=vocab, max_position_embeddings=32, pad_token_id=0)
@@ -70,7 +73,7 @@ def save_tiny(family: str, directory: str | Path, seed: int = 0, *, image: int =
     if family in ("clip", "siglip"):
         cls, tcfg, vcfg, ccls = ((T.CLIPModel, T.CLIPTextConfig, T.CLIPVisionConfig, T.CLIPConfig) if family == "clip"
                                  else (T.SiglipModel, T.SiglipTextConfig, T.SiglipVisionConfig, T.SiglipConfig))
-        proj = {"projection_dim": HIDDEN} if family == "clip" else {}
+        proj = {"projection_dim": H} if family == "clip" else {}
         tkw, vkw = dict(text, eos_token_id=3, bos_token_id=2, **proj), dict(vision, **proj)
         cfg = ccls(text_config=tcfg(**tkw).to_dict(), vision_config=vcfg(**vkw).to_dict())
         models = [cls(cfg)]
@@ -86,16 +89,17 @@ def save_tiny(family: str, directory: str | Path, seed: int = 0, *, image: int =
         proc = T.ViltImageProcessor, dict(size={"shortest_edge": image}, size_divisor=patch)
     elif family == "blip":
         cfg = T.BlipConfig(text_config=_small(vocab_size=vocab, max_position_embeddings=32, pad_token_id=0,
-                                              encoder_hidden_size=HIDDEN, bos_token_id=2, sep_token_id=3),
-                           vision_config=_small(image_size=image, patch_size=patch), projection_dim=HIDDEN,
-                           image_text_hidden_size=HIDDEN)
+                                              encoder_hidden_size=H, bos_token_id=2, sep_token_id=3),
+                           vision_config=_small(image_size=image, patch_size=patch), projection_dim=H,
+                           image_text_hidden_size=H)
         models = [T.BlipForImageTextRetrieval(cfg)]
         proc = T.BlipImageProcessor, dict(size={"height": image, "width": image})
     elif family == "bridgetower":
         cfg = T.BridgeTowerConfig(text_config=dict(text, max_position_embeddings=34),
-                                  vision_config=dict(hidden_size=64, num_hidden_layers=1, patch_size=patch,
-                                                     image_size=image),
-                                  hidden_size=HIDDEN, num_hidden_layers=1, num_attention_heads=2,
+                                  vision_config=dict(hidden_size=max(H, 64), patch_size=patch, image_size=image,
+                                                     num_hidden_layers=dims["num_hidden_layers"]),
+                                  hidden_size=H, num_hidden_layers=dims["num_hidden_layers"],
+                                  num_attention_heads=dims["num_attention_heads"],
                                   share_cross_modal_transformer_layers=True, tie_word_embeddings=False)
         itm = T.BridgeTowerForImageAndTextRetrieval(cfg)
         mlm = T.BridgeTowerForMaskedLM(cfg)
@@ -107,7 +111,7 @@ def save_tiny(family: str, directory: str | Path, seed: int = 0, *, image: int =
         cfg = T.FlavaConfig(image_config=_small(image_size=image, patch_size=patch, vocab_size=16),
                             text_config=dict(text, max_position_embeddings=32),
                             multimodal_config=_small(), image_codebook_config=dict(vocab_size=16, hidden_size=8),
-                            hidden_size=HIDDEN, projection_dim=HIDDEN, init_codebook=False)
+                            hidden_size=H, projection_dim=H, init_codebook=False)
         models = [T.FlavaForPreTraining(cfg)]
         proc = T.FlavaImageProcessor, dict(size={"height": image, "width": image}, crop_size={"height": image,
                                                                                             "width": image})
@@ -176,7 +180,7 @@ def _save_open_clip(out: Path) -> Path:
     return out
 
 
-def _save_owlvit(out: Path, image: int, patch: int, processor: dict) -> Path:
+def _save_owlvit(out: Path, image: int, patch: int, processor: dict, dims: dict) -> Path:
     """A letter-level CLIP tokenizer (every word spelled out) and a one-layer OWL-ViT whose box head is zero, so
     its boxes are the patch grid's prior cells."""
     import transformers as T
@@ -187,10 +191,10 @@ def _save_owlvit(out: Path, image: int, patch: int, processor: dict) -> Path:
     (out / "vocab.json").write_text(json.dumps(vocab))
     (out / "merges.txt").write_text("#version: 0.2\n")
     tok = T.CLIPTokenizer(str(out / "vocab.json"), str(out / "merges.txt"), model_max_length=32)
-    layer = dict(hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
     cfg = T.OwlViTConfig(text_config=dict(vocab_size=54, max_position_embeddings=32, bos_token_id=52, eos_token_id=53,
-                                          pad_token_id=53, **layer),
-                         vision_config=dict(image_size=image, patch_size=patch, **layer), projection_dim=HIDDEN)
+                                          pad_token_id=53, **dims),
+                         vision_config=dict(image_size=image, patch_size=patch, **dims),
+                         projection_dim=dims["hidden_size"])
     model = T.OwlViTForObjectDetection(cfg).eval()
     with torch.no_grad():
         model.box_head.dense2.weight.zero_()
@@ -215,10 +219,10 @@ def tiny_open_clip_arch(cfg: dict) -> dict:
             "text_cfg": text}
 
 
-def tiny_open_clip_tag(source: str, configs: Path) -> tuple[str, str, dict]:
-    """For open_clip ``ARCH:TAG``: its tiny architecture written to ``configs/ARCH.json`` (for
-    ``PROBEKIT_OPEN_CLIP_CONFIGS``), and (hub repository, weights file name, random state dict) as open_clip would
-    download the tag's weights."""
+def tiny_open_clip_tag(source: str, configs: Path, shrink: bool = True) -> tuple[str, str, dict]:
+    """For open_clip ``ARCH:TAG``: its tiny architecture (ARCH's own with ``shrink`` False) written to
+    ``configs/ARCH.json`` (for ``PROBEKIT_OPEN_CLIP_CONFIGS``), and (hub repository, weights file name, random state
+    dict) as open_clip would download the tag's weights."""
     import open_clip
 
     arch, tag = source.split(":")
@@ -226,7 +230,8 @@ def tiny_open_clip_tag(source: str, configs: Path) -> tuple[str, str, dict]:
     if not pretrained.get("hf_hub"):
         raise KeyError(f"open_clip {source} downloads from {pretrained.get('url')}, not the hub: no tiny stand-in "
                        f"can be served for it")
-    cfg = tiny_open_clip_arch(open_clip.get_model_config(arch))
+    cfg = open_clip.get_model_config(arch)
+    cfg = tiny_open_clip_arch(cfg) if shrink else cfg
     configs.mkdir(parents=True, exist_ok=True)
     (configs / f"{arch}.json").write_text(json.dumps(cfg))
     repo, filename = pretrained["hf_hub"].rstrip("/"), "open_clip_pytorch_model.bin"

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,7 +179,7 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
     base's tokenizer and image processor and a ``finetune.json`` of settings and losses) in ``out_dir``."""
     from PIL import Image
 
-    from probekit.progress import bar as tqdm
+    from probekit.progress import bar as tqdm, record
     from probekit.scorers.hf_clip import pooled_features
 
     torch.manual_seed(config.seed)
@@ -220,7 +221,7 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
 
     images, texts = encoder(embed_images, grad_v, "vision"), encoder(embed_texts, grad_t, "text")
     scale = model.logit_scale.exp().detach()
-    history = []
+    history, started = [], []
     bar = tqdm(range(config.steps), desc=f"fine-tune CLIP ({config.encoders})", disable=not progress)
     for _ in bar:
         batch = triplets.iloc[rng.choice(len(triplets), size=min(config.batch_size, len(triplets)),
@@ -243,6 +244,10 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
         sched.step()
         history.append({"itm": itm.item(), "contrastive": con.item(), "loss": loss.item()})
         bar.set_postfix(loss=f"{loss.item():.3f}")
+        started.append(time.perf_counter())
+    # the steps after the first (which pays for the first kernels and preprocessing) and their seconds
+    record(model=f"fine-tune {base} ({config.encoders})", job="step", batch=config.batch_size,
+           items=len(started) - 1, seconds=started[-1] - started[0] if started else 0.0)
     out_dir = Path(out_dir)
     tmp = out_dir.with_name(out_dir.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
