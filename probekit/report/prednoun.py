@@ -21,6 +21,7 @@ from probekit.report.format import table as wide
 from probekit.report.show import show_table, show_text
 from probekit.results import StudyResult, concat, select
 from probekit.studies.prednoun import LIMBS_PROBE, RELEASED, PrednounFacts
+from probekit.toyworld.prednoun import LIMBS_ALIKE, LIMBS_DIFFER
 
 _LAYOUT = {  # table number: (probe, conditions, subsets, columns, our models (fact))
     1: ("pairs", ["full", "cropped"], ["all"], "condition", "main_models"),
@@ -171,6 +172,19 @@ def limbs_note(facts: PrednounFacts, metric: str) -> str:
     limbs = facts.limbs_only
     return (f"; binding by the limbs' colour alone: at most {pct(limbs[metric])} expected on these items (a coin flip "
             f"on the look-alike ones may land above it)" if limbs else "")
+
+
+def strata_text(facts: PrednounFacts) -> str:
+    """How the toy items' pairs are drawn: how many in each stratum (two kinds whose limbs look alike, or differ),
+    what the "all" rows then weigh; "" on other data."""
+    if not facts.limbs_pairs:
+        return ""
+    alike, differ = facts.limbs_pairs.get(LIMBS_ALIKE, 0), facts.limbs_pairs.get(LIMBS_DIFFER, 0)
+    return (f"The pairs are drawn in two strata, so that each part of the probe has its own n: {alike} pairs of two "
+            f"kinds whose limbs look alike (only the busts tell whose pose is whose: the headline) and {differ} of "
+            f"kinds whose limbs differ (the limbs tell: a control). The rows over all pairs weigh the two parts "
+            f"{pct(alike / (alike + differ))} to {pct(differ / (alike + differ))}, as drawn, not as often as the "
+            "world's kinds fall together.")
 
 
 def show_limbs_split(result: StudyResult) -> None:
