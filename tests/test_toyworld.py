@@ -120,7 +120,7 @@ def test_a_verb_negative_is_a_close_verb_one_of_each_cue_per_sentence(tmp_path):
     # the toy zoo's held-out set: one verb negative per sentence, either cue with probability one half
     held = make_items(tmp_path, 300, 0, "eval", by_cue=False)
     held_same_pose = verb_cue(held)[held["verb_neg"]] == PLACE
-    assert 0.35 < held_same_pose.mean() < 0.65 and len(held_same_pose) == 150               # 75 verb rows and their mirrors
+    assert 0.35 < held_same_pose.mean() < 0.65 and len(held_same_pose) == 150   # 75 verb rows, mirrors
     hand = pd.DataFrame({"pos_triplet": ["man,hold,ball"] * 4, "neg_triplet": ["man,watch,ball", "man,push,ball",
                                                                                "man,chase,ball", "boy,hold,ball"],
                          "verb_neg": [True, True, True, False]})
