@@ -190,7 +190,8 @@ def strata_text(facts: PrednounFacts) -> str:
 def show_limbs_split(result: StudyResult) -> None:
     """Toy world: pair and triplet accuracy on full images of the chapter's and the lab's models, by whether the two
     agents' limbs look alike; a line saying why not elsewhere."""
-    split = concat([select(result.ours(), probe=LIMBS_PROBE), select(result.data["lab"], probe=LIMBS_PROBE)])
+    split = concat([select(result.ours(), probe=LIMBS_PROBE, condition="full"),
+                    select(result.data["lab"], probe=LIMBS_PROBE, condition="full")])   # not the lab's 2 x 2
     if not len(split):
         show_text("Not split: only the toy world draws agents whose limbs tell their kind up to a pair.")
         return

@@ -1,5 +1,6 @@
 """The verbs chapter's own text and figure: how many verb-negative pairs it scored beside the guided-masking paper's
-count, how the toy verb negatives are stratified, and the lab's Table 5 comparison (noisier pretraining captions) drawn beside the paper's."""
+count, how the toy verb negatives are stratified, and the lab's Table 5 comparison (noisier pretraining captions)
+drawn beside the paper's."""
 
 from __future__ import annotations
 

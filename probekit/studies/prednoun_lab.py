@@ -122,8 +122,9 @@ CLAIMS = [
             HIGHER),
     _effect(*OBJECTIVES[1], f"the same for the cross-encoder (ITM with swap negatives vs random ones); {_ALIKE_WHAT}",
             _OBJECTIVE, HIGHER),
-    PaperClaim("architecture and objective add up: swap negatives change the dual encoder's pair accuracy by as much "
-               f"as the cross-encoder's (the interaction, within ± {100 * INTERACTION_MARGIN:g} points); {_ALIKE_WHAT}",
+    PaperClaim("architecture and objective add up: swap negatives change the dual encoder's pair accuracy by as "
+               f"much as the cross-encoder's (the interaction, within ± {100 * INTERACTION_MARGIN:g} points); "
+               f"{_ALIKE_WHAT}",
                _OBJECTIVE, a=paired(*OBJECTIVES[0]), b=paired(*OBJECTIVES[1]), expect=NO_DIFFERENCE,
                diff=(OBJECTIVES[0][0], {**ALIKE, "condition": INTERACTION, "metric": "pair_accuracy_diff"}),
                margin=INTERACTION_MARGIN),
