@@ -61,7 +61,8 @@ HARD_PREDNOUN, HARD_VERBS = 4800, 2000
 
 class HeldOut:
     """Evaluation-split items, rendered once into a temporary directory (the hard sub-probes' larger sets when
-    first asked for)."""
+    first asked for).  The predicate-noun and SVO items are drawn as the shipped zoo was scored: kinds and verb
+    negatives uniform (``alike_share=None``, ``by_cue=False``), not in the chapters' strata."""
 
     def __init__(self, seed: int = 0, n: int = 200, data_dir: str | Path | None = None):
         self._tmp = None if data_dir else tempfile.TemporaryDirectory(prefix="probekit-heldout-")
