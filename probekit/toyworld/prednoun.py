@@ -33,7 +33,7 @@ def agent_kinds(rng, alike: bool | None) -> tuple[str, str]:
         n1, n2 = rng.choice(list(AGENTS), 2, replace=False)
         return str(n1), str(n2)
     n1 = choice(rng, AGENTS)
-    others = [k for k in AGENTS if k != n1 and (alike is None or same_limbs(k, n1) == alike)]
+    others = [k for k in AGENTS if k != n1 and same_limbs(k, n1) == alike]
     return n1, choice(rng, others)
 
 
