@@ -10,7 +10,8 @@ from probekit.results import COLUMNS, frame, one, row, select
 from probekit.studies import lab, prednoun, prednoun_lab
 from probekit.toymodels import object_control
 from probekit.studies.prednoun_claims import CROP_GAIN
-from probekit.studies.prednoun_lab import CHECKS, CLAIMS, LAB_MODELS
+from probekit.studies.prednoun_lab import CHECKS, CLAIMS, LAB_MODELS, LIMBS_PROBE
+from probekit.toyworld.prednoun import LIMBS_ALIKE, LIMBS_DIFFER
 
 STUDY = prednoun_lab.Study(prednoun.score_run, prednoun.analyse, prednoun.limbs_rows)
 
@@ -22,10 +23,12 @@ def _r(model, condition, value, low, high, subset="all", metric="pair_accuracy",
 
 
 def _model(model, full=(0.5, 0.4, 0.6), cropped=(0.9, 0.85, 0.95), triplets=(0.7, 0.6, 0.8), noun=(0.6, 0.5, 0.7),
-           predicate=(0.4, 0.3, 0.5), gain=(0.4, 0.3, 0.5)) -> list[dict]:
+           predicate=(0.4, 0.3, 0.5), gain=(0.4, 0.3, 0.5), alike=(0.3, 0.2, 0.4)) -> list[dict]:
     """Every row the lab produces for one model, plus decoys a loose selection would also match (the alternative
-    template's probe, the cropped triplets, pair accuracy beside every triplet row)."""
-    return [_r(model, "full", *full), _r(model, "cropped", *cropped), _r(model, "full", *triplets,
+    template's probe, the cropped triplets, pair accuracy beside every triplet row, the limbs-differ pairs)."""
+    return [_r(model, "full", *alike, subset=LIMBS_ALIKE, probe=LIMBS_PROBE),
+            _r(model, "full", 0.97, 0.95, 0.99, subset=LIMBS_DIFFER, probe=LIMBS_PROBE),
+            _r(model, "full", *full), _r(model, "cropped", *cropped), _r(model, "full", *triplets,
                                                                             metric="triplet_accuracy"),
             _r(model, "cropped", 0.97, 0.95, 0.99, metric="triplet_accuracy"),
             _r(model, "full", *noun, subset="noun"), _r(model, "full", *predicate, subset="predicate"),
@@ -53,9 +56,14 @@ def test_lab_models_and_what_the_checks_and_claims_name():
     # every control: the cropped pairs and the single object
     controls = [c.where for c in CHECKS if c.role in (lab.CONTROL, lab.TRAINED)]
     assert controls == [prednoun_lab.CROPPED, object_control.ROW] * 7
+    # the 2 x 2 on look-alike pairs: architecture within each objective, objective within each architecture, and
+    # their interaction (an equivalence test); then the cropped topline and nouns vs predicates (over all pairs)
     assert [(c.a[0], c.b[0], c.expect, c.by_construction) for c in CLAIMS] == [
         ("toy-clip", "toy-vilt", lab.LOWER, False), ("toy-clip-hardneg", "toy-vilt-hardneg", lab.LOWER, False),
+        ("toy-clip-hardneg", "toy-clip", lab.HIGHER, False), ("toy-vilt-hardneg", "toy-vilt", lab.HIGHER, False),
+        ("toy-clip-hardneg", "toy-vilt-hardneg", lab.NO_DIFFERENCE, False),
         ("toy-vilt", "toy-vilt", lab.HIGHER, False), ("toy-vilt", "toy-vilt", lab.HIGHER, True)]
+    assert all(c.diff[1]["subset"] == LIMBS_ALIKE for c in CLAIMS[:5]) and CLAIMS[4].margin == 0.1
     assert all(c.source.startswith("Nikolaus et al. 2022, Table") for c in CLAIMS)
 
 
@@ -114,26 +122,49 @@ def test_every_trained_model_is_held_to_the_higher_control_floor_cropped_and_on_
 
 
 def test_claims_hold_fail_or_stay_unresolved_from_their_rows():
-    rows = _rows(toy_clip=dict(full=(0.2, 0.12, 0.28)),
-                 toy_vilt=dict(full=(0.5, 0.4, 0.6), cropped=(0.8, 0.72, 0.88), gain=(0.3, 0.2, 0.4)))
+    rows = _rows(toy_clip=dict(alike=(0.2, 0.12, 0.28)),
+                 toy_vilt=dict(alike=(0.5, 0.4, 0.6), cropped=(0.8, 0.72, 0.88), gain=(0.3, 0.2, 0.4)))
     found = lab.claims(rows, CLAIMS)
-    assert list(found["verdict"]) == [lab.HOLDS, lab.NOT_RUN, lab.HOLDS, lab.BY_CONSTRUCTION]
-    assert found["a"][0]["model"] == "toy-clip" and found["b"][0]["condition"] == "full"
-    assert found["diff"][2]["metric"] == "pair_accuracy_diff" and found["diff"][0] is None
-    assert (found["a"][3]["subset"], found["b"][3]["subset"]) == ("noun", "predicate")
+    assert list(found["verdict"]) == [lab.HOLDS] + [lab.NOT_RUN] * 4 + [lab.HOLDS, lab.BY_CONSTRUCTION]
+    assert found["a"][0]["subset"] == LIMBS_ALIKE and found["b"][0]["model"] == "toy-vilt"
+    assert found["diff"][5]["metric"] == "pair_accuracy_diff" and found["diff"][0] is None
+    assert (found["a"][6]["subset"], found["b"][6]["subset"]) == ("noun", "predicate")
     # the other way round / a paired difference whose interval holds 0 (even with intervals that do not overlap)
-    other = _rows(toy_clip=dict(full=(0.8, 0.7, 0.9)),
-                  toy_vilt=dict(full=(0.5, 0.4, 0.6), cropped=(0.75, 0.65, 0.85), gain=(0.05, -0.02, 0.12)))
-    assert list(lab.claims(other, CLAIMS)["verdict"]) == [lab.DOES_NOT_HOLD, lab.NOT_RUN, lab.NOT_RESOLVED,
-                                                          lab.BY_CONSTRUCTION]
-    assert list(lab.claims(_rows(toy_vilt={}), CLAIMS)["verdict"]) == [lab.NOT_RUN, lab.NOT_RUN, lab.HOLDS,
-                                                                       lab.BY_CONSTRUCTION]
+    other = _rows(toy_clip=dict(alike=(0.8, 0.7, 0.9)),
+                  toy_vilt=dict(alike=(0.5, 0.4, 0.6), cropped=(0.75, 0.65, 0.85), gain=(0.05, -0.02, 0.12)))
+    assert list(lab.claims(other, CLAIMS)["verdict"])[::5] == [lab.DOES_NOT_HOLD, lab.NOT_RESOLVED]
     # the architecture claim's paired difference over the same pairs decides it when there: one that holds 0
     # leaves it unresolved, even with intervals that do not overlap
     versus = prednoun_lab.versus("toy-clip", "toy-vilt")
-    paired = pd.concat([rows, frame([_r("toy-clip", versus, -0.03, -0.08, 0.02, metric="pair_accuracy_diff")])])
+    paired = pd.concat([rows, frame([_r("toy-clip", versus, -0.03, -0.08, 0.02, metric="pair_accuracy_diff",
+                                        subset=LIMBS_ALIKE, probe=LIMBS_PROBE)])])
     found = lab.claims(paired, CLAIMS)
     assert found["verdict"][0] == lab.NOT_RESOLVED and found["diff"][0]["condition"] == "toy-clip − toy-vilt, full"
+
+
+def _two_by_two(objective_dual, objective_cross, interaction) -> pd.DataFrame:
+    """The four members' look-alike rows and the 2 x 2's paired differences (objective effects and interaction)."""
+    def diff(model, condition, v):
+        return _r(model, condition, *v, metric="pair_accuracy_diff", subset=LIMBS_ALIKE, probe=LIMBS_PROBE)
+    (dual_swap, dual), (cross_swap, cross) = prednoun_lab.OBJECTIVES
+    return pd.concat([_rows(**{m.replace("-", "_"): {} for m in (dual_swap, dual, cross_swap, cross)}), frame([
+        diff(dual_swap, prednoun_lab.versus(dual_swap, dual), objective_dual),
+        diff(cross_swap, prednoun_lab.versus(cross_swap, cross), objective_cross),
+        diff(dual_swap, prednoun_lab.INTERACTION, interaction)])], ignore_index=True)
+
+
+def test_the_two_by_twos_objective_effects_and_interaction_are_judged_by_their_paired_differences():
+    # swap negatives help both architectures alike: both effects hold, the interaction lies within ± 10 points
+    found = lab.claims(_two_by_two((0.2, 0.1, 0.3), (0.15, 0.05, 0.25), (0.05, -0.04, 0.09)), CLAIMS)
+    assert list(found["verdict"][2:5]) == [lab.HOLDS, lab.HOLDS, lab.HOLDS]
+    assert found["a"][4]["condition"] == "toy-clip-hardneg − toy-clip, full"   # the two effects, shown beside it
+    assert found["diff"][4]["condition"] == "(toy-clip-hardneg − toy-clip) − (toy-vilt-hardneg − toy-vilt), full"
+    # only the cross-encoder learns from them: the interaction excludes 0 beyond the margin; one that holds 0 but
+    # reaches past the margin is not resolved
+    found = lab.claims(_two_by_two((0.0, -0.05, 0.05), (0.3, 0.2, 0.4), (-0.3, -0.42, -0.18)), CLAIMS)
+    assert list(found["verdict"][2:5]) == [lab.NOT_RESOLVED, lab.HOLDS, lab.DOES_NOT_HOLD]
+    found = lab.claims(_two_by_two((0.1, 0.0, 0.2), (0.05, -0.05, 0.15), (0.05, -0.08, 0.18)), CLAIMS)
+    assert found["verdict"][4] == lab.NOT_RESOLVED
 
 
 def test_lab_rows_reuse_the_main_runs_scores():
@@ -156,22 +187,34 @@ def test_lab_rows_reuse_the_main_runs_scores():
     assert list(zip(split["subset"], split["value"], split["n"])) == [("limbs alike", 0.0, 1), ("limbs differ", 1.0, 1)]
 
 
-def test_a_dual_encoder_and_a_cross_encoder_are_compared_pair_by_pair():
-    # hand-made scores under the two architecture models' names (every run given: nothing is loaded): toy-clip
-    # wins pair a and loses pair b, toy-vilt wins both, so clip − vilt is 0 on a and −1 on b
-    items = pd.DataFrame({"item_id": ["a0", "a1", "b0", "b1"], "pair_id": ["a", "a", "b", "b"],
-                          "pos": ["subject"] * 4, "subject": ["man", "woman", "dog", "cat"],
-                          "object": ["sitting"] * 4, "word_target": ["man", "woman", "dog", "cat"],
-                          "word_distractor": ["woman", "man", "cat", "dog"],
-                          "other_agent": ["woman", "man", "cat", "dog"]})
-    target = {"toy-clip": [0.9, 0.8, 0.7, 0.2], "toy-vilt": [0.9, 0.9, 0.9, 0.9]}
+def test_the_two_by_two_is_paired_over_the_same_look_alike_pairs():
+    # hand-made scores under the four members' names (every run given: nothing is loaded).  Pairs a and b hold
+    # kinds whose limbs look alike, c kinds whose limbs differ.  Pairs won (a, b, c): toy-clip (0, 0, 1), toy-vilt
+    # (1, 0, 1), toy-clip-hardneg (1, 1, 1), toy-vilt-hardneg (1, 1, 0); on a and b: clip − vilt (−1, 0),
+    # clip-hardneg − vilt-hardneg (0, 0), clip-hardneg − clip (1, 1), vilt-hardneg − vilt (0, 1), interaction (1, 0)
+    items = pd.DataFrame({"item_id": ["a0", "a1", "b0", "b1", "c0", "c1"], "pair_id": ["a", "a", "b", "b", "c", "c"],
+                          "pos": ["subject"] * 6, "subject": ["man", "girl", "dog", "woman", "man", "boy"],
+                          "object": ["sitting"] * 6, "word_target": ["man", "girl", "dog", "woman", "man", "boy"],
+                          "word_distractor": ["girl", "man", "woman", "dog", "boy", "man"],
+                          "other_agent": ["girl", "man", "woman", "dog", "boy", "man"]})
+    won, lost = [0.9, 0.9], [0.9, 0.2]
+    target = {"toy-clip": lost + lost + won, "toy-vilt": won + lost + won, "toy-clip-hardneg": won + won + won,
+              "toy-vilt-hardneg": won + won + lost}
     scored = {(m, c, "default"): items.assign(s_target=t, s_distractor=0.5) for m, t in target.items()
               for c in ("full", "cropped")}
     rows = prednoun_lab.lab_rows(items, list(target), views={}, scored=scored, study=STUDY)
-    diff = select(rows, metric="pair_accuracy_diff", condition=prednoun_lab.versus("toy-clip", "toy-vilt"))
-    assert list(zip(diff["model"], diff["value"], diff["n"])) == [("toy-clip", -0.5, 2)]
-    assert len(select(rows, metric="pair_accuracy_diff")) == 3   # and each model's cropped − full
-    assert lab.claims(rows, CLAIMS)["diff"][0]["value"] == -0.5
+    diffs = select(rows, probe=LIMBS_PROBE, metric="pair_accuracy_diff")
+    assert set(diffs["subset"]) == {LIMBS_ALIKE} and set(diffs["n"]) == {2}        # pair c is left out
+    assert dict(zip(diffs["condition"], diffs["value"])) == {
+        "toy-clip − toy-vilt, full": -0.5, "toy-clip-hardneg − toy-vilt-hardneg, full": 0.0,
+        "toy-clip-hardneg − toy-clip, full": 1.0, "toy-vilt-hardneg − toy-vilt, full": 0.5,
+        prednoun_lab.INTERACTION: 0.5}
+    found = lab.claims(rows, CLAIMS)
+    # the dual encoder's objective effect is 1 on both pairs: its interval [1, 1] excludes 0; the others hold 0
+    assert list(found["verdict"][:5]) == [lab.NOT_RESOLVED, lab.NOT_RESOLVED, lab.HOLDS, lab.NOT_RESOLVED,
+                                          lab.NOT_RESOLVED]
+    assert [d["value"] for d in found["diff"][:5]] == [-0.5, 0.0, 1.0, 0.5, 0.5]
+    assert len(select(rows, probe="pairs", metric="pair_accuracy_diff")) == 4     # each model's cropped − full
 
 
 def test_real_run_scores_the_lab_models_on_the_same_items(tmp_path):

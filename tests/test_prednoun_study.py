@@ -3,6 +3,7 @@ hand-made rows."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -10,10 +11,12 @@ import pytest
 
 from probekit import claims as cl
 from probekit.report import render_claims
+from probekit.report.prednoun import strata_text
 from probekit.results import frame, items_frame, one, row, select
 from probekit.scorers.mlm import pseudo_perplexity
 from probekit.studies import prednoun
 from probekit.studies.prednoun_claims import UNDEFINED, claims
+from probekit.toyworld.prednoun import limbs_alike
 
 MODELS = ["toy-vilt", "toy-clip"]
 
@@ -53,8 +56,13 @@ def test_run_scores_every_model_condition_template_and_swap(result):
     # every model's full-image pairs are split by whether the two agents' limbs look alike
     for model in ("toy-vilt", "toy-clip"):
         split = select(ours, probe=prednoun.LIMBS_PROBE, model=model, metric="pair_accuracy")
-        assert set(split["subset"]) <= {"limbs alike", "limbs differ"} and split["n"].sum() == 20
+        assert list(zip(split["subset"], split["n"])) == [("limbs alike", 10), ("limbs differ", 10)]  # the strata
         assert set(split["condition"]) == {"full"}
+    assert result.facts.limbs_pairs == {"limbs alike": 10, "limbs differ": 10}
+    # the page says how the pairs were drawn, from these counts; nothing on data that is not split
+    said = strata_text(result.facts)
+    assert "10 pairs of two kinds whose limbs look alike" in said and "50.0% to 50.0%" in said
+    assert strata_text(dataclasses.replace(result.facts, limbs_pairs=None)) == ""
     # the toy world's binding yardstick is stated with or without a lab, from these items' share of look-alike pairs
     alike = split.loc[split["subset"] == "limbs alike", "n"].sum() / 20
     assert result.facts.limbs_only == pytest.approx({"pair_accuracy": 1 - alike + alike / 4,
@@ -208,12 +216,18 @@ def test_item_rows_recompute_the_pair_accuracies(result):
     items = items_frame(result.items)
     assert set(zip(items["model"], items["condition"], items["probe"])) >= {
         (m, c, "pairs") for m in MODELS for c in ("full", "cropped")}
-    for headline in prednoun.HEADLINES:
+    drawn = result.data["items"]
+    limbs = limbs_alike(drawn).groupby(drawn["pair_id"]).first()
+    for condition in ("full", "cropped"):
         for model in MODELS:
-            mine = items[(items["model"] == model) & (items["probe"] == headline["probe"])
-                         & (items["condition"] == headline["condition"])]
+            mine = items[(items["model"] == model) & (items["probe"] == "pairs") & (items["condition"] == condition)]
             assert mine["item_id"].is_unique and len(mine) == result.facts.n_pairs
-            assert one(result.ours(), model=model, **headline)["value"] == mine["correct"].dropna().mean()
+            assert one(result.ours(), model=model, probe="pairs", condition=condition, subset="all",
+                       metric="pair_accuracy")["value"] == mine["correct"].dropna().mean()
+            if condition == "full":   # the headline and its limbs-differ control: the same items, by the pair's kinds
+                for where in prednoun.HEADLINES[:2]:
+                    part = mine[mine["item_id"].map(limbs) == where["subset"]]
+                    assert one(result.ours(), model=model, **where)["value"] == part["correct"].dropna().mean()
     for (model, condition, probe), mine in items.groupby(["model", "condition", "probe"]):
         for swap, part in mine.groupby("swap"):
             expected = one(result.ours(), model=model, condition=condition, probe=probe, subset=swap,

@@ -224,10 +224,52 @@ def test_a_toy_models_hard_headline_above_95_percent_is_flagged_and_controls_are
     assert "95.0" in summary.ceiling_text(at_bar) and summary.ceiling_text(hard.iloc[:0]) == ""
 
 
-def test_the_predicate_noun_cropped_pairs_are_its_control():
-    from probekit.studies import prednoun
-    assert prednoun.CONTROLS == [dict(probe="pairs", condition="cropped", subset="all", metric="pair_accuracy")]
-    assert all(c in prednoun.HEADLINES for c in prednoun.CONTROLS)
+def test_the_headlines_are_the_cross_patch_parts_and_the_within_patch_parts_their_controls():
+    from probekit.studies import prednoun, verbs
+    alike = dict(probe="pairs-limbs", condition="full", metric="pair_accuracy")
+    assert prednoun.HEADLINES == [{**alike, "subset": "limbs alike"}, {**alike, "subset": "limbs differ"},
+                                  dict(probe="pairs", condition="cropped", subset="all", metric="pair_accuracy")]
+    assert prednoun.CONTROLS == prednoun.HEADLINES[1:]
+    cue = dict(probe="svo-verb-cue", metric="pairwise")
+    assert verbs.HEADLINES == [{**cue, "subset": "the object's place"}, {**cue, "subset": "the pose"}]
+    assert verbs.CONTROLS == verbs.HEADLINES[1:]
+    # on data the toy world's split does not apply to, the whole probe stands in for its hard part
+    assert summary.wholes(["prednoun", "verbs", "masking"]) == {
+        "prednoun": [(prednoun.HEADLINES[0], dict(probe="pairs", condition="full", subset="all",
+                                                   metric="pair_accuracy"))],
+        "verbs": [(verbs.HEADLINES[0], dict(probe="svo", subset="verb", metric="pairwise"))], "masking": []}
+
+
+def test_a_part_headline_missing_from_a_run_shows_the_whole_probe_and_the_ceiling_reads_the_parts():
+    PAIRS = "pair_accuracy"
+    toy = [_row("prednoun", "pairs-limbs", "toy-vilt", 0.30, subset="limbs alike", condition="full", metric=PAIRS,
+                chance=0.25, ci=0.1),
+           _row("prednoun", "pairs-limbs", "toy-vilt", 0.99, subset="limbs differ", condition="full", metric=PAIRS,
+                chance=0.25, ci=0.01),
+           _row("prednoun", "pairs", "toy-vilt", 0.64, condition="full", metric=PAIRS, chance=0.25),
+           _row("verbs", "svo-verb-cue", "toy-vilt", 0.62, subset="the object's place"),
+           _row("verbs", "svo-verb-cue", "toy-vilt", 0.97, subset="the pose"),
+           _row("verbs", "svo", "toy-vilt", 0.80, subset="verb")]
+    studies = ["prednoun", "verbs"]
+    heads, ctrl, whole = summary.headlines(studies), summary.controls(studies), summary.wholes(studies)
+    split = summary.headline_rows({s: results.frame([r for r in toy if r["study"] == s]) for s in studies}, heads,
+                                  whole)
+    # the parts are shown, not the whole probes' averages (64%, 80%); the hard ones are the cross-patch parts
+    assert sorted(zip(split["probe"], split["subset"])) == [
+        ("pairs-limbs", "limbs alike"), ("pairs-limbs", "limbs differ"), ("svo-verb-cue", "the object's place"),
+        ("svo-verb-cue", "the pose")]
+    hard = summary.hard_toy_rows(split, ctrl)
+    assert list(hard["value"]) == [0.30, 0.62] and not len(summary.above_ceiling(hard))
+    # 30% [20, 40] holds the 25% chance: no model shown is above chance on the binding part
+    assert summary.at_floor(hard) == [hard.iloc[0][summary.LABEL]]
+    # a run without the parts (real data): the whole probe stands in for the hard part; the controls are not there
+    unsplit = {s: results.frame([r for r in toy if r["study"] == s and r["probe"] in ("pairs", "svo")])
+               for s in studies}
+    shown = summary.headline_rows(unsplit, heads, whole)
+    assert sorted(zip(shown["probe"], shown["subset"], shown["value"])) == [("pairs", "all", 0.64),
+                                                                          ("svo", "verb", 0.80)]
+    assert not len(summary.headline_rows(unsplit, heads))                         # without ``whole``: nothing
+    assert summary.at_floor(summary.hard_toy_rows(shown, ctrl)) == []
 
 
 def test_an_empty_text_shows_nothing(monkeypatch):

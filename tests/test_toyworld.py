@@ -87,8 +87,8 @@ def test_verbs_negatives_differ_in_one_slot(tmp_path):
     assert df["pos_scene"].nunique() > 2
 
 
-def test_a_verb_negative_is_a_close_verb_same_pose_or_same_place_about_half_each(tmp_path):
-    from probekit.toyworld.svo import close_verb_weights, verb_cue
+def test_a_verb_negative_is_a_close_verb_one_of_each_cue_per_sentence(tmp_path):
+    from probekit.toyworld.svo import PLACE, POSE, close_verb_weights, make_items, verb_cue, verb_draws
     from probekit.toyworld.vocab import VERBS
     # "hold" (standing, object beside the limbs): "watch", "show" and "lift" share its pose, "push" and "clean" its
     # place; "chase", "eat", "kick" and "ride" differ in both
@@ -96,17 +96,31 @@ def test_a_verb_negative_is_a_close_verb_same_pose_or_same_place_about_half_each
     third = 0.5 / 3
     assert close_verb_weights("hold", options) == [third, 0.25, 0.0, third, 0.0, 0.25, 0.0, 0.0, third]
     assert close_verb_weights("hold", [("man", "ride", "ball")]) is None           # none close: uniform
+    # the book's draw: one verb negative of each cue, uniform within it; none for a cue without options
+    assert [(kind, [o[1] for o in kept], w) for kind, kept, w in verb_draws("hold", options, True)] == [
+        ("verb-place", ["watch", "show", "lift"], None), ("verb-pose", ["push", "clean"], None)]
+    assert [kind for kind, _, _ in verb_draws("hold", options[:1], True)] == ["verb-place"]
+    assert verb_draws("hold", options, False) == [("verb", options, close_verb_weights("hold", options))]
     df = load_dataset("verbs", data_dir=tmp_path, limit=300)
     verb = df[df["verb_neg"]]
     pairs = [(VERBS[p.split(",")[1]], VERBS[n.split(",")[1]]) for p, n in zip(verb.pos_triplet, verb.neg_triplet)]
     same_pose = np.array([a.pose == b.pose for a, b in pairs])
     same_place = np.array([a.offset == b.offset for a, b in pairs])
     assert (same_pose ^ same_place).all()                                          # close, and in exactly one way
-    assert 0.35 < same_pose.mean() < 0.65 and len(pairs) == 150                   # 75 verb rows and their mirrors
     # what the verbs chapter splits verb negatives by: the same rows, named by the cue that tells them apart
     cues = verb_cue(df)
     assert cues[~df["verb_neg"]].isna().all()
-    assert list(cues[df["verb_neg"]]) == ["the object's place" if p else "the pose" for p in same_pose]
+    assert list(cues[df["verb_neg"]]) == [PLACE if p else POSE for p in same_pose]
+    # per sentence (6 rows: subject, two verb negatives each with its mirror, object) one of each cue, where allowed
+    drawn = verb[~verb["item_id"].str.endswith("-mirror")]
+    per_sentence = cues[drawn.index].groupby(drawn["item_id"].str.rsplit("-", n=2).str[0])
+    assert (per_sentence.nunique() == per_sentence.size()).all() and per_sentence.ngroups == 50
+    assert list(cues[drawn.index]) == [{"place": PLACE, "pose": POSE}[i.rsplit("-", 1)[1]] for i in drawn["item_id"]]
+    assert 0.45 <= same_pose.mean() <= 0.55 and len(pairs) >= 190
+    # the toy zoo's held-out set: one verb negative per sentence, either cue with probability one half
+    held = make_items(tmp_path, 300, 0, "eval", by_cue=False)
+    held_same_pose = verb_cue(held)[held["verb_neg"]] == PLACE
+    assert 0.35 < held_same_pose.mean() < 0.65 and len(held_same_pose) == 150   # 75 verb rows, mirrors
     hand = pd.DataFrame({"pos_triplet": ["man,hold,ball"] * 4, "neg_triplet": ["man,watch,ball", "man,push,ball",
                                                                                "man,chase,ball", "boy,hold,ball"],
                          "verb_neg": [True, True, True, False]})
@@ -115,12 +129,12 @@ def test_a_verb_negative_is_a_close_verb_same_pose_or_same_place_about_half_each
 
 def test_every_verb_negative_has_its_mirror_so_an_image_only_score_is_at_chance(tmp_path):
     from probekit.metrics.itm import pairwise_accuracy
-    df = load_dataset("verbs", data_dir=tmp_path, limit=42)   # 10 sentences x 4 rows, then the 11th sentence's subject
-    # and object rows: its verb row and mirror would not both fit, so neither is kept
-    assert len(df) == 42 and df["item_id"].is_unique
+    df = load_dataset("verbs", data_dir=tmp_path, limit=44)   # 7 sentences x 6 rows, then the 8th sentence's subject
+    # and object rows: its verb rows and mirrors would not fit, so none is kept
+    assert len(df) == 44 and df["item_id"].is_unique and df["obj_neg"].iloc[-1]
     verb = df[df["verb_neg"]].set_index("item_id")
     turned = verb.loc[[i for i in verb.index if i.endswith("-mirror")]]
-    assert len(turned) * 2 == len(verb) == 20
+    assert len(turned) * 2 == len(verb) == 28
     for mid, m in turned.iterrows():
         r = verb.loc[mid.removesuffix("-mirror")]
         assert (m.pos_image, m.neg_image, m.pos_triplet, m.neg_triplet) == (r.neg_image, r.pos_image,
@@ -130,7 +144,7 @@ def test_every_verb_negative_has_its_mirror_so_an_image_only_score_is_at_chance(
     # a "model" that scores the image alone (here: its file name's hash), whatever the sentence
     score = {p: int(p.rsplit("/", 1)[-1][:8], 16) for p in [*df.pos_image, *df.neg_image]}
     rows = pairwise_accuracy(df, df.pos_image.map(score), df.neg_image.map(score)).set_index("subset")
-    assert rows.loc["verb", "value"] == 0.5 and rows.loc["verb", "n"] == 20
+    assert rows.loc["verb", "value"] == 0.5 and rows.loc["verb", "n"] == 28
     assert rows.loc["subject", "value"] != 0.5 or rows.loc["object", "value"] != 0.5   # those are not mirrored
 
 

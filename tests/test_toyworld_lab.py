@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from probekit.toyworld import conceptual, glyphs, masking, prednoun, stream
+from probekit.toyworld.items import DEFAULT_SIZE
 from probekit.toyworld.glyphs import LIMBS, same_limbs
 from probekit.toyworld.sample import svo_scene
 from probekit.toyworld.scene import Entity, Scene, render
@@ -61,8 +62,9 @@ def test_masking_items_follow_the_uniform_prior(tmp_path):
 def test_the_limbs_alone_bind_four_pairs_in_five(tmp_path):
     """Three limbs' colours, two kinds each: of the 30 ordered pairs of distinct kinds, 6 look alike below the bust.
     Binding by the limbs alone wins every other pair and at best a quarter of those; every other triplet and half of
-    those.  The items draw their two kinds uniformly, so about a fifth of their pairs are such pairs; the bound is
-    the items' own (the published page's 200 pairs hold 37 such pairs, 18.5%: 86.1%, not the design's 85.0%)."""
+    those.  Drawn uniformly (the zoo's held-out set), about a fifth of the items' pairs are such pairs; the book's
+    items draw every other pair from them (:func:`test_pairs_are_drawn_in_two_strata`); the bound is the items'
+    own."""
     assert same_limbs("man", "girl") and same_limbs("dog", "woman") and not same_limbs("man", "boy")
     hand = pd.DataFrame({"pair_id": ["p", "p", "q", "q", "r", "r", "s", "s"],
                          "subject": ["man", "girl", "man", "boy", "dog", "woman", "boy", "man"],
@@ -71,7 +73,7 @@ def test_the_limbs_alone_bind_four_pairs_in_five(tmp_path):
     # two look-alike pairs of four: every other pair and a quarter of those; every other triplet and half of those
     assert prednoun.limbs_only_accuracy(hand) == pytest.approx({"pair_accuracy": 2 / 4 + 2 / 4 / 4,
                                                                 "triplet_accuracy": 4 / 8 + 4 / 8 / 2})
-    items = prednoun.make_items(tmp_path, 400, 0, "eval")
+    items = prednoun.make_items(tmp_path, 400, 0, "eval", alike_share=None)
     # the image's other agent: the distractor's noun in a noun pair, one kind for both images of a predicate pair
     nouns = (items["pos"] == "subject").to_numpy()
     assert (items["other_agent"][nouns] == items["word_distractor"][nouns]).all()
@@ -82,6 +84,21 @@ def test_the_limbs_alone_bind_four_pairs_in_five(tmp_path):
                            for a, b in zip(items["subject"], items["other_agent"])]
     assert (alike.groupby(items["pair_id"]).nunique() == 1).all()                  # one label per pair
     assert 0.12 < (alike == prednoun.LIMBS_ALIKE).mean() < 0.28
+
+
+def test_pairs_are_drawn_in_two_strata(tmp_path):
+    """Every other pair of two kinds whose limbs look alike (``ALIKE_SHARE`` one half), the others of kinds whose
+    limbs differ, each kind uniform within its stratum; the book's default items hold 400 pairs of each."""
+    items = prednoun.make_items(tmp_path, 120, 0, "eval")
+    alike = (prednoun.limbs_alike(items) == prednoun.LIMBS_ALIKE).groupby(items["pair_id"], sort=False).first()
+    assert prednoun.ALIKE_SHARE == 0.5 and list(alike) == [False, True] * 30
+    pairs = items.groupby("pair_id", sort=False).first()
+    assert set(pairs["subject"]) == set(AGENTS)                                     # every kind in either stratum
+    assert {frozenset(k) for k in zip(pairs["subject"][alike], pairs["other_agent"][alike])} == {
+        frozenset(k) for k in [("man", "girl"), ("woman", "dog"), ("boy", "cat")]}
+    limbs = prednoun.limbs_only_accuracy(items)                                   # the bound reads the items' share
+    assert limbs["pair_accuracy"] == pytest.approx(0.5 + 0.5 / 4)
+    assert DEFAULT_SIZE["prednoun"] // 2 * prednoun.ALIKE_SHARE == 400
 
 
 def test_prednoun_boxes_vary(tmp_path):

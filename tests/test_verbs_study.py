@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,12 +12,13 @@ from probekit import claims as cl
 from probekit.datasets import load_dataset
 from probekit.metrics.itm import negative_type
 from probekit.report import render_claims
+from probekit.report.verbs import cue_text
 from probekit.results import COLUMNS, frame, one, row, select
 from probekit.studies import verbs
 from probekit.studies.verbs_claims import NOT_PAPERS_ORDER, PAPERS_ORDER, claims
 
-LIMIT = 88     # 29 sentences x 3 negative types, and one with its subject negative only
-MIN_NEGATIVES = 3  # a toy triplet has one negative image of each type: the 30th sentence's triplet is filtered out
+LIMIT = 88     # 15 sentences of up to 6 rows: subject, two verb negatives (one per cue) each with its mirror, object
+MIN_NEGATIVES = 3  # a sentence's triplet has up to four negative images; a mirror's triplet one: filtered out
 TABLE4, TABLE5 = "Hendricks & Nematzadeh 2021, Table 4", "Hendricks & Nematzadeh 2021, Table 5"
 
 
@@ -58,6 +61,11 @@ def test_heads_decide_what_each_model_is_scored_on(study):
         cues = select(result.ours(), probe=verbs.CUE_PROBE, model=model)
         assert set(cues["subset"]) == {"the object's place", "the pose"} and set(cues["metric"]) == {"pairwise"}
         assert cues["n"].sum() == one(ours, model=model, subset="verb", metric="pairwise")["n"]
+        assert result.facts.cue_rows == dict(zip(cues["subset"], cues["n"]))   # the strata the page states
+    place, pose = (result.facts.cue_rows[c] for c in ("the object's place", "the pose"))
+    assert f"{place} rows told apart by the object's place" in cue_text(result.facts) and f"{pose} by the" in \
+        cue_text(result.facts)
+    assert cue_text(dataclasses.replace(result.facts, cue_rows={})) == ""
 
 
 def test_pairwise_claims_are_decided_by_the_rows_intervals(study):

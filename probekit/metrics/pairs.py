@@ -14,6 +14,8 @@ interval is a 95% percentile bootstrap over pairs (:data:`N_BOOT` resamples).
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -134,14 +136,29 @@ def accuracy_by(items: pd.DataFrame, groups: pd.Series, *, model: str, probe: st
                   for r in _rows(pairs[pairs["group"] == label], seed, subset=label, **labels)])
 
 
-def accuracy_diff(a: pd.DataFrame, b: pd.DataFrame, *, model: str, probe: str, condition: str,
-                  seed: int = 0) -> pd.DataFrame:
+def accuracy_diff(a: pd.DataFrame, b: pd.DataFrame, *, model: str, probe: str, condition: str, seed: int = 0,
+                  groups: pd.Series | None = None, subset: str = "all") -> pd.DataFrame:
     """``pair_accuracy_diff`` of run ``a`` minus run ``b`` on the same pairs (e.g. cropped − full), with a
-    paired bootstrap interval over the pairs scored in both; ``condition`` names the two sides."""
-    pa = pair_results(a).set_index("pair_id")["correct"]
-    pb = pair_results(b).set_index("pair_id")["correct"]
-    diff = (pa - pb.reindex(pa.index)).dropna().to_numpy(dtype=float)
-    return frame([row(study=STUDY, probe=probe, model=model, condition=condition, subset="all",
+    paired bootstrap interval over the pairs scored in both; ``condition`` names the two sides; with ``groups``
+    (as :func:`accuracy_by`'s), over the pairs labelled ``subset`` only."""
+    return accuracy_contrast([a, b], [1, -1], model=model, probe=probe, condition=condition, seed=seed,
+                             groups=groups, subset=subset)
+
+
+def accuracy_contrast(runs: Sequence[pd.DataFrame], weights: Sequence[float], *, model: str, probe: str,
+                      condition: str, seed: int = 0, groups: pd.Series | None = None,
+                      subset: str = "all") -> pd.DataFrame:
+    """A ``pair_accuracy_diff`` row of the per-pair contrast Σ weight × correct over ``runs`` scored on the same
+    pairs (``[1, -1]``: a difference; ``[1, -1, -1, 1]``: a difference of two differences, an interaction), with a
+    paired bootstrap interval over the pairs scored in every run; with ``groups`` (a label per item of the runs,
+    the same for both items of a pair, as :func:`accuracy_by`'s), over the pairs labelled ``subset`` only."""
+    correct = [pair_results(r).set_index("pair_id")["correct"] for r in runs]
+    total = sum(w * c.reindex(correct[0].index) for w, c in zip(weights, correct))
+    if groups is not None:
+        label = groups.groupby(runs[0]["pair_id"], sort=False).first()
+        total = total[label.reindex(total.index) == subset]
+    diff = total.dropna().to_numpy(dtype=float)
+    return frame([row(study=STUDY, probe=probe, model=model, condition=condition, subset=subset,
                       metric="pair_accuracy_diff", value=diff.mean() if len(diff) else np.nan,
                       ci=bootstrap_ci(diff, n_resamples=N_BOOT, seed=seed), n=len(diff), chance=0.0)])
 

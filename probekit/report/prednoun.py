@@ -21,6 +21,7 @@ from probekit.report.format import table as wide
 from probekit.report.show import show_table, show_text
 from probekit.results import StudyResult, concat, select
 from probekit.studies.prednoun import LIMBS_PROBE, RELEASED, PrednounFacts
+from probekit.toyworld.prednoun import LIMBS_ALIKE, LIMBS_DIFFER
 
 _LAYOUT = {  # table number: (probe, conditions, subsets, columns, our models (fact))
     1: ("pairs", ["full", "cropped"], ["all"], "condition", "main_models"),
@@ -173,10 +174,24 @@ def limbs_note(facts: PrednounFacts, metric: str) -> str:
             f"on the look-alike ones may land above it)" if limbs else "")
 
 
+def strata_text(facts: PrednounFacts) -> str:
+    """How the toy items' pairs are drawn: how many in each stratum (two kinds whose limbs look alike, or differ),
+    what the "all" rows then weigh; "" on other data."""
+    if not facts.limbs_pairs:
+        return ""
+    alike, differ = facts.limbs_pairs.get(LIMBS_ALIKE, 0), facts.limbs_pairs.get(LIMBS_DIFFER, 0)
+    return (f"The pairs are drawn in two strata, so that each part of the probe has its own n: {alike} pairs of two "
+            f"kinds whose limbs look alike (only the busts tell whose pose is whose: the headline) and {differ} of "
+            f"kinds whose limbs differ (the limbs tell: a control). The rows over all pairs weigh the two parts "
+            f"{pct(alike / (alike + differ))} to {pct(differ / (alike + differ))}, as drawn, not as often as the "
+            "world's kinds fall together.")
+
+
 def show_limbs_split(result: StudyResult) -> None:
     """Toy world: pair and triplet accuracy on full images of the chapter's and the lab's models, by whether the two
     agents' limbs look alike; a line saying why not elsewhere."""
-    split = concat([select(result.ours(), probe=LIMBS_PROBE), select(result.data["lab"], probe=LIMBS_PROBE)])
+    split = concat([select(result.ours(), probe=LIMBS_PROBE, condition="full"),
+                    select(result.data["lab"], probe=LIMBS_PROBE, condition="full")])   # not the lab's 2 x 2
     if not len(split):
         show_text("Not split: only the toy world draws agents whose limbs tell their kind up to a pair.")
         return

@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from probekit.claims import ABOVE, versus_chance
 from probekit.report.figures import heatmap
 from probekit.numbers import cell, is_plain, number
 from probekit.report.format import table
@@ -149,22 +150,33 @@ def above_ceiling(hard: pd.DataFrame) -> pd.DataFrame:
     return hard[hard["value"] > CEILING]
 
 
+def at_floor(hard: pd.DataFrame) -> list[str]:
+    """The headline probes (labels) of :func:`hard_toy_rows` on which no toy-zoo model is above chance (its 95%
+    interval wholly above the row's chance level): too hard for every model shown."""
+    return [label for label, part in hard.groupby(LABEL, sort=False)
+            if not any(versus_chance(r) == ABOVE for _, r in part.iterrows())]
+
+
 def ceiling_text(hard: pd.DataFrame) -> str:
-    """What :func:`hard_toy_rows` say about the toy world: the rows above CEILING (the world too easy for those
-    probes), else the highest one; "" when there are none (no toy model among the headlines)."""
+    """What :func:`hard_toy_rows` (the hard parts of the probes, not their averages) say about the toy world: the
+    rows above CEILING (the world too easy for those probes), else the highest one, and the probes on which no
+    model is above chance (:func:`at_floor`); "" when there are none (no toy model among the headlines)."""
     if not len(hard):
         return ""
     above = above_ceiling(hard)
     said = lambda r: f"{r[LABEL]}, {r['model']}: {cell(r, with_n=True, unit=True)}"
+    floor = at_floor(hard)
+    low = (f" No toy-zoo model shown is above chance on {'; '.join(floor)}." if floor else
+           " On every hard-condition headline at least one toy-zoo model is above chance.")
     if len(above):
         many = len(above) > 1
         return (f"{len(above)} hard-condition headline{'s' if many else ''} of the toy zoo {'are' if many else 'is'} "
                 f"above {CEILING:.0%}, so the toy world is too easy for {'those probes' if many else 'that probe'}: "
-                + "; ".join(said(r) for _, r in above.iterrows()) + ".")
+                + "; ".join(said(r) for _, r in above.iterrows()) + "." + low)
     top = hard.loc[hard["value"].idxmax()]
     return (f"No hard-condition headline of the toy zoo is above {CEILING:.0%}, the level above which the toy world "
             f"would be too easy for its probe (controls are meant to be high and are not counted). The highest is "
-            f"{said(top)}.")
+            f"{said(top)}." + low)
 
 
 def _label(r: pd.Series) -> str:
@@ -172,13 +184,24 @@ def _label(r: pd.Series) -> str:
     return f"{r['study']}: " + " · ".join(p for p in parts if p)
 
 
-def headline_rows(results: Mapping[str, pd.DataFrame], heads: Mapping[str, Sequence[dict]]) -> pd.DataFrame:
+def wholes(studies: Sequence[str]) -> dict[str, list[tuple[dict, dict]]]:
+    """{study: (headline, the row shown instead where a run has none of it)} (:attr:`probekit.studies.Study.whole`)."""
+    return {s: STUDIES[s].whole for s in studies}
+
+
+def headline_rows(results: Mapping[str, pd.DataFrame], heads: Mapping[str, Sequence[dict]],
+                  whole: Mapping[str, Sequence[tuple[dict, dict]]] | None = None) -> pd.DataFrame:
     """The headline rows of every study in ``results`` (in its order, then its HEADLINES' order), with two
-    more columns: a label naming the probe, and that label as a link to the study's chapter page."""
+    more columns: a label naming the probe, and that label as a link to the study's chapter page.  A headline
+    of which a study's rows hold none is replaced by its row in ``whole`` (:func:`wholes`), if any: on real data,
+    the probe the toy world splits into parts."""
     parts = []
     for study, rows in results.items():
         for where in heads[study]:
             picked = select(rows, **{"source": OURS, **where})
+            instead = [w for part, w in (whole or {}).get(study, []) if part == where]
+            if not len(picked) and instead:
+                picked = select(rows, **{"source": OURS, **instead[0]})
             parts.append(picked.assign(**{LABEL: [_label(r) for _, r in picked.iterrows()]}))
     if not parts:
         return pd.DataFrame(columns=[*COLUMNS, LABEL, LINK])
@@ -200,7 +223,7 @@ def summary_table(rows: pd.DataFrame) -> pd.DataFrame:
 def show(chapters_dir: str | Path = "book/chapters", studies: Sequence[str] = STUDIES) -> None:
     """The summary page's content: the table, the heatmap, and each chapter with whether it was executed."""
     results = load_results(chapters_dir, studies)
-    rows = headline_rows(results, headlines(list(results)))
+    rows = headline_rows(results, headlines(list(results)), wholes(list(results)))
     if len(rows):
         show_table(summary_table(rows), caption="Headline probes of every executed chapter: value with its 95% "
                    "interval and n, per model; percent unless the metric is plain (e.g. Pearson's r)")

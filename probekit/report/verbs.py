@@ -1,5 +1,6 @@
 """The verbs chapter's own text and figure: how many verb-negative pairs it scored beside the guided-masking paper's
-count, and the lab's Table 5 comparison (noisier pretraining captions) drawn beside the paper's."""
+count, how the toy verb negatives are stratified, and the lab's Table 5 comparison (noisier pretraining captions)
+drawn beside the paper's."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from probekit.metrics import itm
+from probekit.numbers import pct
 from probekit.report.figures import paper_vs_ours
 from probekit.results import select
 from probekit.studies import verbs_lab
+from probekit.toyworld import svo
 
 if TYPE_CHECKING:
     from probekit.studies.verbs import VerbsFacts
@@ -26,6 +29,18 @@ def verb_pairs_text(facts: VerbsFacts) -> str:
     return (f"Verb negatives with both images: {ours['pos']:,} positive + {ours['neg']:,} negative pairs = "
             f"{ours['all']:,} pairs; the guided-masking paper, on the full SVO-Probes release, scored "
             f"{theirs['pos']:,} + {theirs['neg']:,} = {theirs['all']:,}.")
+
+
+def cue_text(facts: VerbsFacts) -> str:
+    """How the toy verb negatives are drawn: one of each cue per sentence, with the rows per cue; "" on other
+    data."""
+    if not facts.cue_rows:
+        return ""
+    place, pose = facts.cue_rows.get(svo.PLACE, 0), facts.cue_rows.get(svo.POSE, 0)
+    return (f"Verb negatives are drawn in two strata, one of each per sentence where its subject and object allow: "
+            f"{place} rows told apart by the object's place alone (the same pose: the headline) and {pose} by the "
+            f"pose alone (the object in the same place: a control), mirrors included. The verb rows over both weigh "
+            f"them as drawn, {pct(place / (place + pose))} to {pct(pose / (place + pose))}.")
 
 
 def table5_rows(lab: pd.DataFrame, paper: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

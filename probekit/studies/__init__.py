@@ -2,7 +2,8 @@
 the lab's seed comparison.
 
 A study is ``run(params) -> probekit.results.StudyResult`` in ``probekit.studies.<study>`` (no display code), with
-the rows the summary page shows (``HEADLINES``, of which ``CONTROLS`` are controls), and its parameters, one frozen
+the rows the summary page shows (``HEADLINES``, of which ``CONTROLS`` are controls; ``WHOLE``, where a headline is
+a part of a probe only the toy world splits, the row shown instead on other data), and its parameters, one frozen
 dataclass in ``probekit.studies.<study>_params`` (:mod:`probekit.parameters`).  Entries are module paths imported
 only when used (:mod:`probekit.registry`): the checks read a study's parameters without importing the study.  A
 chapter notebook is its parameters cell, one ``run`` call, report calls and prose.
@@ -19,7 +20,7 @@ from probekit.registry import load
 class Study:
     name: str
     probes: tuple[str, ...]   # the probes whose dataset sources its ``dataset`` parameter names
-    module: str               # run(params), HEADLINES, CONTROLS
+    module: str               # run(params), HEADLINES, CONTROLS (and WHOLE)
     params: str               # "module:class" of its parameters dataclass
 
     @property
@@ -38,6 +39,12 @@ class Study:
     def controls(self) -> list[dict]:
         """The headlines that are controls, meant to be high (not counted against the toy world's ceiling)."""
         return list(load(self.module).CONTROLS)
+
+    @property
+    def whole(self) -> list[tuple[dict, dict]]:
+        """(headline, the row shown in its place where a run has none of it): a headline that is one part of a probe
+        split by what it needs (on the toy world) stands in for the whole probe on data that is not split."""
+        return list(getattr(load(self.module), "WHOLE", []))
 
 
 #: the studies in reading order

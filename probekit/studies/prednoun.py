@@ -46,23 +46,27 @@ from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.scorers.mlm import pseudo_perplexity
 from probekit.scorers.registry import REGISTRY
 from probekit.studies import lab, prednoun_lab
+from probekit.studies.prednoun_lab import LIMBS_PROBE
 from probekit.studies.pair_scores import score_triplets
 from probekit.studies.prednoun_claims import CROP_GAIN, claims
 from probekit.studies.prednoun_params import Params
 from probekit.studies.lab_pooling import with_lab_items
 from probekit.toymodels import object_control
-from probekit.toyworld.prednoun import limbs_alike, limbs_only_accuracy
+from probekit.toyworld.prednoun import LIMBS_ALIKE, LIMBS_DIFFER, limbs_alike, limbs_only_accuracy
 
 STUDY = "prednoun"
 PROBES = {"default": "pairs", "alt": "pairs-alt"}
 CONDITIONS = ("full", "cropped")
 RELEASED = f"{PAPER}, released outputs"
-#: on the toy world: full images, default template, pairs split by whether the two agents' limbs look alike
-LIMBS_PROBE = "pairs-limbs"
-HEADLINES = [dict(probe="pairs", condition="full", subset="all", metric="pair_accuracy"),
+#: the binding across patches (look-alike pairs: only the busts tell whose pose is whose), its within-patch part
+#: (the limbs tell) and the cropped topline
+HEADLINES = [dict(probe=LIMBS_PROBE, condition="full", subset=LIMBS_ALIKE, metric="pair_accuracy"),
+             dict(probe=LIMBS_PROBE, condition="full", subset=LIMBS_DIFFER, metric="pair_accuracy"),
              dict(probe="pairs", condition="cropped", subset="all", metric="pair_accuracy")]
 #: the headlines that are controls (meant to be high), not hard conditions
-CONTROLS = [HEADLINES[1]]
+CONTROLS = HEADLINES[1:]
+#: (headline, the row shown instead where a run has none of it): real data is not split by the limbs
+WHOLE = [(HEADLINES[0], dict(probe="pairs", condition="full", subset="all", metric="pair_accuracy"))]
 
 
 def score_run(name: str, scorer, items: pd.DataFrame, views: dict, condition: str, template: str
@@ -155,6 +159,7 @@ class PrednounFacts:
     perplexity_model: str
     n_sentences: int
     limbs_only: dict[str, float] | None = None   # toy world: the limbs' colour alone, pair and triplet accuracy
+    limbs_pairs: dict[str, int] | None = None    # toy world: pairs per stratum (limbs alike / differ)
 
 
 @with_lab_items
@@ -214,6 +219,8 @@ def run(params: Params) -> StudyResult:
 
     if dataset == "toy":
         facts["limbs_only"] = limbs_only_accuracy(items)
+        facts["limbs_pairs"] = {k: int(v) for k, v in limbs_alike(items).groupby(items["pair_id"]).first()
+                                .value_counts().sort_index().items()}
         rows = concat([rows, limbs_rows(scored, seed)])
     swaps = items.assign(swap=items["pos"].map(pairs.SWAP_NAMES)).groupby("swap")
     facts.update(dataset=dataset, seed=seed, n_triplets=len(items), n_pairs=int(items["pair_id"].nunique()),

@@ -13,9 +13,13 @@ already scored are reused, never scored again.
   floor, :data:`probekit.studies.lab.FLOORS`); ``toy-bert-blind`` (the text
   alone) picks the same sentence for both images of a pair, so it can never win a pair, nor beat chance on
   triplets.  The binding checks read triplet accuracy (:data:`BINDING` says why).
-* :data:`CLAIMS`: the paper's dual encoder vs cross-encoder comparison (each pair of :data:`ARCHITECTURES` also
-  as a paired difference over the same pairs, condition :func:`versus`), its cropped topline, and its nouns vs
-  predicates split (how hard a noun or a pose is to see is set by the toy world's drawing: decided by construction).
+* :data:`CLAIMS`: the paper's dual encoder vs cross-encoder comparison as a 2 × 2 on the binding headline
+  (look-alike pairs, probe :data:`LIMBS_PROBE`): architecture (:data:`ARCHITECTURES`) × objective (random or swap
+  negatives, :data:`OBJECTIVES`), each factor's effect within each level of the other as a paired difference over
+  the same pairs (condition :func:`versus`) and their interaction, the difference of the two objective effects
+  pair by pair (condition :data:`INTERACTION`), judged by the equivalence test within :data:`INTERACTION_MARGIN`;
+  the paper's cropped topline; and its nouns vs predicates split (how hard a noun or a pose is to see is set by the
+  toy world's drawing: decided by construction).
 
 How far binding can go on the toy world is set by its drawing too: an agent's limbs wear a colour it shares with one
 other kind (:data:`probekit.toyworld.glyphs.LIMBS`), so the limbs alone bind most triplets and only the bust above
@@ -34,9 +38,11 @@ from probekit.metrics.pairs import PAIR_CHANCE, TRIPLET_CHANCE
 from probekit.results import concat, frame
 from probekit.scorers import can_answer, load_scorer
 from probekit.toymodels import object_control
-from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, TRAINED, Check, PaperClaim
+from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, NO_DIFFERENCE, PARENT, TARGET, TRAINED, Check, \
+    PaperClaim
 from probekit.studies.prednoun_claims import CROP_GAIN
 from probekit.studies.prednoun_params import LAB_MODELS, TRAINED_MODELS
+from probekit.toyworld.prednoun import LIMBS_ALIKE, limbs_alike
 
 PAPER = "Nikolaus et al. 2022"
 #: the lab's runs per model: (condition, template)
@@ -49,8 +55,19 @@ def pair_row(condition: str, subset: str = "all", metric: str = "pair_accuracy")
 
 
 FULL, CROPPED = pair_row("full"), pair_row("cropped")
-#: (dual encoder, cross-encoder) trained alike: full-image pair accuracy compared pair by pair
+#: on the toy world: full images, default template, pairs split by whether the two agents' limbs look alike
+LIMBS_PROBE = "pairs-limbs"
+#: the binding headline: full-image pair accuracy on look-alike pairs (only relating each bust to its limbs binds)
+ALIKE = dict(probe=LIMBS_PROBE, condition="full", subset=LIMBS_ALIKE, metric="pair_accuracy")
+#: the 2 × 2 on the binding headline, four members trained alike otherwise: (dual encoder, cross-encoder) with
+#: random negatives and with swap negatives; (swap negatives, random negatives) for the dual and the cross-encoder
 ARCHITECTURES = (("toy-clip", "toy-vilt"), ("toy-clip-hardneg", "toy-vilt-hardneg"))
+OBJECTIVES = (("toy-clip-hardneg", "toy-clip"), ("toy-vilt-hardneg", "toy-vilt"))
+#: the interaction's condition: the dual encoder's objective effect minus the cross-encoder's, pair by pair
+INTERACTION = f"({' − '.join(OBJECTIVES[0])}) − ({' − '.join(OBJECTIVES[1])}), full"
+#: the objective's effect counts as the same for both architectures when their difference's 95% interval lies
+#: within ± this (pair accuracy: 10 points)
+INTERACTION_MARGIN = 0.10
 
 
 def versus(a: str, b: str) -> str:
@@ -59,8 +76,9 @@ def versus(a: str, b: str) -> str:
 
 
 def paired(a: str, b: str) -> tuple[str, dict[str, str]]:
-    """A claim's ``diff``: model ``a``'s paired difference against ``b`` (a row of :func:`lab_rows`)."""
-    return a, pair_row(versus(a, b), metric="pair_accuracy_diff")
+    """A claim's ``diff``: model ``a``'s paired difference against ``b`` on look-alike pairs (a row of
+    :func:`lab_rows`)."""
+    return a, {**ALIKE, "condition": versus(a, b), "metric": "pair_accuracy_diff"}
 
 
 TRIPLETS_FULL = pair_row("full", metric="triplet_accuracy")
@@ -83,18 +101,33 @@ CHECKS = [
       for what, where in [(CROPPED_WHAT, CROPPED), (object_control.WHAT, object_control.ROW)]),
 ]
 
+_ALIKE_WHAT = "pair accuracy on full images, look-alike pairs (only relating each bust to its limbs binds them)"
+_SECT = f"{PAPER}, Tables 1 and 6, Sect. 5.1"
+#: the objective is the lab's factor beside the paper's architecture (CLIP differs from the ITM models in both)
+_OBJECTIVE = f"{_SECT}; the objective is the toy lab's second factor"
+
+
+def _effect(a: str, b: str, claim: str, source: str, expect: str) -> PaperClaim:
+    return PaperClaim(claim, source, a=(a, ALIKE), b=(b, ALIKE), expect=expect, diff=paired(a, b))
+
+
 CLAIMS = [
-    PaperClaim("a dual encoder (CLIP: image and text in separate submodules, no inter-modal fusion) tracks "
-               "predicate–noun dependencies worse than the cross-encoders pretrained with image–text matching; "
-               "pair accuracy on full images",
-               f"{PAPER}, Tables 1 and 6, Sect. 5.1",
-               a=("toy-clip", FULL), b=("toy-vilt", FULL), expect=LOWER,
-               diff=paired("toy-clip", "toy-vilt")),
-    PaperClaim("the same claim with swap negatives in both objectives (dual encoder with swaps added to its "
-               "contrastive texts vs ITM cross-encoder with swap negatives); pair accuracy on full images",
-               f"{PAPER}, Tables 1 and 6, Sect. 5.1",
-               a=("toy-clip-hardneg", FULL), b=("toy-vilt-hardneg", FULL), expect=LOWER,
-               diff=paired("toy-clip-hardneg", "toy-vilt-hardneg")),
+    _effect(*ARCHITECTURES[0], "a dual encoder (CLIP: image and text in separate submodules, no inter-modal fusion) "
+            "tracks predicate–noun dependencies worse than the cross-encoders pretrained with image–text matching; "
+            f"random negatives in both objectives; {_ALIKE_WHAT}", _SECT, LOWER),
+    _effect(*ARCHITECTURES[1], "the same claim with swap negatives in both objectives (dual encoder with swaps added "
+            f"to its contrastive texts vs ITM cross-encoder with swap negatives); {_ALIKE_WHAT}", _SECT, LOWER),
+    _effect(*OBJECTIVES[0], "swap negatives (the same nouns and predicates bound the other way, the probe's own kind "
+            f"of negative) teach a dual encoder binding that random negatives do not; {_ALIKE_WHAT}", _OBJECTIVE,
+            HIGHER),
+    _effect(*OBJECTIVES[1], f"the same for the cross-encoder (ITM with swap negatives vs random ones); {_ALIKE_WHAT}",
+            _OBJECTIVE, HIGHER),
+    PaperClaim("architecture and objective add up: swap negatives change the dual encoder's pair accuracy by as "
+               f"much as the cross-encoder's (the interaction, within ± {100 * INTERACTION_MARGIN:g} points); "
+               f"{_ALIKE_WHAT}",
+               _OBJECTIVE, a=paired(*OBJECTIVES[0]), b=paired(*OBJECTIVES[1]), expect=NO_DIFFERENCE,
+               diff=(OBJECTIVES[0][0], {**ALIKE, "condition": INTERACTION, "metric": "pair_accuracy_diff"}),
+               margin=INTERACTION_MARGIN),
     PaperClaim("in the cropped task (only the target in view) performance is higher than on full images (the "
                "paper: \"much higher\", by 10 to 46 points across its Table 1 models, 35 for ViLT; the toy world "
                "tests the direction, not the size): models ground nouns and predicates better than they bind "
@@ -145,6 +178,11 @@ def lab_rows(items: pd.DataFrame, lab_models: Sequence[str] = LAB_MODELS, *, vie
     rows, _, _ = study.analyse(runs, list(dict.fromkeys(m for m, _, _ in runs)), seed, min_concept_count=0,
                                min_tuple_count=0, n_resamples=0, detailed=[])  # no concepts, no tuples
     full = {m: s for (m, condition, template), s in runs.items() if (condition, template) == RUNS[0]}
-    between = [pairs.accuracy_diff(full[a], full[b], model=a, probe="pairs", condition=versus(a, b), seed=seed)
-               for a, b in ARCHITECTURES if a in full and b in full]
+    on_alike = dict(probe=LIMBS_PROBE, seed=seed, groups=limbs_alike(items), subset=LIMBS_ALIKE)
+    between = [pairs.accuracy_diff(full[a], full[b], model=a, condition=versus(a, b), **on_alike)
+               for a, b in (*ARCHITECTURES, *OBJECTIVES) if a in full and b in full]
+    four = [m for pair in OBJECTIVES for m in pair]
+    if all(m in full for m in four):
+        between.append(pairs.accuracy_contrast([full[m] for m in four], [1, -1, -1, 1], model=four[0],
+                                               condition=INTERACTION, **on_alike))
     return concat([rows, *between, study.limbs_rows(runs, seed), *controls])

@@ -20,7 +20,7 @@ class Params(Parameters):
     dataset: str = param("toy", 'a source registered for the "prednoun" probe: "toy" or "eval-set" (Nikolaus et '
                          'al. 2022)')
     data_dir: str | None = param(None, "None -> probekit.datasets.default_data_dir()")
-    limit: int | None = param(None, "max triplets, whole pairs kept (None: all; the toy world's default is 400)")
+    limit: int | None = param(None, "max triplets, whole pairs kept (None: all; the toy world's default is 1600)")
     seed: int = param(0)
     device: str = param("auto")
     batch_size: int = param(32)

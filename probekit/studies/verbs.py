@@ -44,12 +44,15 @@ from probekit.studies.lab_pooling import with_lab_items
 from probekit.toyworld import svo
 
 STUDY = "verbs"
-#: the study's headline rows for the summary page (one per model each)
-HEADLINES = [dict(probe=itm.PROBE, subset="all", metric="pairwise"),
-             dict(probe=itm.PROBE, subset="verb", metric="pairwise")]
 #: on the toy world: pairwise accuracy on verb negatives by what tells the two verbs apart (subset: the cue)
 CUE_PROBE = "svo-verb-cue"
-CONTROLS: list[dict] = []
+#: the study's headline rows for the summary page (one per model each): verb negatives told apart by the object's
+#: place alone (relating the object's patch to the agent's), and by the pose alone (within the agent's patch)
+HEADLINES = [dict(probe=CUE_PROBE, subset=svo.PLACE, metric="pairwise"),
+             dict(probe=CUE_PROBE, subset=svo.POSE, metric="pairwise")]
+CONTROLS = HEADLINES[1:]
+#: (headline, the row shown instead where a run has none of it): real data is not split by the cue
+WHOLE = [(HEADLINES[0], dict(probe=itm.PROBE, subset="verb", metric="pairwise"))]
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class VerbsFacts:
     verbs_ranked: dict[str, int]
     triplets_kept: dict[str, int]
     lab: str                     # what the lab ran, or why it did not
+    cue_rows: dict[str, int]     # toy world: verb-negative rows (mirrors included) by what tells the verbs apart
 
 
 def overview(items: pd.DataFrame, dataset: str) -> pd.DataFrame:
@@ -173,7 +177,7 @@ def run(params: Params) -> StudyResult:
         unreadable_image={name: r["unreadable_image"] for name, r in records.items()},
         verbs_ranked={name: r["verbs ranked"] for name, r in records.items()},
         triplets_kept={name: r["triplets kept"] for name, r in records.items()},
-        lab=lab_fact,
+        lab=lab_fact, cue_rows={} if cues is None else {k: int(v) for k, v in cues.value_counts().sort_index().items()},
     )
     data = {"overview": overview(items, dataset), "coverage": coverage, "verb_order": verb_order,
             "triplet_negatives": triplet_negatives, **lab_data}

@@ -61,7 +61,8 @@ HARD_PREDNOUN, HARD_VERBS = 4800, 2000
 
 class HeldOut:
     """Evaluation-split items, rendered once into a temporary directory (the hard sub-probes' larger sets when
-    first asked for)."""
+    first asked for).  The predicate-noun and SVO items are drawn as the shipped zoo was scored: kinds and verb
+    negatives uniform (``alike_share=None``, ``by_cue=False``), not in the chapters' strata."""
 
     def __init__(self, seed: int = 0, n: int = 200, data_dir: str | Path | None = None):
         self._tmp = None if data_dir else tempfile.TemporaryDirectory(prefix="probekit-heldout-")
@@ -70,10 +71,10 @@ class HeldOut:
         objects = object_control.items(root, seed, n)
         self.obj_images = [Image.open(p).convert("RGB") for p in objects["image"]]
         self.obj_true, self.obj_wrong = list(objects["right"]), list(objects["wrong"])
-        self.pn = prednoun.make_items(root, n, seed, "eval")
+        self.pn = prednoun.make_items(root, n, seed, "eval", alike_share=None)
         self.pn_full = [Image.open(p).convert("RGB") for p in self.pn["image"]]
         self.pn_crop = [crop(p, b) for p, b in zip(self.pn["image"], self.pn["target_box"])]
-        self.verbs = svo.make_items(root, n, seed, "eval")
+        self.verbs = svo.make_items(root, n, seed, "eval", by_cue=False)
         self.verb_pos = [Image.open(p).convert("RGB") for p in self.verbs["pos_image"]]
         self.verb_neg = [Image.open(p).convert("RGB") for p in self.verbs["neg_image"]]
         mask = masking.make_items(root, n, seed, "eval")
@@ -87,8 +88,8 @@ class HeldOut:
         """(predicate-noun triplets with their limbs label, SVO rows with their verb cue): the hard sub-probes'
         items, rendered on first use."""
         if self._hard is None:
-            pn = prednoun.make_items(self._root / "hard", HARD_PREDNOUN, self._seed, "eval")
-            verbs = svo.make_items(self._root / "hard", HARD_VERBS, self._seed, "eval")
+            pn = prednoun.make_items(self._root / "hard", HARD_PREDNOUN, self._seed, "eval", alike_share=None)
+            verbs = svo.make_items(self._root / "hard", HARD_VERBS, self._seed, "eval", by_cue=False)
             self._hard = (pn.assign(limbs=prednoun.limbs_alike(pn)), verbs.assign(cue=svo.verb_cue(verbs)))
         return self._hard
 
@@ -105,7 +106,7 @@ class HeldOut:
         neg = [Image.open(p).convert("RGB") for p in verbs["neg_image"]]
         s = scorer.choose_image([[a, b] for a, b in zip(pos, neg)], list(verbs["sentence"]))
         right = (s[:, 0] > s[:, 1]) + 0.5 * (s[:, 0] == s[:, 1])
-        place, pose = (verbs["cue"] == "the object's place").to_numpy(), (verbs["cue"] == "the pose").to_numpy()
+        place, pose = (verbs["cue"] == svo.PLACE).to_numpy(), (verbs["cue"] == svo.POSE).to_numpy()
         return {"limbs_alike_pairs": float(pair_ok[alike].mean()), "limbs_alike_n": int(alike.sum()),
                 "limbs_differ_pairs": float(pair_ok[~alike].mean()), "limbs_differ_n": int((~alike).sum()),
                 "verb_by_place": float(right[place].mean()), "verb_by_place_n": int(place.sum()),

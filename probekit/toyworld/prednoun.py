@@ -1,7 +1,9 @@
 """Toy predicate-noun dependencies: counter-balanced triplets (I1, S1, S2) / (I2, S2, S1).  Each image holds
 two agents, so both nouns and both predicates are present, bound the other way round in the distractor; half
-the images also hold an unrelated object.  The two agents are two kinds drawn uniformly, so a fifth of the pairs
-are of two kinds whose limbs look alike (``glyphs.same_limbs``): only the busts tell whose pose is whose.  Both
+the images also hold an unrelated object.  The pairs are drawn in two strata: a share :data:`ALIKE_SHARE` of them
+(every other pair) holds two kinds whose limbs look alike (``glyphs.same_limbs``: only the busts tell whose pose is
+whose), the rest two kinds whose limbs differ, each kind drawn uniformly within its stratum; drawn uniformly instead
+(``alike_share`` None), a fifth of the pairs would be look-alike ones, too few for the hard part's own n.  Both
 images of a pair share one background, drawn uniformly: the training stream shows agents in their typical scenes,
 so a background of the target's kind would name the noun.  Boxes are the squares around the agents' drawn
 figures.  Beyond the schema, ``other_agent`` is the kind of the image's second agent (``limbs_alike`` reads it)."""
@@ -19,14 +21,35 @@ from .scene import box, image_path
 from .vocab import AGENTS, POSES, SCENES
 
 
-def make_items(data_dir: Path, limit: int | None, seed: int, split: str) -> pd.DataFrame:
+#: the share of pairs drawn from kinds whose limbs look alike (:func:`make_items`): half, so that the book's default
+#: 1600 triplets hold 400 pairs of each stratum
+ALIKE_SHARE = 0.5
+
+
+def agent_kinds(rng, alike: bool | None) -> tuple[str, str]:
+    """Two different kinds: whose limbs look alike (``alike`` True), differ (False), or either (None, uniform: the
+    draw the toy zoo's held-out set was scored with)."""
+    if alike is None:
+        n1, n2 = rng.choice(list(AGENTS), 2, replace=False)
+        return str(n1), str(n2)
+    n1 = choice(rng, AGENTS)
+    others = [k for k in AGENTS if k != n1 and same_limbs(k, n1) == alike]
+    return n1, choice(rng, others)
+
+
+def make_items(data_dir: Path, limit: int | None, seed: int, split: str,
+               alike_share: float | None = ALIKE_SHARE) -> pd.DataFrame:
+    """``limit`` triplets (whole pairs), pair ``k`` from look-alike kinds when ``floor((k + 1) * alike_share)``
+    exceeds ``floor(k * alike_share)`` (so the first m pairs hold ``floor(m * alike_share)`` of them), else from
+    kinds whose limbs differ; ``alike_share`` None draws the two kinds uniformly (the toy zoo's held-out set)."""
     n = target_size("prednoun", limit)
     n += n % 2  # pairs stay whole
     rng = rng_for("prednoun", seed, split)
     folder = toy_dir(data_dir, "prednoun")
     rows, pair = [], 0
     while len(rows) < n:
-        n1, n2 = rng.choice(list(AGENTS), 2, replace=False)
+        n1, n2 = agent_kinds(rng, None if alike_share is None
+                             else int((pair + 1) * alike_share) > int(pair * alike_share))
         p1, p2 = rng.choice(list(POSES), 2, replace=False)
         pos = choice(rng, ["subject", "object"])
         if pos == "subject":   # the noun differs: S1 = n1 p1, S2 = n2 p1
