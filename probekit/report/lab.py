@@ -101,7 +101,7 @@ def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
 
 
 def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Claim (source) | toy comparison | verdict (| the verdict under each zoo retrained from another seed, for a
+    """Claim (source) | toy comparison (a side named by its condition where one model is on both) | verdict (| the verdict under each zoo retrained from another seed, for a
     named study)."""
     def compared(r) -> str:
         diff = r["diff"] if isinstance(r["diff"], Mapping) else None
@@ -109,7 +109,11 @@ def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
         other = diff is not None and isinstance(r["a"], Mapping) and diff["metric"] != f"{r['a']['metric']}_diff"
         def name(row) -> str:
             return f"{_METRIC_NAMES.get(row['metric'], row['metric'])} " if other and isinstance(row, Mapping) else ""
-        text = f"{r['a_model']}: {name(r['a'])}{_cell(r['a'])} vs {r['b_model']}: {name(r['b'])}{_cell(r['b'])}"
+        # one model on both sides (two heads, or two inputs): each side named by its condition too
+        same = r["a_model"] == r["b_model"] and all(isinstance(r[s], Mapping) for s in "ab") and \
+            r["a"]["condition"] != r["b"]["condition"]
+        who = {s: r[f"{s}_model"] + (f" ({r[s]['condition']})" if same else "") for s in "ab"}
+        text = f"{who['a']}: {name(r['a'])}{_cell(r['a'])} vs {who['b']}: {name(r['b'])}{_cell(r['b'])}"
         if diff is not None:
             text += f"; paired difference {name(diff)}{cell(diff, unit=True)}"
             margin = r.get("margin")
