@@ -157,3 +157,22 @@ def test_toy_vilts_masked_lm_head_prefers_the_true_verb(tmp_path):
     text = first["sentence_pos"][:first["verb_start"]] + MASK + first["sentence_pos"][first["verb_end"]:]
     (word, prob), = scorer.fill_mask([text], [first["image"]], k=1)[0][0]
     assert scorer.mask_logprobs([text], [word], [first["image"]])[0] == pytest.approx([np.log(prob)], abs=1e-5)
+
+
+def test_the_toy_training_stream_never_shows_a_blank_image():
+    """What the chapter says of its no-image condition: every training image is drawn with an agent or an object, so
+    a blank image (one colour, as the image-ablated condition is) is an input no toy model was trained on."""
+    from probekit.toyworld.stream import pool
+
+    metas: list = []
+    examples = pool(300, seed=0, metas=metas)
+    assert {m["kind"] for m in metas} == {"svo", "pose_pair", "object", "agent", "objects", "crop"}
+    assert all(len(m["scene"].entities) >= 1 for m in metas)
+    assert all(len(np.unique(e.image.reshape(-1, 3), axis=0)) > 1 for e in examples)
+
+
+def test_the_discordant_counts_are_read_off_their_rows():
+    from probekit.report.masking import discordant_counts
+
+    rows = _choice_rows((.88, .83, .92), (.73, .67, .79), (.15, .09, .2))
+    assert discordant_counts(rows) == "m: the masked-LM head alone right on 40 of 200 pairs, the ITM head alone on 10"
