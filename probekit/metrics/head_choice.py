@@ -58,6 +58,11 @@ def head_rows(credit: pd.DataFrame, model: str, seed: int = 0) -> pd.DataFrame:
                   one(ONLY[ITM], "discordant", (itm > mlm).astype(float), np.nan)])
 
 
+def discordant_count(r) -> int:
+    """How many pairs a ``discordant`` row counts (its share of its ``n`` pairs), McNemar's b or c."""
+    return round(float(r["value"]) * float(r["n"]))
+
+
 def head_items(credit: pd.DataFrame, pairs: pd.DataFrame, model: str) -> pd.DataFrame:
     """The item rows behind :func:`head_rows`' accuracies: per pair and head (``condition``), the two sentences,
     the head's two scores (``score_pos``, ``score_neg``: match probabilities, or summed log-probabilities of the

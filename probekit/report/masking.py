@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-from probekit.metrics.head_choice import DIFF, ITM, MLM, ONLY
+from probekit.metrics.head_choice import DIFF, ITM, MLM, ONLY, discordant_count
 from probekit.numbers import pct
 from probekit.report.figures import subplots
 from probekit.report.format import table
@@ -151,14 +151,11 @@ def show_head_choice(rows: pd.DataFrame) -> None:
 def discordant_counts(rows: pd.DataFrame) -> str:
     """McNemar's discordant counts per model from its ``discordant`` rows: "toy-vilt: the masked-LM head alone right
     on 39 of 210 pairs, the ITM head alone on 8"."""
-    def count(model: str, head: str) -> tuple[int, int]:
-        r = rows[(rows["model"] == model) & (rows["condition"] == ONLY[head])].iloc[0]
-        return round(r["value"] * r["n"]), int(r["n"])
-    parts = []
-    for model in dict.fromkeys(rows["model"]):
-        (mlm, n), (itm, _) = count(model, MLM), count(model, ITM)
-        parts.append(f"{model}: the masked-LM head alone right on {mlm} of {n} pairs, the ITM head alone on {itm}")
-    return "; ".join(parts)
+    def only(model: str, head: str):
+        return rows[(rows["model"] == model) & (rows["condition"] == ONLY[head])].iloc[0]
+    return "; ".join(f"{m}: the masked-LM head alone right on {discordant_count(only(m, MLM))} of "
+                     f"{int(only(m, MLM)['n'])} pairs, the ITM head alone on {discordant_count(only(m, ITM))}"
+                     for m in dict.fromkeys(rows["model"]))
 
 
 def rules_agree(rows: pd.DataFrame, metric: str = "accuracy") -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import pandas as pd
 
 from probekit.claims import HIGHER, LOWER, UNRESOLVED, claim, compare, difference, versus_chance
-from probekit.metrics.head_choice import DIFF, ITM, MLM, ONLY, PROBE as CHOICE
+from probekit.metrics.head_choice import DIFF, ITM, MLM, ONLY, PROBE as CHOICE, discordant_count
 from probekit.results import OURS, one_or_none, select
 from probekit.studies.lab import NOT_COMPARABLE
 
@@ -160,7 +160,7 @@ def _choice_claims(choice: pd.DataFrame) -> list:
                  (("m", MLM), ("i", ITM), ("d", DIFF), ("mo", ONLY[MLM]), ("io", ONLY[ITM]))}
         if any(r is None for r in found.values()):
             continue
-        counts = {k: str(round(found[k]["value"] * found[k]["n"])) for k in ("mo", "io")}
+        counts = {k: str(discordant_count(found[k])) for k in ("mo", "io")}
         out.append(claim(f"{model}: MLM head − ITM head, verb pairs", difference(found["d"]), _CHOICE,
                          rows={k: found[k] for k in ("m", "i", "d")}, model=model, **counts))
     return out
