@@ -140,7 +140,7 @@ def show_head_choice(rows: pd.DataFrame) -> None:
     paired difference and the discordant pairs, with McNemar's counts in the caption (:func:`discordant_counts`)."""
     if not len(rows):
         return
-    shown = table(rows, index="model", columns="condition", with_n=True,
+    shown = table(rows, index="condition", columns="model", with_n=True,
                   order={"condition": [MLM, ITM, DIFF, ONLY[MLM], ONLY[ITM]]})
     show_table(shown, caption="Both heads of one model on the same verb pairs under the positive image: the masked-LM "
                               "head's choice between the two verbs, the ITM head's between the two sentences (chance "
