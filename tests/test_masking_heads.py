@@ -128,7 +128,8 @@ def _drop(condition, value):
 def test_claims_on_the_blank_image_are_not_judged_where_it_reads_worse_than_the_text_model():
     base = [_top("full image", (.9, .88, .93)), _top("subject ablated", (.26, .23, .3)),
             _top("image ablated", (.145, .12, .17)), _top("text only", (.223, .19, .26), "bert"),
-            _drop("full image − subject ablated", (.64, .6, .68)), _drop("full image − image ablated", (.76, .73, .8)),
+            _drop("full image − subject ablated", (.64, .6, .68)),
+            _drop("full image − image ablated", (.76, .73, .8)),
             _drop("subject ablated − image ablated", (.115, .08, .15))]
     below, level = _drop("image ablated − text only", (-.078, -.12, -.04)), _drop("image ablated − text only",
                                                                                  (-.02, -.06, .02))

@@ -101,8 +101,8 @@ def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
 
 
 def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Claim (source) | toy comparison (a side named by its condition where one model is on both) | verdict (| the verdict under each zoo retrained from another seed, for a
-    named study)."""
+    """Claim (source) | toy comparison (each side named by its condition too where one model is on both) | verdict
+    (| the verdict under each zoo retrained from another seed, for a named study)."""
     def compared(r) -> str:
         diff = r["diff"] if isinstance(r["diff"], Mapping) else None
         # rows of another metric than the difference's (Probe-B: mAP of each view, Δc between them) are named
