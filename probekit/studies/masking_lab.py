@@ -84,6 +84,10 @@ CLAIMS = [
 ]
 
 
+#: the lab models whose two heads' verb choice a claim reads (the only ones the lab asks for it)
+CHOOSERS = {model for c in CLAIMS for model, where in (c.a, c.b) if where.get("probe") == CHOICE}
+
+
 def at_k(per_item: pd.DataFrame, k: int) -> pd.DataFrame:
     """``per_item`` (scored at some K >= ``k``) rescored at top-``k`` from the ranks it keeps: ``correct`` by the
     paper's rule on the gold pieces' ranks, ``word_correct`` by the whole-word rank; no verdict stays NaN."""
@@ -97,8 +101,8 @@ def lab_rows(items: pd.DataFrame, lab_models, load, root, pairs=None, seed: int 
              itm_rows: Callable) -> pd.DataFrame:
     """Schema rows of the ``lab_models`` (registry names, loaded with ``load(name)``) on the study's ``items``
     (with their subject boxes): top-5 and top-1 accuracy per model and condition, the paired drops, and, on
-    ``pairs`` = (verbs table, positive boxes, negative boxes) when given, ITM and each model's two heads' verb choice
-    (``head_choice``).  Only the captions every lab model
+    ``pairs`` = (verbs table, positive boxes, negative boxes) when given, ITM and the two heads' verb choice of the
+    models a claim reads it of (:data:`CHOOSERS`, ``head_choice``).  Only the captions every lab model
     answered in every condition are counted.  ``condition_paths`` and ``itm_rows`` are the study's (passed in, so
     this module does not import the study that imports it)."""
     scorers = [load(name) for name in dict.fromkeys(lab_models)]
@@ -117,7 +121,7 @@ def lab_rows(items: pd.DataFrame, lab_models, load, root, pairs=None, seed: int 
             parts[-2:] = [p.assign(probe=f"top-{k}") for p in parts[-2:]]
     if itm and pairs is not None:
         parts.append(itm_rows(*pairs, itm, root))
-    both = [s for s in scorers if both_heads(s)]
+    both = [s for s in scorers if both_heads(s) and s.name in CHOOSERS]   # only what a claim reads: scoring costs
     if both and pairs is not None:
         parts.append(head_choice(both, pairs[0], root, seed)[0])
     return concat(parts)
