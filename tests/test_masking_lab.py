@@ -52,9 +52,10 @@ def test_checks_select_their_rows_and_give_each_verdict():
     assert list(found["verdict"]) == [lab.NOT_RUN] * 3
 
 
-def _claim_rows(top1_diff, drop, itm):
+def _claim_rows(top1_diff, drop, heads):
     """Rows for the three claims: (value, low, high) of claim 1's paired top-1 difference, claim 2's paired top-5
-    drop and claim 3's ITM accuracy on verb negatives (the top-5 full-image accuracy is .80 [.75, .85])."""
+    drop and claim 3's paired difference of toy-vilt's two heads on the verb pairs (MLM head .80 [.75, .85], ITM
+    head .70 [.64, .76]; the ITM rows on verb negatives beside them are not claim 3's)."""
     return frame([
         *_decoys(),
         _r("toy-vilt", "top-1", "full image", .70, .65, .75, chance=CHANCE1),
@@ -64,7 +65,10 @@ def _claim_rows(top1_diff, drop, itm):
         _r("toy-vilt", "top-5", "subject ablated", .78, .73, .83),
         _r("toy-vilt", "top-5", "full image − subject ablated", *drop, metric="accuracy_diff", chance=0),
         _r("toy-vilt", "top-5", "full image − text only", -.5, -.6, -.4, metric="accuracy_diff", chance=0),
-        _r("toy-vilt", "itm", "full image", *itm, metric="avg_pooled", subset="verb", chance=.5),
+        _r("toy-vilt", "itm", "full image", .40, .35, .45, metric="avg_pooled", subset="verb", chance=.5),
+        _r("toy-vilt", "verb choice", "MLM head", .80, .75, .85, subset="verb", chance=.5),
+        _r("toy-vilt", "verb choice", "ITM head", .70, .64, .76, subset="verb", chance=.5),
+        _r("toy-vilt", "verb choice", "MLM head − ITM head", *heads, metric="accuracy_diff", subset="verb", chance=0),
     ])
 
 
@@ -73,26 +77,27 @@ def test_claims_select_their_rows_and_give_each_verdict():
                                                              ("toy-vilt", "toy-vilt", lab.HIGHER),
                                                              ("toy-vilt", "toy-vilt", lab.HIGHER)]
     assert all(c.source.startswith("Beňová et al. 2024, Table") for c in CLAIMS)
-    # claim 2 (the blanked subject) is decided by how the toy world is drawn; claim 3 sets a top-5 accuracy over
-    # captions (chance the caption's prior) beside an ITM accuracy over other items (chance 50%): not comparable
-    assert [(c.by_construction, c.not_comparable) for c in CLAIMS] == [(False, False), (True, False), (False, True)]
-    assert CLAIMS[1].reason == masking_lab.BLANKED_BY_CONSTRUCTION and CLAIMS[2].reason == masking_lab.ITM_NOT_COMPARABLE
-    # claim 1 by its paired top-1 difference; claims 2 and 3 shown with their rows whatever the numbers
-    found = lab.claims(_claim_rows((.65, .60, .70), (.02, .01, .03), (.40, .35, .45)), CLAIMS)
-    verdicts = [lab.BY_CONSTRUCTION, lab.NOT_COMPARABLE]
-    assert list(found["verdict"]) == [lab.HOLDS, *verdicts]
-    assert [r["value"] for r in found["a"]] == [.70, .80, .80] and [r["value"] for r in found["b"]] == [.05, .78, .40]
-    assert found["diff"][0]["value"] == .65 and found["diff"][1]["value"] == .02 and found["diff"][2] is None
-    assert list(found["reason"][1:]) == [CLAIMS[1].reason, CLAIMS[2].reason]
-    found = lab.claims(_claim_rows((-.1, -.15, -.05), (.02, -.01, .05), (.92, .88, .96)), CLAIMS)
-    assert list(found["verdict"]) == [lab.DOES_NOT_HOLD, *verdicts]
-    found = lab.claims(_claim_rows((.01, -.02, .04), (-.05, -.08, -.02), (.80, .75, .85)), CLAIMS)
-    assert list(found["verdict"]) == [lab.NOT_RESOLVED, *verdicts]
-    no_bert = _claim_rows((.65, .60, .70), (.02, .01, .03), (.40, .35, .45))
+    # claim 2 (the blanked subject) is decided by how the toy world is drawn; claim 3 compares toy-vilt's two heads
+    # on the same verb pairs (chance 50% for both), judged by their paired difference
+    assert [(c.by_construction, c.not_comparable) for c in CLAIMS] == [(False, False), (True, False), (False, False)]
+    assert CLAIMS[1].reason == masking_lab.BLANKED_BY_CONSTRUCTION and CLAIMS[2].reason == ""
+    # claims 1 and 3 by their paired differences; claim 2 shown with its rows whatever the numbers
+    found = lab.claims(_claim_rows((.65, .60, .70), (.02, .01, .03), (.10, .04, .16)), CLAIMS)
+    assert list(found["verdict"]) == [lab.HOLDS, lab.BY_CONSTRUCTION, lab.HOLDS]
+    assert [r["value"] for r in found["a"]] == [.70, .80, .80] and [r["value"] for r in found["b"]] == [.05, .78, .70]
+    assert [found["diff"][i]["value"] for i in range(3)] == [.65, .02, .10]
+    assert list(found["reason"][1:]) == [CLAIMS[1].reason, ""]
+    found = lab.claims(_claim_rows((-.1, -.15, -.05), (.02, -.01, .05), (-.10, -.16, -.04)), CLAIMS)
+    assert list(found["verdict"]) == [lab.DOES_NOT_HOLD, lab.BY_CONSTRUCTION, lab.DOES_NOT_HOLD]
+    found = lab.claims(_claim_rows((.01, -.02, .04), (-.05, -.08, -.02), (.10, -.01, .21)), CLAIMS)
+    assert list(found["verdict"]) == [lab.NOT_RESOLVED, lab.BY_CONSTRUCTION, lab.NOT_RESOLVED]
+    no_bert = _claim_rows((.65, .60, .70), (.02, .01, .03), (.10, .04, .16))
     found = lab.claims(no_bert[no_bert["model"] != "toy-bert"], CLAIMS)
-    assert list(found["verdict"]) == [lab.NOT_RUN, *verdicts]
-    table = lab_report.claims_table(found)   # the page still shows the numbers, and why they are not judged
-    assert list(table["verdict"]) == [lab.NOT_RUN, *verdicts] and "80.0%" in table["on the toy world"].iloc[2]
+    assert list(found["verdict"]) == [lab.NOT_RUN, lab.BY_CONSTRUCTION, lab.HOLDS]
+    table = lab_report.claims_table(found)   # the page still shows the numbers, each head named
+    assert list(table["verdict"]) == [lab.NOT_RUN, lab.BY_CONSTRUCTION, lab.HOLDS]
+    assert table["on the toy world"].iloc[2].startswith("toy-vilt (MLM head): 80.0%")
+    assert "toy-vilt (ITM head): 70.0%" in table["on the toy world"].iloc[2]
 
 
 def test_top_1_is_read_off_the_ranks():
@@ -141,10 +146,12 @@ def test_a_small_lab_run(result):
     # chance is what the caption alone allows: the world's stated prior, not k / (verbs in the sample)
     assert np.allclose(select(top, probe="top-5")["chance"], result.facts.lab_text_prior)
     assert np.allclose(select(top, probe="top-1")["chance"], result.facts.lab_text_prior_top1)
-    drops = select(rows, metric="accuracy_diff", model="toy-vilt-noverb")
-    assert len(drops) == 2 * 4 and set(drops["probe"]) == {"top-5", "top-1"}
+    drops = select(rows, metric="accuracy_diff", model="toy-vilt-noverb", probe=["top-5", "top-1"])
+    assert len(drops) == 2 * 5 and set(drops["probe"]) == {"top-5", "top-1"}
     itm = select(rows, probe="itm", subset="verb", metric="avg_pooled")
     assert set(itm["model"]) == {"toy-vilt-noverb"} and set(itm["condition"]) == set(masking.CONDITIONS)
+    # the two heads' verb choice is scored only for the model claim 3 reads (toy-vilt, not a lab model here)
+    assert masking_lab.CHOOSERS == {"toy-vilt"} and not len(select(rows, probe="verb choice"))
     # the lab's rows stay out of the study's rows
     assert not set(result.rows["probe"]) & {"top-5", "top-1"} and "toy-vilt-noverb" not in set(result.rows["model"])
     checks, claims = result.data["lab_checks"], result.data["lab_claims"]
@@ -159,7 +166,7 @@ def test_lab_tables_and_captions(result):
     from probekit.report.masking import checks_caption, claims_caption
 
     assert len(lab_report.checks_table(result.data["lab_checks"])) == len(CHECKS)
-    shown = lab_report.claims_table(lab.claims(_claim_rows((.65, .60, .70), (.02, .01, .03), (.40, .35, .45)), CLAIMS))
+    shown = lab_report.claims_table(lab.claims(_claim_rows((.65, .60, .70), (.02, .01, .03), (.10, .04, .16)), CLAIMS))
     assert len(shown) == len(CLAIMS) and "paired difference" in shown.iloc[0, 1]
     assert "verbs chapter" in checks_caption(result.facts) and "top-1" in claims_caption(result.facts)
     assert checks_caption(SimpleNamespace(lab="The lab runs on the toy world only.")) == "The lab runs on the toy world only."

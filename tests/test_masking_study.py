@@ -70,7 +70,10 @@ def test_facts_data_and_claims(result):
     topics = {c.topic for c in result.claims}
     assert {"toy-vilt: full image vs chance", "toy-vilt: full image − subject ablated", "toy-vilt: paper's order",
             "toy-vilt: whole words, full image − subject ablated", "toy-vilt: ITM avg, image ablated",
-            "toy-vilt: ITM neg, image ablated", "paper: order"} <= topics
+            "toy-vilt: ITM neg, image ablated", "paper: order", "toy-vilt: MLM head − ITM head, verb pairs"} <= topics
+    # both heads of toy-vilt chose on every verb pair of the verbs table
+    assert f.choice_unlocated == 0 and f.choice_pairs == one(result.ours(), probe="verb choice", condition="MLM head",
+                                                             metric="accuracy")["n"] > 0
     # the toy world's text prior is stated from the vocabulary; no lab without lab models
     assert f.text_prior == pytest.approx(vocab.prior_topk(5))
     assert f.pose_prior == pytest.approx(vocab.pose_only_topk(5))
@@ -185,9 +188,16 @@ def test_claims_on_whole_words_and_the_pooled_average():
 
 def test_item_rows_recompute_the_accuracies(result):
     """Per model that answered and condition, the mean of ``correct`` (``word_correct``) over the item rows is the
-    ``accuracy`` (``word_accuracy``) row, on ``all`` and on the captions left out; each side of a drop too."""
-    items = items_frame(result.items)
-    assert not items.duplicated(["model", "condition", "subset", "item_id"]).any()
+    ``accuracy`` (``word_accuracy``) row, on ``all`` and on the captions left out; each side of a drop too; and each
+    head's verb-choice accuracy is the mean of its item rows."""
+    everything = items_frame(result.items)
+    assert not everything.duplicated(["probe", "model", "condition", "subset", "item_id"]).any()
+    heads = everything[everything["probe"] == "verb choice"]
+    for (model, condition), part in heads.groupby(["model", "condition"]):
+        assert one(result.ours(), probe="verb choice", model=model, condition=condition, metric="accuracy")["value"] \
+            == pytest.approx(part["correct"].mean())
+    assert set(heads["condition"]) == {"MLM head", "ITM head"}
+    items = everything[everything["probe"] == "top-k"]
     ours = select(result.ours(), probe="top-k")
     checked = 0
     for (model, condition, subset), part in items.groupby(["model", "condition", "subset"]):

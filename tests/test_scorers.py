@@ -121,6 +121,27 @@ def test_fill_mask_top_k(tiny, images, family):
     assert s.word_pieces("holding") == ["holding"]
 
 
+@pytest.mark.parametrize("family", ["vilt", "bridgetower", "flava", "bert"])
+def test_mask_logprobs_are_fill_masks_probabilities_of_each_texts_own_word(tiny, images, family):
+    """Each text's own word, scored at its masks (one per piece), in one batch: the log of what fill_mask reports for
+    the same word at the same masks; None where the image cannot be read."""
+    s = scorer(tiny, family)
+    texts = [f"a dog {MASK} a ball", f"a {MASK} {MASK} on the car", f"a {MASK} {MASK} on the car"]
+    ims = None if family == "bert" else [images["ok"][0], images["ok"][1], images["ok"][1]]
+    top = s.fill_mask(texts, images=ims, k=2)
+    words = [top[0][0][1][0], f"{top[1][0][0][0]} {top[1][1][0][0]}", f"{top[2][0][1][0]} {top[2][1][0][0]}"]
+    words = [w if len(s.word_pieces(w)) == texts[i].count(MASK) else None for i, w in enumerate(words)]
+    kept = [i for i, w in enumerate(words) if w is not None]
+    got = s.mask_logprobs([texts[i] for i in kept], [words[i] for i in kept], None if ims is None else
+                          [ims[i] for i in kept])
+    want = {0: [top[0][0][1][1]], 1: [top[1][0][0][1], top[1][1][0][1]], 2: [top[2][0][1][1], top[2][1][0][1]]}
+    assert kept and all(np.allclose(g, np.log(want[i]), atol=1e-5) for i, g in zip(kept, got))
+    if family != "bert":
+        assert s.mask_logprobs([texts[0]], [words[kept[0]]], [images["broken"]]) == [None]
+    with pytest.raises(ValueError, match="one mask per piece"):
+        s.mask_logprobs([texts[0]], ["dog ball"], ims[:1] if ims else None)
+
+
 def test_capability_errors_name_what_the_model_has(tiny, images):
     clip, bert = scorer(tiny, "clip"), scorer(tiny, "bert")
     with pytest.raises(CapabilityError, match="similarity"):

@@ -7,6 +7,10 @@ sentence where no word has that lemma is not guessed at: it is dropped, counted 
 ``items.attrs["unlocated"]``.  No model runs here: the items leave ``subject_box`` None and carry the subject
 noun (``subject``), which the masking study (``probekit.studies.masking``) gives to an open-vocabulary detector
 adapter (``probekit.scorers``); the toy world's items carry their exact boxes instead.
+
+:func:`verb_choice_items` turns a ``verbs`` table's verb-negative rows into the two sentences a model chooses
+between under the positive image: the sentence, and the same sentence with its verb swapped for the negative's
+(:func:`swap_verb`, inflected alike).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import re
 from pathlib import Path
 
 import pandas as pd
-from lemminflect import getAllInflections, getAllInflectionsOOV, getAllLemmas, getAllLemmasOOV
+from lemminflect import getAllInflections, getAllInflectionsOOV, getAllLemmas, getAllLemmasOOV, getInflection
 
 _WORD = re.compile(r"[A-Za-z]+(?:[-'][A-Za-z]+)*")
 
@@ -70,6 +74,54 @@ def locate_verb(sentence: str, lemma: str, subject: str | None = None) -> tuple[
     inflected = [m for _, m in candidates if m.group().lower() != lemma]
     chosen = inflected[0] if inflected else (candidates[0][1] if candidates else None)
     return chosen.span() if chosen is not None else None
+
+
+#: the tag a surface form is read as when it could be several: "hit" (VBD, VBP, VB, VBN) is read as past, which
+#: suits any subject ("a man hit" -> "a man threw", not "a man throw")
+TAGS = ("VBG", "VBZ", "VBD", "VBP", "VB", "VBN")
+
+
+def swap_verb(sentence: str, span: tuple[int, int], lemma: str) -> str | None:
+    """``sentence`` with the verb at ``span`` replaced by the verb ``lemma`` in the same inflection (the first of
+    :data:`TAGS` the surface form has as a form of its own lemma, capitalised alike); None when the surface is no
+    verb form lemminflect knows."""
+    surface = sentence[span[0]:span[1]]
+    word = surface.lower()
+    lemmas = getAllLemmas(word, upos="VERB").get("VERB") or getAllLemmasOOV(word, upos="VERB").get("VERB", ())
+    tags = {tag for lem in lemmas for tag, forms in
+            (getAllInflections(lem, upos="VERB") or getAllInflectionsOOV(lem, upos="VERB")).items() if word in forms}
+    tag = next((t for t in TAGS if t in tags), None)
+    found = getInflection(lemma.lower(), tag, inflect_oov=True) if tag else ()
+    if not found:
+        return None
+    swapped = found[0].capitalize() if surface[:1].isupper() else found[0]
+    return sentence[:span[0]] + swapped + sentence[span[1]:]
+
+
+def verb_choice_items(pairs: pd.DataFrame) -> pd.DataFrame:
+    """One item per verb-negative row of a ``verbs`` table with a positive image: ``image`` (the positive one),
+    ``sentence_pos`` (the sentence, verb ``verb_pos``) and ``sentence_neg`` (its verb swapped for the negative
+    triplet's, ``verb_neg``), the verb's span (``verb_start``, ``verb_end``) in ``sentence_pos``, and each verb's
+    surface form (``word_pos``, ``word_neg``).  Rows whose verb cannot be located or inflected are left out and
+    counted in ``attrs["unlocated"]``."""
+    rows, unlocated = [], 0
+    verb_rows = pairs[pairs["verb_neg"].astype(bool) & pairs["pos_image"].notna()]
+    for item in verb_rows.itertuples(index=False):
+        subject, verb_pos = triplet_subjects([item.pos_triplet])[0], item.pos_triplet.split(",")[1].strip()
+        verb_neg = item.neg_triplet.split(",")[1].strip()
+        span = locate_verb(item.sentence, verb_pos, subject)
+        negative = swap_verb(item.sentence, span, verb_neg) if span else None
+        if negative is None:
+            unlocated += 1
+            continue
+        rows.append({"item_id": item.item_id, "image": item.pos_image, "sentence_pos": item.sentence,
+                     "sentence_neg": negative, "verb_pos": verb_pos, "verb_neg": verb_neg, "verb_start": span[0],
+                     "verb_end": span[1], "word_pos": item.sentence[span[0]:span[1]],
+                     "word_neg": negative[span[0]:len(negative) - len(item.sentence) + span[1]]})
+    items = pd.DataFrame(rows, columns=["item_id", "image", "sentence_pos", "sentence_neg", "verb_pos", "verb_neg",
+                                        "verb_start", "verb_end", "word_pos", "word_neg"])
+    items.attrs["unlocated"] = unlocated
+    return items
 
 
 def pair_subject_boxes(pairs: pd.DataFrame) -> tuple[list, list]:

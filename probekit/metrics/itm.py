@@ -156,12 +156,18 @@ def itm_accuracy_diff(items: pd.DataFrame, a_scores, b_scores, model: str, again
     return frame([{**r, "chance": 0.0} for r in rows])
 
 
+def pair_credit(right, wrong) -> np.ndarray:
+    """probekit's pairwise rule: per pair, 1 where the right answer's score is higher, 1/2 on a tie (what a coin flip
+    between tied answers scores), 0 otherwise; NaN where either score is missing."""
+    diff = np.asarray(right, float) - np.asarray(wrong, float)
+    return np.where(np.isnan(diff), np.nan, np.where(diff > 0, 1.0, np.where(diff == 0, 0.5, 0.0)))
+
+
 def _pair_correct(scored: pd.DataFrame) -> np.ndarray:
-    """Per distinct (sentence, positive, negative) triple: 1 when the positive image scores higher, 1/2 on a tie,
-    0 otherwise (``pairwise`` here, in :func:`pairwise_by` and in :func:`verb_accuracy`)."""
+    """Per distinct (sentence, positive, negative) triple: :func:`pair_credit` of the positive image over the
+    negative (``pairwise`` here, in :func:`pairwise_by` and in :func:`verb_accuracy`)."""
     unique = scored.drop_duplicates(["sentence", "pos_image_id", "neg_image_id"])
-    diff = unique["pos_score"].to_numpy() - unique["neg_score"].to_numpy()
-    return np.where(diff > 0, 1.0, np.where(diff == 0, 0.5, 0.0))
+    return pair_credit(unique["pos_score"], unique["neg_score"])
 
 
 def pairwise_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = "model", n_resamples: int = 1000,

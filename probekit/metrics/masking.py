@@ -36,8 +36,10 @@ STUDY, PROBE, TEXT_ONLY = "masking", "top-k", "text only"
 #: metric name -> the per-item column it averages
 METRICS = {"accuracy": "correct", "word_accuracy": "word_correct"}
 #: the paired differences of top-k accuracy the study reports (a − b)
+#: (``image ablated − text only``: whether the model without the image still reads the caption as well as a text-only
+#: model does, see :mod:`probekit.studies.masking_claims`)
 DROPS = (("full image", "subject ablated"), ("full image", "image ablated"), ("full image", TEXT_ONLY),
-         ("subject ablated", "image ablated"))
+         ("subject ablated", "image ablated"), ("image ablated", TEXT_ONLY))
 PER_ITEM = ["item_id", "verb", "pieces", "piece_ranks", "hits", "correct", "predictions", "probs", "rank",
             "word_correct"]
 

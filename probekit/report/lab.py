@@ -112,15 +112,19 @@ def untrained(r) -> str:
 
 
 def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Claim (source) | toy comparison | verdict (| the verdict under each zoo retrained from another seed, for a
-    named study)."""
+    """Claim (source) | toy comparison (each side named by its condition too where one model is on both) | verdict
+    (| the verdict under each zoo retrained from another seed, for a named study)."""
     def compared(r) -> str:
         diff = r["diff"] if isinstance(r["diff"], Mapping) else None
         # rows of another metric than the difference's (Probe-B: mAP of each view, Δc between them) are named
         other = diff is not None and isinstance(r["a"], Mapping) and diff["metric"] != f"{r['a']['metric']}_diff"
         def name(row) -> str:
             return f"{_METRIC_NAMES.get(row['metric'], row['metric'])} " if other and isinstance(row, Mapping) else ""
-        text = f"{r['a_model']}: {name(r['a'])}{_cell(r['a'])} vs {r['b_model']}: {name(r['b'])}{_cell(r['b'])}"
+        # one model on both sides (two heads, or two inputs): each side named by its condition too
+        same = r["a_model"] == r["b_model"] and all(isinstance(r[s], Mapping) for s in "ab") and \
+            r["a"]["condition"] != r["b"]["condition"]
+        who = {s: r[f"{s}_model"] + (f" ({r[s]['condition']})" if same else "") for s in "ab"}
+        text = f"{who['a']}: {name(r['a'])}{_cell(r['a'])} vs {who['b']}: {name(r['b'])}{_cell(r['b'])}"
         if diff is not None:
             text += f"; paired difference {name(diff)}{cell(diff, unit=True)}"
             margin = r.get("margin")

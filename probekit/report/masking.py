@@ -1,6 +1,6 @@
 """The guided-masking chapter's own figure (example images with the subject's box, the subject-ablated input the
-model saw, and the top-k predictions with probabilities under every condition), its data paragraph and tables, and
-the captions of the lab's two tables."""
+model saw, and the top-k predictions with probabilities under every condition), its data paragraph and tables, the
+table of both heads on the same verb pairs, and the captions of the lab's two tables."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
+from probekit.metrics.head_choice import DIFF, ITM, MLM, ONLY, discordant_count
 from probekit.numbers import pct
 from probekit.report.figures import subplots
 from probekit.report.format import table
@@ -129,9 +130,32 @@ def claims_caption(facts: MaskingFacts) -> str:
             f"{pct(facts.lab_text_prior_top1)}, as in the checks; one of the probe's verbs named at random is right "
             f"{pct(facts.lab_chance_top1)} of the time), with their paired difference on the same captions; (2) "
             f"top-5, toy-vilt with the full image vs with the subject's patches blanked, paired, decided by "
-            f"construction; (3) toy-vilt's top-5 accuracy with the full image vs its ITM accuracy on verb-negative "
-            f"pairs (threshold 0.5, pooled over positives and negatives as in the paper's Table 1 average): other "
-            f"items and other chance levels, shown but not comparable.")
+            f"construction; (3) toy-vilt's two heads on the same {facts.choice_pairs} verb pairs: its masked-LM "
+            f"head's choice between the pair's two verbs vs its ITM head's choice between the pair's two sentences "
+            f"(chance 50% for both), with their paired difference.")
+
+
+def show_head_choice(rows: pd.DataFrame) -> None:
+    """Both heads of each model on the same verb pairs (rows of probe ``verb choice``): each head's accuracy, their
+    paired difference and the discordant pairs, with McNemar's counts in the caption (:func:`discordant_counts`)."""
+    if not len(rows):
+        return
+    shown = table(rows, index="condition", columns="model", with_n=True,
+                  order={"condition": [MLM, ITM, DIFF, ONLY[MLM], ONLY[ITM]]})
+    show_table(shown, caption="Both heads of one model on the same verb pairs under the positive image: the masked-LM "
+                              "head's choice between the two verbs, the ITM head's between the two sentences (chance "
+                              "50% for both; a tie counts 1/2), their paired difference, and the pairs only one head "
+                              f"gets right (discordant: {discordant_counts(rows)}); 95% bootstrap intervals over pairs")
+
+
+def discordant_counts(rows: pd.DataFrame) -> str:
+    """McNemar's discordant counts per model from its ``discordant`` rows: "toy-vilt: the masked-LM head alone right
+    on 39 of 210 pairs, the ITM head alone on 8"."""
+    def only(model: str, head: str):
+        return rows[(rows["model"] == model) & (rows["condition"] == ONLY[head])].iloc[0]
+    return "; ".join(f"{m}: the masked-LM head alone right on {discordant_count(only(m, MLM))} of "
+                     f"{int(only(m, MLM)['n'])} pairs, the ITM head alone on {discordant_count(only(m, ITM))}"
+                     for m in dict.fromkeys(rows["model"]))
 
 
 def rules_agree(rows: pd.DataFrame, metric: str = "accuracy") -> bool:

@@ -28,16 +28,16 @@ from probekit.scorers import mlm, registry
 from probekit.scorers.engine import Engine
 from probekit.scorers.pixels import DevicePixels
 
-MASK = "[MASK]"
+MASK = mlm.MASK
 
 
 class CapabilityError(Exception):
     """The model cannot answer this question (e.g. CLIP has no ITM head; BERT sees no image)."""
 
 
-class Scorer(DevicePixels, Engine):
+class Scorer(mlm.MaskedWords, DevicePixels, Engine):
     """One model behind the questions ``match``, ``similarity`` (+ ``choose_text``/``choose_image``), ``fill_mask``
-    (+ ``token_logprobs``) and ``detect``."""
+    (+ ``token_logprobs``, ``mask_logprobs``) and ``detect``."""
     family: str = ""
     #: which head answers choose_text/choose_image by default: "similarity" (softmax over candidates) or "match"
     choice_head: str = "match"
@@ -243,8 +243,10 @@ class Scorer(DevicePixels, Engine):
         return self._mlm("token_logprobs", texts, images, (), texts, lambda inputs: [v.numpy() for v in self._forward(
             mlm.true_token_logprobs, self._mlm_logits, inputs, special, mask_id, self.batch_size)])
 
-    def _mlm(self, method: str, texts: list[str], images, key_parts: tuple, model_texts: list[str], forward) -> list:
-        """A masked-LM method: one cache key per (image, text, *key_parts), text-only or paired batches."""
+    def _mlm(self, method: str, texts: list[str], images, key_parts: tuple, model_texts: list, forward,
+             prepare: str = "") -> list:
+        """A masked-LM method: one cache key per (image, text, *key_parts), text-only or paired batches (or batches
+        made by the scorer's method named ``prepare``)."""
         if images is not None:
             if self.text_only:
                 raise CapabilityError(f"{self.name} ({self.family}) is text-only: it sees no image; call "
@@ -258,7 +260,7 @@ class Scorer(DevicePixels, Engine):
                              f"baseline use a text-only model such as 'toy-bert' or 'bert-base')")
         ikeys = imgs.image_keys(images) if images is not None else [""] * len(texts)
         return self._compute(method, [item_key(ik, t, *key_parts) for ik, t in zip(ikeys, texts)], forward,
-                             prepare="_prepare_only_texts" if images is None else "_prepare_pairs",
+                             prepare=prepare or ("_prepare_only_texts" if images is None else "_prepare_pairs"),
                              images=images, extras=model_texts, json=method == "fill_mask", sort_keys=ikeys,
                              desc=method)
 

@@ -28,7 +28,8 @@ from probekit.device import autocast
 from probekit.progress import bar, record
 
 #: bump when the way a method computes its numbers changes, so old cached scores are not reused
-RECIPES = {"image_embed": 1, "text_embed": 1, "match": 1, "fill_mask": 2, "token_logprobs": 1, "detect": 1}
+RECIPES = {"image_embed": 1, "text_embed": 1, "match": 1, "fill_mask": 2, "mask_logprobs": 1, "token_logprobs": 1,
+           "detect": 1}
 
 
 def progress(total: int, batch_size: int, desc: str):

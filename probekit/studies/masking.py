@@ -45,7 +45,7 @@ from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.studies import lab, masking_lab
 from probekit.studies.masking_claims import claims
 from probekit.studies.masking_params import Params
-from probekit.studies.masking_scores import guided_masking, itm_under_ablation
+from probekit.studies.masking_scores import both_heads, guided_masking, head_choice, itm_under_ablation
 from probekit.studies.lab_pooling import with_lab_items
 from probekit.toyworld import vocab
 
@@ -177,6 +177,8 @@ class MaskingFacts:
     pair_detected: int | None = None
     pair_images_boxed: int | None = None
     pairs_in_every_condition: int | None = None
+    choice_pairs: int | None = None   # verb pairs both heads of a model chose on (``probekit.metrics.head_choice``) ...
+    choice_unlocated: int | None = None   # ... and verb-negative rows whose verb could not be located or inflected
 
 
 @with_lab_items
@@ -225,7 +227,8 @@ def run(params: Params) -> StudyResult:
                      lab_chance=topk_chance(items["verb"], masking_lab.PAPER_K),
                      lab_chance_top1=topk_chance(items["verb"], 1))
     pairs = None   # (verbs table, positive boxes, negative boxes): ITM for the study's models and the lab's
-    if (itm or (dataset == "toy" and lab_models)) and dataset in sources("verbs"):
+    both = [s for s in scorers.values() if both_heads(s)]   # ITM and masked-LM heads on the same verb pairs
+    if (itm or both or (dataset == "toy" and lab_models)) and dataset in sources("verbs"):
         *pairs, n_detected = verb_pairs(dataset, root, limit, seed, lambda: load(DETECTOR))
     if itm and pairs is not None:
         table, pos_boxes, neg_boxes = pairs
@@ -236,6 +239,11 @@ def run(params: Params) -> StudyResult:
                                                   zip(table["pos_image"], table["neg_image"], pos_boxes, neg_boxes)))
         if n_detected:
             facts["detector"] = DETECTOR
+    chosen = None
+    if both and pairs is not None:
+        choice_rows, chosen, choice = head_choice(both, pairs[0], root, seed)
+        parts.append(choice_rows)
+        facts.update(choice_pairs=len(choice), choice_unlocated=choice.attrs["unlocated"])
     rows = concat([*parts, papers.reported(STUDY)])
     data = dict(items=items, unlocated=pd.DataFrame(items.attrs.get("unlocated", []), columns=["sentence", "verb"]),
                 per_item=per_item, left_out=_left_out(items, left),
@@ -247,4 +255,4 @@ def run(params: Params) -> StudyResult:
     sentences = items.set_index("item_id")["sentence"]
     per_row = [topk_items(t, sentences, subset) for t, subset in ((per_item, "all"), (left, LEFT_OUT)) if len(t)]
     return StudyResult(study=STUDY, params=asdict(params), rows=rows, data=data, facts=facts, claims=claims(rows, k=k),
-                       items=concat_items(per_row))
+                       items=concat_items([*per_row, chosen]))

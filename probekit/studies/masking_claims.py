@@ -6,7 +6,13 @@ text-only model (same); the paper's strict order full image > subject ablated > 
 differences; and the chance and subject-ablation verdicts under the whole-word rule (``word_accuracy``).
 Once: the order in the paper's own Table 2.  Per ITM model: its balanced and pooled average and its negative
 accuracy under each ablation against the full image, compared by their intervals; nothing beyond what those
-rows show.
+rows show.  Per model with both heads: its masked-LM head's two-way verb choice against its ITM head's choice on
+the same verb pairs, by their paired difference (:mod:`probekit.metrics.head_choice`).
+
+**The no-image condition.**  A model shown a blank image still reads the caption.  When its accuracy there is
+below the text-only model's on the same captions (the paired ``image ablated − text only`` interval lies below 0),
+the blank input does harm beyond removing the image's information, so the claims that rest on it (the drop to no
+image, the paper's order) are :data:`NOT_COMPARABLE`: stated with their numbers and why, not judged.
 """
 
 from __future__ import annotations
@@ -14,7 +20,9 @@ from __future__ import annotations
 import pandas as pd
 
 from probekit.claims import HIGHER, LOWER, UNRESOLVED, claim, compare, difference, versus_chance
+from probekit.metrics.head_choice import DIFF, ITM, MLM, ONLY, PROBE as CHOICE, discordant_count
 from probekit.results import OURS, one_or_none, select
+from probekit.studies.lab import NOT_COMPARABLE
 
 ORDER, BROKEN = "paper's order", "order broken"
 MIXED = "mixed"
@@ -37,6 +45,9 @@ _DROP = {
     UNRESOLVED: "Blanking {what} moves {model}'s top-{k} accuracy from {full.value} to {b.value} ({d}); the paired "
                 "interval includes 0, so the change is not resolved at this n.",
 }
+_DAMAGED = ("Blanking {what} moves {model}'s top-{k} accuracy from {full.value} to {b.value}; not judged as the "
+            "image's worth: without the image {model} falls below the text-only `{text}` on the same captions ({o}, "
+            "paired), so the blank input does harm beyond removing the image.")
 _TEXT = {
     HIGHER: "With the full image {model} beats the text-only `{text}` ({t}) by {d.size}.",
     LOWER: "The text-only `{text}` ({t}) beats {model} with the full image by {d.size}.",
@@ -50,6 +61,21 @@ _ORDER = {
             "ablated is {d1} and subject ablated − no image is {d2}.",
     UNRESOLVED: "Whether {model} keeps the paper's order full image > subject ablated > no image is not resolved "
                 "at this n (full − subject ablated {d1}; subject ablated − no image {d2}).",
+    NOT_COMPARABLE: "Whether {model} keeps the paper's order full image > subject ablated > no image is not judged: "
+                    "its no-image condition falls below the text-only `{text}` on the same captions ({o}, paired).",
+}
+_CHOICE = {
+    HIGHER: "On the same verb pairs, {model}'s masked-LM head prefers the true verb to the verb negative's (the "
+            "verb masked, the image shown) in {m}, its ITM head the true sentence in {i}: the masked-LM head is "
+            "ahead by {d.size} (paired bootstrap; chance 50% for both). It alone is right on {mo} pairs, the ITM "
+            "head alone on {io}.",
+    LOWER: "On the same verb pairs, {model}'s ITM head prefers the true sentence to the verb negative's in {i}, its "
+           "masked-LM head the true verb in {m} (the verb masked, the image shown): the ITM head is ahead by "
+           "{d.size} (paired bootstrap; chance 50% for both). It alone is right on {io} pairs, the masked-LM head "
+           "alone on {mo}.",
+    UNRESOLVED: "On the same verb pairs, {model}'s masked-LM head prefers the true verb in {m} and its ITM head the "
+                "true sentence in {i}; their paired difference, {d}, is not resolved at this n (the masked-LM head "
+                "alone right on {mo} pairs, the ITM head alone on {io}).",
 }
 _PAPER = {
     ORDER: "In the paper's Table 2 (SVO-Probes, top-5) each of its {n} region-feature models has full image > "
@@ -94,25 +120,49 @@ def order_verdict(first_drop, second_drop) -> str:
     return ORDER if verdicts == (HIGHER, HIGHER) else UNRESOLVED
 
 
+def blank_damages(below_text) -> bool:
+    """Whether a model's paired ``image ablated − text only`` row (None: not run) lies below 0: without the image
+    it reads the caption worse than the text-only model does."""
+    return below_text is not None and difference(below_text) == LOWER
+
+
 def _model_claims(top, drops, model: str, k: int) -> list:
     full = _find(top, model=model, condition="full image")
     out = [claim(f"{model}: full image vs chance", versus_chance(full), _CHANCE, rows={"a": full}, model=model,
                  k=str(k))]
+    o, t = _find(drops, model=model, condition="image ablated − text only"), _find(top, condition="text only")
+    damaged, text = blank_damages(o), str(t["model"]) if t is not None else ""
     for condition, what in ABLATED.items():
         d, b = _find(drops, model=model, condition=f"full image − {condition}"), _find(top, model=model,
                                                                                         condition=condition)
         if d is not None and b is not None:
-            out.append(claim(f"{model}: full image − {condition}", difference(d), _DROP,
-                             rows={"d": d, "full": full, "b": b}, model=model, k=str(k), what=what))
-    d, t = _find(drops, model=model, condition="full image − text only"), _find(top, condition="text only")
+            blank = damaged and condition == "image ablated"
+            rows = {"d": d, "full": full, "b": b, **({"o": o} if blank else {})}
+            out.append(claim(f"{model}: full image − {condition}", NOT_COMPARABLE if blank else difference(d),
+                             _DAMAGED if blank else _DROP, rows=rows, model=model, k=str(k), what=what, text=text))
+    d = _find(drops, model=model, condition="full image − text only")
     if d is not None and t is not None:
         out.append(claim(f"{model}: full image − text only", difference(d), _TEXT, rows={"d": d, "t": t},
-                         model=model, text=str(t["model"])))
+                         model=model, text=text))
     d1 = _find(drops, model=model, condition="full image − subject ablated")
     d2 = _find(drops, model=model, condition="subject ablated − image ablated")
     if d1 is not None and d2 is not None:
-        out.append(claim(f"{model}: paper's order", order_verdict(d1, d2), _ORDER, rows={"d1": d1, "d2": d2},
-                         model=model))
+        out.append(claim(f"{model}: paper's order", NOT_COMPARABLE if damaged else order_verdict(d1, d2), _ORDER,
+                         rows={"d1": d1, "d2": d2, **({"o": o} if damaged else {})}, model=model, text=text))
+    return out
+
+
+def _choice_claims(choice: pd.DataFrame) -> list:
+    """Per model with both heads' rows: the masked-LM head's verb choice against the ITM head's, paired."""
+    out = []
+    for model in dict.fromkeys(choice["model"]):
+        found = {name: _find(choice, model=model, condition=c) for name, c in
+                 (("m", MLM), ("i", ITM), ("d", DIFF), ("mo", ONLY[MLM]), ("io", ONLY[ITM]))}
+        if any(r is None for r in found.values()):
+            continue
+        counts = {k: str(discordant_count(found[k])) for k in ("mo", "io")}
+        out.append(claim(f"{model}: MLM head − ITM head, verb pairs", difference(found["d"]), _CHOICE,
+                         rows={k: found[k] for k in ("m", "i", "d")}, model=model, **counts))
     return out
 
 
@@ -169,4 +219,4 @@ def claims(rows: pd.DataFrame, k: int = 5) -> list:
             out += _model_claims(top, drops, model, k) + _word_claims(words, word_drops, model)
     out += _paper_claim(paper)
     out += _itm_claims(select(ours, probe="itm", subset="all"))
-    return out
+    return out + _choice_claims(select(ours, probe=CHOICE))

@@ -15,8 +15,11 @@ calibrated match head, ITM on the verb pairs.
   object, 20-21 verbs are equally likely), not k / 24, which a reader of the caption beats by construction.  The
   knock-out's controls (what it still sees: agents, objects, poses) are the verbs chapter's; none is added here.
 * CLAIMS: Beňová et al. 2024, Tables 1 and 2 (see each ``PaperClaim``).  The blanked-subject claim is decided by
-  construction (:data:`BLANKED_BY_CONSTRUCTION`); the masked-LM vs ITM claim is not comparable here
-  (:data:`ITM_NOT_COMPARABLE`): its two numbers stand on different items at different chance levels.
+  construction (:data:`BLANKED_BY_CONSTRUCTION`).  The masked-LM vs ITM claim is tested within one model on the
+  same verb pairs (:mod:`probekit.metrics.head_choice`: the masked-LM head's two-way choice between the pair's two
+  verbs against the ITM head's choice between its two sentences, both at chance 50%, by their paired difference):
+  the paper's own comparison, top-5 accuracy over captions against ITM accuracy over image pairs, stands on other
+  items at other chance levels.
 """
 
 from __future__ import annotations
@@ -26,13 +29,14 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from probekit.metrics.head_choice import DIFF, ITM, MLM, PROBE as CHOICE, SUBSET as CHOICE_SUBSET
 from probekit.metrics.masking import accuracy_rows, common_items, drop_rows
 from probekit.toyworld.vocab import prior_topk
 from probekit.metrics.verb_pieces import pieces_correct
 from probekit.results import concat
 from probekit.scorers import can_answer
 from probekit.studies.lab import BLIND, HIGHER, PARENT, TARGET, Check, PaperClaim
-from probekit.studies.masking_scores import guided_masking
+from probekit.studies.masking_scores import both_heads, guided_masking, head_choice
 
 PAPER_K = 5            # the paper's top-k (Tables 2 and 3)
 KS = (PAPER_K, 1)      # the lab's rows: top-5, and top-1 read off the same predictions
@@ -44,16 +48,15 @@ def where(k: int, condition: str, metric: str = "accuracy") -> dict:
     return dict(probe=f"top-{k}", subset="all", metric=metric, condition=condition)
 
 
-ITM_VERB = dict(probe="itm", subset="verb", metric="avg_pooled", condition="full image")
+def choice(condition: str, metric: str = "accuracy") -> dict:
+    """The lab row of one head's verb choice (``condition`` ``MLM head`` / ``ITM head``), or their difference."""
+    return dict(probe=CHOICE, subset=CHOICE_SUBSET, metric=metric, condition=condition)
+
+
 #: why the blanked-subject claim is not judged on the toy world
 BLANKED_BY_CONSTRUCTION = ("a toy transitive verb is drawn only in the subject's limbs and in where its object "
                            "stands beside it, so blanking the subject removes the verb's evidence by how the world is "
                            "drawn (its accuracy falls to about what the caption alone allows)")
-#: why the masked-LM vs ITM claim is shown, not judged
-ITM_NOT_COMPARABLE = ("the top-5 accuracy is over the masking probe's captions (chance: what the caption alone "
-                      "allows), the ITM accuracy over the verbs probe's image pairs (chance 50%): other items, other "
-                      "chance levels, so their intervals' overlap says nothing; the same-items comparison (the "
-                      "masked-LM head's choice between the pair's two verbs against the ITM head's) is not scored yet")
 
 CHECKS = [
     Check("toy-vilt-noverb", TARGET, "masked verb, top-5, full image", where(PAPER_K, "full image")),
@@ -76,9 +79,13 @@ CLAIMS = [
                "accuracy on SVO-Probes' verb-negative pairs is 45.0–47.2% (pooled over positives and negatives, "
                "Table 1), while their masked-LM heads find the verb among the top 5 in 73.9–74.6% of captions "
                "(Table 2)", f"{SOURCE}, Tables 1 and 2",
-               a=("toy-vilt", where(PAPER_K, "full image")), b=("toy-vilt", ITM_VERB), expect=HIGHER,
-               not_comparable=True, reason=ITM_NOT_COMPARABLE),
+               a=("toy-vilt", choice(MLM)), b=("toy-vilt", choice(ITM)), expect=HIGHER,
+               diff=("toy-vilt", choice(DIFF, "accuracy_diff"))),
 ]
+
+
+#: the lab models whose two heads' verb choice a claim reads (the only ones the lab asks for it)
+CHOOSERS = {model for c in CLAIMS for model, where in (c.a, c.b) if where.get("probe") == CHOICE}
 
 
 def at_k(per_item: pd.DataFrame, k: int) -> pd.DataFrame:
@@ -93,8 +100,9 @@ def at_k(per_item: pd.DataFrame, k: int) -> pd.DataFrame:
 def lab_rows(items: pd.DataFrame, lab_models, load, root, pairs=None, seed: int = 0, *, condition_paths: Callable,
              itm_rows: Callable) -> pd.DataFrame:
     """Schema rows of the ``lab_models`` (registry names, loaded with ``load(name)``) on the study's ``items``
-    (with their subject boxes): top-5 and top-1 accuracy per model and condition, the paired drops, and ITM on
-    ``pairs`` = (verbs table, positive boxes, negative boxes) when given.  Only the captions every lab model
+    (with their subject boxes): top-5 and top-1 accuracy per model and condition, the paired drops, and, on
+    ``pairs`` = (verbs table, positive boxes, negative boxes) when given, ITM and the two heads' verb choice of the
+    models a claim reads it of (:data:`CHOOSERS`, ``head_choice``).  Only the captions every lab model
     answered in every condition are counted.  ``condition_paths`` and ``itm_rows`` are the study's (passed in, so
     this module does not import the study that imports it)."""
     scorers = [load(name) for name in dict.fromkeys(lab_models)]
@@ -113,4 +121,7 @@ def lab_rows(items: pd.DataFrame, lab_models, load, root, pairs=None, seed: int 
             parts[-2:] = [p.assign(probe=f"top-{k}") for p in parts[-2:]]
     if itm and pairs is not None:
         parts.append(itm_rows(*pairs, itm, root))
+    both = [s for s in scorers if both_heads(s) and s.name in CHOOSERS]   # only what a claim reads: scoring costs
+    if both and pairs is not None:
+        parts.append(head_choice(both, pairs[0], root, seed)[0])
     return concat(parts)

@@ -13,8 +13,9 @@ LAB_MODELS = ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-vilt-noverb
 
 @dataclass(frozen=True)
 class Params(Parameters):
-    models: list[str] = param(["toy-vilt"], "registry names; those with a fill_mask head answer the masking probe "
-                              "and those with a match head the ITM contrast", ANSWERS)
+    models: list[str] = param(["toy-vilt"], "registry names; those with a fill_mask head answer the masking probe, "
+                              "those with a match head the ITM contrast, those with both the two heads' verb choice",
+                              ANSWERS)
     dataset: str = param("toy", 'a source registered for the "masking" probe: "toy", "svo-probes", "v-coco"')
     data_dir: str | None = param(None, "None -> probekit.datasets.default_data_dir()")
     limit: int | None = param(None, "max captions (None = all, 600 on the toy world)")

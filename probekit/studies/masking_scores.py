@@ -1,15 +1,19 @@
 """What the guided-masking study asks a model: its top-k fillers of the masked verb (one mask per gold piece),
-under each image condition and with the text alone, and its match probabilities of the verb pairs under each
-condition.  :mod:`probekit.metrics.masking` turns the answers into verdicts and rows and never calls a model."""
+under each image condition and with the text alone, its match probabilities of the verb pairs under each
+condition, and both heads' scores of a verb pair's two verbs (:func:`head_scores`).  :mod:`probekit.metrics.masking`
+and :mod:`probekit.metrics.head_choice` turn the answers into verdicts and rows and never call a model."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from probekit.ablation import PatchGrid, condition_images
+from probekit.data.masking import verb_choice_items
+from probekit.metrics.head_choice import head_credit, head_items, head_rows
 from probekit.metrics.itm import itm_accuracy
 from probekit.metrics.masking import PER_ITEM, STUDY, TEXT_ONLY, pooled_rows, score_predictions
-from probekit.results import concat, frame
+from probekit.results import concat, concat_items, frame
 from probekit.scorers import MASK
 from probekit.studies.pair_scores import score_pairs
 
@@ -65,6 +69,43 @@ def guided_masking(items: pd.DataFrame, scorers, text_scorer, images, k: int = 5
             frames.append(text.assign(model=scorer.name, condition=TEXT_ONLY, scored_by=text_scorer.name))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=[*PER_ITEM, "model", "condition", "scored_by"])
+
+
+def head_scores(scorer, items: pd.DataFrame) -> pd.DataFrame:
+    """Per item of :func:`probekit.data.masking.verb_choice_items`, under its image: the match head's probability
+    of ``sentence_pos`` and of ``sentence_neg`` (``itm_pos``, ``itm_neg``), and the masked-LM head's log-probability
+    of each verb's surface form at the verb's place (``mlm_pos``, ``mlm_neg``): the verb masked with one mask per
+    piece of that form and the pieces' log-probabilities summed, i.e. the joint probability of the study's
+    whole-word rule (positions predicted independently).  NaN where the image is unreadable."""
+    images, n = [str(p) for p in items["image"]], len(items)
+    match = scorer.match(images + images, [*items["sentence_pos"], *items["sentence_neg"]])
+    words = [*items["word_pos"], *items["word_neg"]]
+    masked = [mask_span(item.sentence_pos, int(item.verb_start), int(item.verb_end), len(scorer.word_pieces(word)))
+              for item, word in zip([*items.itertuples(index=False)] * 2, words)]
+    mlm = np.array([np.nan if f is None else float(np.sum(f))
+                    for f in scorer.mask_logprobs(masked, words, images + images)])
+    return items[["item_id"]].assign(itm_pos=match[:n], itm_neg=match[n:], mlm_pos=mlm[:n], mlm_neg=mlm[n:])
+
+
+def both_heads(scorer) -> bool:
+    """Whether ``scorer`` sees images and has both a match (ITM) head and a masked-LM head."""
+    return not scorer.text_only and {"match", "fill_mask"} <= set(scorer.capabilities)
+
+
+def head_choice(scorers, pairs: pd.DataFrame, root, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Both heads of each scorer (:func:`both_heads`) on the verb-negative rows of a ``verbs`` table, each positive
+    image shown as the study's "full image" condition shows it (written at the model's input size under ``root``):
+    (rows of :func:`probekit.metrics.head_choice.head_rows`, their item rows, the verb pairs)."""
+    items = verb_choice_items(pairs)
+    rows, shown = [], []
+    for scorer in scorers:
+        full = condition_images(pairs["pos_image"].tolist(), "full image", PatchGrid.of(scorer), root)
+        mine = verb_choice_items(pairs.assign(pos_image=[None if p is None else str(p) for p in full]))
+        credit = head_credit(head_scores(scorer, mine)) if len(mine) else pd.DataFrame()
+        if len(credit):
+            rows.append(head_rows(credit, scorer.name, seed))
+            shown.append(head_items(credit, mine, scorer.name))
+    return concat(rows), concat_items(shown), items
 
 
 def itm_under_ablation(pairs: pd.DataFrame, scorers, images, threshold: float = 0.5) -> pd.DataFrame:
