@@ -20,7 +20,7 @@ import tqdm.auto  # what transformers imports: in a kernel without ipywidgets, t
 from probekit import report, results"""
 BODY = """warnings.warn("a library's deprecation Warning")
 print("a library's log line", file=sys.stderr)
-rows = results.frame([results.row(study="verbs", probe="svo", model=m, metric="pairwise", value=v,
+rows = results.frame([results.row(study="verbs", probe="svo", model=m, subset="verb", metric="pairwise", value=v,
                                   ci=(v - 0.05, v + 0.05), n=limit, chance=0.5)
                       for m, v in (("toy-vilt", 0.61), ("toy-clip", 0.72))])
 result = results.StudyResult("verbs", {}, rows)

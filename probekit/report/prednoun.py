@@ -163,6 +163,7 @@ def tuples(result: StudyResult, released: bool = False):
             part = per[(per["model"] == m) & (per["swap"] == swap)]
             heatmap(part.assign(value=part["accuracy"], metric="triplet_accuracy", chance=0.5), "target",
                     "distractor", ax=axes[i, j], title=f"{m}: {swap} swaps")
+            axes[i, j].tick_params(axis="x", rotation=90)   # many distractors: their names stand, not side by side
     return fig
 
 
