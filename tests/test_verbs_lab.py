@@ -13,6 +13,7 @@ from probekit.datasets import load_dataset
 from probekit.metrics import itm
 from probekit.results import COLUMNS, frame, row, select
 from probekit.studies import lab, verbs, verbs_lab, verbs_params
+from probekit.toyworld import svo
 
 AT = itm.condition(verbs_lab.THRESHOLD)
 
@@ -27,6 +28,13 @@ def _rows(model: str, **given) -> list[dict]:
             out.append(row(study="verbs", probe=itm.PROBE, model=model, condition=condition, subset=subset,
                            metric=metric, value=value, ci=(low, high), n=100, chance=0.5))
     return out
+
+
+def _cue(model: str, ci: tuple) -> dict:
+    """``model``'s pairwise row on verb negatives told apart by the object's place (the chapter's headline)."""
+    low, high = ci[1], ci[2]
+    return row(study="verbs", probe=verbs_lab.CUE_PROBE, model=model, subset=svo.PLACE, metric="pairwise",
+               value=ci[0], ci=(low, high), n=416, chance=0.5)
 
 
 def _lab(noverb: dict | None = None, blind: dict | None = None, noisy: dict | None = None,
@@ -45,17 +53,21 @@ def test_checks_select_the_knockouts_and_the_blind_models_pairwise_rows():
                                         ("toy-vilt-hardneg", dict(pairwise_verb=(0.8, 0.72, 0.88))),
                                         ("toy-clip-hardneg", dict(pairwise_verb=(0.8, 0.72, 0.88))),
                                         ("toy-bert-blind", {f"pairwise_{s}": (0.5, 0.5, 0.5) for s in itm.SUBSETS})]
-                  for r in _rows(name, **given)])
+                  for r in _rows(name, **given)] + [_cue("toy-vilt-noverb", (0.5, 0.46, 0.54)),
+                                                    _cue("toy-vilt-hardneg", (0.64, 0.6, 0.68))])
     found = lab.checks(rows, verbs_lab.CHECKS)
-    assert len(found) == len(verbs_lab.CHECKS) == 12
+    assert len(found) == len(verbs_lab.CHECKS) == 14
     picked = [(r["model"], r["row"]["subset"], r["row"]["metric"], r["row"]["condition"]) for _, r in found.iterrows()]
     per_knockout = lambda ko, parent: [(ko, "verb", "pairwise", ""), (parent, "verb", "pairwise", ""),
                                        (ko, "subject", "pairwise", ""), (ko, "object", "pairwise", "")]
     assert picked == per_knockout("toy-clip-noverb", "toy-clip-hardneg") + \
         per_knockout("toy-vilt-noverb", "toy-vilt-hardneg") + \
+        [(m, svo.PLACE, "pairwise", "") for m in ("toy-vilt-noverb", "toy-vilt-hardneg")] + \
         [("toy-bert-blind", s, "pairwise", "") for s in ("all", "subject", "verb", "object")]
-    assert list(found["role"]) == [lab.TARGET, lab.PARENT, lab.CONTROL, lab.CONTROL] * 2 + [lab.BLIND] * 4
+    assert list(found["role"]) == [lab.TARGET, lab.PARENT, lab.CONTROL, lab.CONTROL] * 2 + [lab.TARGET, lab.PARENT] + \
+        [lab.BLIND] * 4
     assert list(found["verdict"]) == [lab.AT_CHANCE, "above chance", lab.PASSES, lab.PASSES] * 2 + \
+        [lab.AT_CHANCE, "above chance"] + \
         [lab.BY_DESIGN] * 4   # one sentence over two images: the blind model ties on every row, not judged
     assert found["ok"].all() and found["expected"].iloc[-4:].isna().all()
 
@@ -71,7 +83,7 @@ def test_checks_say_when_the_probe_is_not_doing_its_job():
     assert verdict["toy-bert-blind", "verb negatives, pairwise"] == "above chance"
     assert verdict["toy-bert-blind", "all negatives, pairwise"] == lab.BY_DESIGN
     assert verdict["toy-vilt-hardneg", "verb negatives, pairwise"] == lab.NOT_RUN
-    assert list(found["ok"]) == [False] * 4 + [False, False, False, False, True, True, False, True]
+    assert list(found["ok"]) == [False] * 4 + [False, False, False, False] + [False, False] + [True, True, False, True]
 
 
 def test_claims_compare_each_noisy_vilt_with_the_clean_one_at_the_papers_threshold():
@@ -160,7 +172,8 @@ def small(tmp_path_factory):
 def test_a_small_run_carries_the_lab(small):
     got = small.data["lab"]
     assert list(got.columns) == COLUMNS and len(frame(got)) == len(got)
-    assert set(got["model"]) == {"toy-vilt", "toy-bert-blind"} and set(got["probe"]) == {itm.PROBE}
+    assert set(got["model"]) == {"toy-vilt", "toy-bert-blind"} and set(got["probe"]) == {itm.PROBE, verbs.CUE_PROBE}
+    assert set(select(got, probe=verbs.CUE_PROBE)["subset"]) == {svo.PLACE, svo.POSE}   # the headline and its control
     assert set(select(got, model="toy-bert-blind")["metric"]) == {"pairwise"}  # uncalibrated: pairwise only
     # the lab thresholds at the paper's 0.5 whatever the chapter's threshold; the study's rows keep theirs
     assert set(select(got, model="toy-vilt", metric="neg")["condition"]) == {AT}

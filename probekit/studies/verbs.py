@@ -44,8 +44,7 @@ from probekit.studies.lab_pooling import with_lab_items
 from probekit.toyworld import svo
 
 STUDY = "verbs"
-#: on the toy world: pairwise accuracy on verb negatives by what tells the two verbs apart (subset: the cue)
-CUE_PROBE = "svo-verb-cue"
+CUE_PROBE = verbs_lab.CUE_PROBE
 #: the study's headline rows for the summary page (one per model each): verb negatives told apart by the object's
 #: place alone (relating the object's patch to the agent's), and by the pose alone (within the agent's patch)
 HEADLINES = [dict(probe=CUE_PROBE, subset=svo.PLACE, metric="pairwise"),
@@ -159,7 +158,7 @@ def run(params: Params) -> StudyResult:
     reuse = {name: (parts[name], scores[name]) for name in parts} if threshold == verbs_lab.THRESHOLD else {}
     lab_data, lab_fact = run_lab(items, dataset, params.lab_models, reuse,
                                  min_triplet_negatives=min_triplet_negatives, n_resamples=n_resamples, seed=seed,
-                                 device=device, batch_size=batch_size, cache_dir=cache_dir)
+                                 device=device, batch_size=batch_size, cache_dir=cache_dir, cues=cues)
     coverage = pd.DataFrame(records).T
     kinds = itm.negative_type(items)
     has_pos = items["pos_image"].notna()

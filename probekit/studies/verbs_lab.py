@@ -33,11 +33,16 @@ from probekit.metrics import itm
 from probekit.results import concat, select
 from probekit.scorers import load_scorer
 from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, Check, PaperClaim
+from probekit.toyworld import svo
 
 #: the lab thresholds ITM heads at the paper's 0.5, whatever the chapter's ``threshold``: its claims are the paper's
 THRESHOLD = 0.5
 TABLE4 = "Hendricks & Nematzadeh 2021, Table 4 and Sec. 4.2"
 TABLE5 = "Hendricks & Nematzadeh 2021, Table 5 and Sec. 4.5"
+
+
+#: toy world: pairwise accuracy on verb negatives by what tells the two verbs apart (subset: the cue)
+CUE_PROBE = "svo-verb-cue"
 
 
 def pairwise(subset: str) -> dict:
@@ -52,6 +57,10 @@ def thresholded(metric: str, subset: str = "all") -> dict:
 
 #: (knock-out, its parent): the same recipe with the verbs visible, one pair per architecture
 KNOCKOUTS = (("toy-clip-noverb", "toy-clip-hardneg"), ("toy-vilt-noverb", "toy-vilt-hardneg"))
+#: the pair judged on the chapter's headline, verb negatives told apart only by the object's place (binding across
+#: patches): the cross-encoder's (the dual encoder's parent does not learn it, so it could not show the probe works)
+HEADLINE_PAIR = KNOCKOUTS[1]
+PLACE = dict(probe=CUE_PROBE, subset=svo.PLACE, metric="pairwise", condition="")
 
 CHECKS = [
     *[check for knockout, parent in KNOCKOUTS for check in (
@@ -59,6 +68,8 @@ CHECKS = [
         Check(parent, PARENT, "verb negatives, pairwise", pairwise("verb")),
         Check(knockout, CONTROL, "subject negatives, pairwise", pairwise("subject")),
         Check(knockout, CONTROL, "object negatives, pairwise", pairwise("object")))],
+    *[Check(model, role, "verb negatives told apart by the object's place, pairwise (the headline)", PLACE)
+      for model, role in zip(HEADLINE_PAIR, (TARGET, PARENT))],
     # one sentence, two images: a text-only scorer ties on every row, 50% whatever it learned
     *[Check("toy-bert-blind", BLIND, f"{what}, pairwise", pairwise(subset), by_construction=True)
       for subset, what in [("all", "all negatives"), ("subject", "subject negatives"), ("verb", "verb negatives"),
@@ -94,19 +105,21 @@ CLAIMS = [
 
 def lab_rows(items: pd.DataFrame, lab_models: Sequence[str], *, score: Callable,
              min_triplet_negatives: int = 30, n_resamples: int = 1000, seed: int = 0, device: str = "auto",
-             batch_size: int = 32, cache_dir=None, scored: Mapping[str, tuple] | None = None) -> pd.DataFrame:
+             batch_size: int = 32, cache_dir=None, scored: Mapping[str, tuple] | None = None,
+             cues: pd.Series | None = None) -> pd.DataFrame:
     """The lab models' SVO-Probes rows (probe "svo": pairwise, and Table 4 at :data:`THRESHOLD` for calibrated
     ITM heads) on ``items``, and each of :data:`NOISY`'s paired differences against :data:`CLEAN`
     (:func:`probekit.metrics.itm.itm_accuracy_diff`) where both ran.  ``scored``: the (rows, scores) a model
     already has from the main run at :data:`THRESHOLD` (reused, not scored again); ``score``: the study's
-    ``score_model`` (passed in, so this module does not import the study that imports it), for the others."""
+    ``score_model`` (passed in, so this module does not import the study that imports it), for the others;
+    ``cues``: what tells each verb negative apart (toy world), for the rows per cue (probe :data:`CUE_PROBE`)."""
     scored = dict(scored or {})
     for name in dict.fromkeys(lab_models):
         if name not in scored:
             scorer = load_scorer(name, device=device, batch_size=batch_size, cache_dir=cache_dir)
-            rows, _, _, scores = score(scorer, items, THRESHOLD, min_triplet_negatives, n_resamples, seed)
+            rows, _, _, scores = score(scorer, items, THRESHOLD, min_triplet_negatives, n_resamples, seed, cues)
             scored[name] = rows, scores
-    parts = [select(scored[name][0], probe=itm.PROBE) for name in dict.fromkeys(lab_models)]
+    parts = [select(scored[name][0], probe=[itm.PROBE, CUE_PROBE]) for name in dict.fromkeys(lab_models)]
     thresholded = {name for name in lab_models if len(select(scored[name][0], metric="avg"))}
     parts += [itm.itm_accuracy_diff(items, scored[noisy][1], scored[CLEAN][1], noisy, CLEAN, THRESHOLD,
                                     n_resamples, seed) for noisy in NOISY if {noisy, CLEAN} <= thresholded]
