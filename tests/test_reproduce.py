@@ -40,6 +40,17 @@ def test_the_tally_counts_values_within_the_tolerance_and_misses_rows_that_are_g
     assert reproduce.tally(None, _rows([("a", 0.5)])) == (0, 4)
 
 
+def test_lab_lines_rows_are_the_same_within_the_tolerance_only():
+    """A lab line's ``rows`` are JSON text: a rebuild's float noise in them (a fine-tune's μ(c), 1e-7 relative) is
+    the same line; a change a page would show is not."""
+    from probekit.studies.lab import deciding
+    def line(value):
+        return pd.DataFrame({"what": ["claim"], "verdict": ["holds"], "rows": [deciding(
+            {"model": "m", "metric": "mu_c_diff", "value": value, "ci_low": 0.0024, "ci_high": 0.0072, "n": 139.0})]})
+    assert reproduce.same_table(line(0.004589294633456585), line(0.0045892921106378635))
+    assert not reproduce.same_table(line(0.0046), line(0.0047))
+
+
 def test_item_tables_are_the_same_within_the_tolerance_only():
     a = pd.DataFrame({"item_id": ["x", "y"], "score": [0.1, 0.2], "correct": [True, False]})
     assert reproduce.same_table(a, a.assign(score=[0.1 + 1e-9, 0.2]))

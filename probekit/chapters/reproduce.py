@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from probekit.results import KEYS
-from probekit.studies.lab import SAME_ATOL, SAME_RTOL, same_value
+from probekit.studies.lab import ROWS_COLUMNS, SAME_ATOL, SAME_RTOL, same_rows, same_value
 
 #: the packages whose versions can change a number on a page
 PACKAGES = ("probekit", "torch", "torchvision", "transformers", "open_clip_torch", "numpy", "pandas", "scipy",
@@ -106,14 +106,15 @@ def tally(old: pd.DataFrame | None, new: pd.DataFrame) -> tuple[int, int]:
 
 def same_table(old: pd.DataFrame | None, new: pd.DataFrame | None) -> bool:
     """Whether two tables (item rows) hold the same rows: same columns and length, equal texts, numbers within
-    the tolerance.  Columns of absolute file paths (the images an item showed) are left out: they name the
+    the tolerance (a lab line's ``rows``, JSON, field by field).  Columns of absolute file paths (the images an item showed) are left out: they name the
     machine's data folder and derived files named after file times, and the item's id and numbers say which it was."""
     if old is None or new is None:
         return old is None and new is None
     if list(old.columns) != list(new.columns) or len(old) != len(new):
         return False
     kept = [c for c in new.columns if not (new[c].map(_path).any() or old[c].map(_path).any())]
-    return all(same_value(u, v) for c in kept for u, v in zip(old[c].tolist(), new[c].tolist()))
+    same = lambda c: same_rows if c in ROWS_COLUMNS else same_value   # a lab line's rows: JSON, numbers within it
+    return all(same(c)(u, v) for c in kept for u, v in zip(old[c].tolist(), new[c].tolist()))
 
 
 def reproduces(old: tuple, new: tuple) -> bool:

@@ -192,6 +192,8 @@ def claims(rows: pd.DataFrame, defined: list[PaperClaim]) -> pd.DataFrame:
 
 #: :func:`verdict_lines`' columns
 VERDICT_COLUMNS = ["study", "kind", "what", "models", "verdict", "as_expected", "rows"]
+#: the columns of a verdict line holding rows as JSON (:func:`deciding`), compared with :func:`same_rows`
+ROWS_COLUMNS = ("rows",)
 #: what a line judged over seeds adds (:data:`probekit.studies.lab_pooling.SEED_COLUMNS`): each seed's rows (JSON),
 #: each seed's verdict, whether they agree, and "seeds disagree: ..." (or why the line is not pooled)
 SEED_FIELDS = ["seed_rows", "seed_verdicts", "seeds_agree", "seeds_note"]
@@ -264,7 +266,7 @@ def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: p
 
 
 __all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "versus_floor", "claim_verdict",
-           "verdict_lines", "deciding", "SEED_FIELDS", "same_rows", "SAME_RTOL", "SAME_ATOL", "CHANCE_MARGIN", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
+           "verdict_lines", "deciding", "SEED_FIELDS", "same_rows", "ROWS_COLUMNS", "SAME_RTOL", "SAME_ATOL", "CHANCE_MARGIN", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
            "TARGET", "CONTROL", "TRAINED", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "AT_FLOOR",
            "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD", "NOT_RESOLVED", "BY_CONSTRUCTION", "BY_DESIGN", "NOT_RUN", "HIGHER", "LOWER",
            "BELOW", "NO_DIFFERENCE", "NOT_COMPARABLE", "NOT_TESTABLE"]
