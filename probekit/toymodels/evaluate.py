@@ -17,6 +17,7 @@ import pandas as pd
 from PIL import Image
 
 from .. import progress
+from ..metrics.itm import pair_credit
 from ..metrics.pairs import SWAP_NAMES
 from ..scorers import MASK, REGISTRY, can_answer, load_scorer
 from ..scorers.registry import FAMILY_CAPABILITIES
@@ -105,7 +106,7 @@ class HeldOut:
         pos = [Image.open(p).convert("RGB") for p in verbs["pos_image"]]
         neg = [Image.open(p).convert("RGB") for p in verbs["neg_image"]]
         s = scorer.choose_image([[a, b] for a, b in zip(pos, neg)], list(verbs["sentence"]))
-        right = (s[:, 0] > s[:, 1]) + 0.5 * (s[:, 0] == s[:, 1])
+        right = pair_credit(s[:, 0], s[:, 1])
         place, pose = (verbs["cue"] == svo.PLACE).to_numpy(), (verbs["cue"] == svo.POSE).to_numpy()
         return {"limbs_alike_pairs": float(pair_ok[alike].mean()), "limbs_alike_n": int(alike.sum()),
                 "limbs_differ_pairs": float(pair_ok[~alike].mean()), "limbs_differ_n": int((~alike).sum()),
