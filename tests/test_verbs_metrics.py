@@ -252,3 +252,21 @@ def test_score_pairs_scores_each_distinct_pair_once_and_leaves_missing_images_na
     np.testing.assert_allclose(pos, [0.7, 0.7, np.nan, np.nan])
     with pytest.raises(ValueError, match="fill_mask"):
         score_pairs(dual, items, "fill_mask")
+
+
+def test_mirrored_verb_negatives_are_resampled_by_unit_not_row_by_row():
+    # 200 verb negatives each with its mirror (the other sentence, the images swapped), scored by an image-only
+    # model: exactly one row of each pair is right, so pairwise accuracy is exactly 1/2 whatever units are drawn
+    rng = np.random.default_rng(5)
+    rows, pos, neg = [], [], []
+    for i, (a, b) in enumerate(rng.random((200, 2))):
+        rows += [(f"s{i}", f"p{i}", f"q{i}", False, True, False, "run"), (f"t{i}", f"q{i}", f"p{i}", False, True,
+                                                                         False, "eat")]
+        pos, neg = pos + [a, b], neg + [b, a]
+    mirrored = table(rows).assign(unit=np.repeat([f"u{i}" for i in range(200)], 2))
+    by_unit = pairwise_accuracy(mirrored, pos, neg, "m").set_index("subset").loc["verb"]
+    by_sentence = pairwise_accuracy(mirrored.drop(columns="unit"), pos, neg, "m").set_index("subset").loc["verb"]
+    assert by_unit["value"] == by_sentence["value"] == 0.5 and by_unit["n"] == 400
+    assert (by_unit["ci_low"], by_unit["ci_high"]) == (0.5, 0.5)
+    # each sentence its own unit: rows one by one, about ± 1.96 sqrt(.25 / 400) = ± 4.9 points
+    assert by_sentence["ci_high"] - by_sentence["ci_low"] == pytest.approx(2 * 1.96 * np.sqrt(0.25 / 400), rel=0.2)
