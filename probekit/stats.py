@@ -1,6 +1,13 @@
 """Bootstrap intervals shared by every chapter: over the items of one trained model (:func:`bootstrap_ci`), and
 pooled over the seeds a model was trained with (:func:`pooled_ci`: resample seeds, then items within each drawn
-seed)."""
+seed).
+
+Where rows are not independent (a verb negative and its mirror, the two triplets of a pair, the items of one
+group), ``clusters`` labels each row with its unit and the bootstrap resamples whole units (a cluster bootstrap):
+each resample draws as many units as there are, with replacement, and computes the statistic over the rows of the
+drawn units together (so a mean weighs each unit by its rows).  Rows resampled one by one would treat a pair whose
+two rows always disagree as two independent coin flips and overstate the variance.  Units are numbered in the
+order they first appear, so one row per unit draws exactly what ``clusters=None`` (rows one by one) draws."""
 
 from __future__ import annotations
 
@@ -17,8 +24,8 @@ _KEPT: ContextVar[list | None] = ContextVar("probekit_kept_intervals", default=N
 @contextmanager
 def keeping() -> Iterator[list[dict]]:
     """Keep what every :func:`bootstrap_ci` computed inside the block: a list, filled as they run, of dicts with
-    the ``values`` and ``statistic`` it was given, its ``n_resamples`` and ``seed``, and its ``value`` and ``ci``
-    (what a result row computed from items holds, so the row can be rebuilt from them:
+    the ``values``, ``statistic`` and ``clusters`` it was given, its ``n_resamples`` and ``seed``, and its ``value``
+    and ``ci`` (what a result row computed from items holds, so the row can be rebuilt from them:
     :mod:`probekit.studies.lab_items`)."""
     token = _KEPT.set([])
     try:
@@ -27,27 +34,60 @@ def keeping() -> Iterator[list[dict]]:
         _KEPT.reset(token)
 
 
+def units(clusters, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Row order grouped by unit and each unit's row count, units in the order they first appear in ``clusters``
+    (one label per row of ``n``); None for ``clusters=None``."""
+    if clusters is None:
+        return None
+    labels = np.asarray(clusters)
+    if len(labels) != n:
+        raise ValueError(f"{len(labels)} cluster labels for {n} rows: give one label (its unit) per row")
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    rank = np.argsort(np.argsort(first, kind="stable"), kind="stable")[inverse.ravel()]  # unit number, first seen first
+    return np.argsort(rank, kind="stable"), np.bincount(rank)
+
+
+def _drawn_rows(grouped: tuple[np.ndarray, np.ndarray], drawn: np.ndarray) -> np.ndarray:
+    """The rows of the units ``drawn`` (unit numbers, repeats allowed), unit after unit."""
+    order, sizes = grouped
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    lengths = sizes[drawn]
+    offsets = np.repeat(starts[drawn] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    return order[offsets + np.arange(lengths.sum())]
+
+
+def _resample(values: np.ndarray, statistic: Callable, rng: np.random.Generator, count: int,
+              grouped: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """``statistic`` over ``count`` resamples of ``values``: of its rows, or of whole units (``grouped``)."""
+    if grouped is None:
+        idx = rng.integers(0, len(values), size=(count, len(values)))
+        return np.array([statistic(values[i]) for i in idx])
+    drawn = rng.integers(0, len(grouped[1]), size=(count, len(grouped[1])))
+    return np.array([statistic(values[_drawn_rows(grouped, d)]) for d in drawn])
+
+
 def bootstrap(values, statistic: Callable[[np.ndarray], float] = np.mean, n_resamples: int = 1000,
-              seed: int = 0) -> np.ndarray:
-    """Return ``statistic`` over ``n_resamples`` resamples (with replacement) of the rows of ``values``."""
+              seed: int = 0, clusters=None) -> np.ndarray:
+    """Return ``statistic`` over ``n_resamples`` resamples (with replacement) of the rows of ``values``, or with
+    ``clusters`` (one label per row) of whole units, the statistic over the drawn units' rows together."""
     values = np.asarray(values)
     if len(values) == 0:
         return np.full(n_resamples, np.nan)
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(values), size=(n_resamples, len(values)))
-    return np.array([statistic(values[i]) for i in idx])
+    return _resample(values, statistic, rng, n_resamples, units(clusters, len(values)))
 
 
 def bootstrap_ci(values, statistic: Callable[[np.ndarray], float] = np.mean, n_resamples: int = 1000,
-                 seed: int = 0, level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``statistic``, widened where needed to hold the point estimate
-    ``statistic(values)``; ``(nan, nan)`` for no values.
+                 seed: int = 0, level: float = 0.95, clusters=None) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic`` (over rows, or with ``clusters`` over whole units:
+    :func:`bootstrap`), widened where needed to hold the point estimate ``statistic(values)``; ``(nan, nan)`` for
+    no values.
 
     The percentile interval need not hold the point estimate: with few resamples (or a skewed statistic) both
     percentiles can fall on one side of it, e.g. 10 resamples giving [0.5, 0.7375] around an accuracy of 0.75.  The
     end on the wrong side is then moved to the point estimate (here [0.5, 0.75]), so every interval a metric
     reports holds its value, as the result schema requires; an interval that already holds it is unchanged."""
-    draws = bootstrap(values, statistic, n_resamples, seed)
+    draws = bootstrap(values, statistic, n_resamples, seed, clusters)
     if np.isnan(draws).all():
         return float("nan"), float("nan")
     point = float(statistic(np.asarray(values)))
@@ -55,7 +95,7 @@ def bootstrap_ci(values, statistic: Callable[[np.ndarray], float] = np.mean, n_r
     kept = _KEPT.get()
     if kept is not None and level == 0.95:
         kept.append(dict(values=np.asarray(values), statistic=statistic, n_resamples=n_resamples, seed=seed,
-                         value=point, ci=ci))
+                         value=point, ci=ci, clusters=None if clusters is None else np.asarray(clusters)))
     return ci
 
 
@@ -90,7 +130,7 @@ def pooled_value(per_seed, statistic: Callable[[np.ndarray], float] = np.mean) -
 
 
 def pooled_bootstrap(per_seed, statistic: Callable[[np.ndarray], float] = np.mean, n_resamples: int = 1000,
-                     seed: int = 0) -> np.ndarray:
+                     seed: int = 0, clusters=None) -> np.ndarray:
     """Draws of :func:`pooled_value` under a two-level bootstrap stratified by seed (as rliable, Agarwal et al.
     2021, does for few training runs): each resample draws as many seeds as there are, with replacement, then
     resamples the rows of each drawn seed's own items (a seed drawn twice is resampled twice, independently), and
@@ -98,22 +138,24 @@ def pooled_bootstrap(per_seed, statistic: Callable[[np.ndarray], float] = np.mea
 
     ``per_seed``: one array per trained seed, of per-item values (rows, as in :func:`bootstrap`; for a paired
     design the per-item differences).  With one seed there is nothing to draw at the seed level and the draws are
-    exactly :func:`bootstrap`'s (same ``seed``, same item draws).  No seeds, or a seed without items: ValueError."""
+    exactly :func:`bootstrap`'s (same ``seed``, same item draws).  No seeds, or a seed without items: ValueError.
+    ``clusters``: per seed, its rows' unit labels (or None: rows one by one); within a drawn seed whole units are
+    resampled, as :func:`bootstrap` does."""
     per_seed = _seeds(per_seed)
     k = len(per_seed)
+    grouped = [units(c, len(v)) for c, v in zip(clusters or [None] * k, per_seed)]
     rng = np.random.default_rng(seed)
     drawn = rng.integers(0, k, size=(n_resamples, k)) if k > 1 else np.zeros((n_resamples, 1), dtype=int)
     stats = np.empty(drawn.shape)
     for s, values in enumerate(per_seed):
         where = drawn == s
-        idx = rng.integers(0, len(values), size=(int(where.sum()), len(values)))
-        stats[where] = [statistic(values[i]) for i in idx]
+        stats[where] = _resample(values, statistic, rng, int(where.sum()), grouped[s])
     return stats.mean(axis=1)
 
 
 def pooled_ci(per_seed, statistic: Callable[[np.ndarray], float] = np.mean, n_resamples: int = 1000,
-              seed: int = 0, level: float = 0.95) -> tuple[float, float]:
-    """Percentile interval of :func:`pooled_bootstrap`'s draws, widened where needed to hold
+              seed: int = 0, level: float = 0.95, clusters=None) -> tuple[float, float]:
+    """Percentile interval of :func:`pooled_bootstrap`'s draws (``clusters`` as there), widened where needed to hold
     :func:`pooled_value` (as :func:`bootstrap_ci` does); with one seed exactly :func:`bootstrap_ci`."""
-    draws = pooled_bootstrap(per_seed, statistic, n_resamples, seed)
+    draws = pooled_bootstrap(per_seed, statistic, n_resamples, seed, clusters)
     return _holding(draws, pooled_value(per_seed, statistic), level)

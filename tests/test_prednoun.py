@@ -19,6 +19,7 @@ from probekit.metrics import confounds, pairs
 from probekit.studies.pair_scores import score_triplets
 from probekit.results import one, select
 from probekit.scorers.mlm import pseudo_perplexity
+from probekit.stats import bootstrap_ci
 
 
 # ----------------------------------------------------------------------------------------- fixtures
@@ -351,25 +352,40 @@ def test_box_geometry():
     assert pseudo_perplexity([math.log(0.5), math.log(0.5)]) == pytest.approx(2.0)
 
 
-def test_fisher_interval_of_r():
-    # atanh(0.5) = 0.5493, 1.96 / sqrt(28 - 3) = 0.3920: tanh(0.1573) = 0.156, tanh(0.9413) = 0.736
-    low, high = confounds.fisher_ci(0.5, 28)
-    assert low == pytest.approx(0.156, abs=1e-3) and high == pytest.approx(0.736, abs=1e-3)
-    assert all(math.isnan(v) for v in confounds.fisher_ci(float("nan"), 100) + confounds.fisher_ci(0.3, 3))
+def _confound_items(w_t, w_d, s_target, pair_ids):
+    n = len(w_t)
+    return pd.DataFrame({"item_id": [str(i) for i in range(n)], "pair_id": pair_ids,
+                         "target_box": [[0.1, 0.1, w, 0.5] for w in w_t],
+                         "distractor_box": [[0.4, 0.3, w, 0.5] for w in w_d],
+                         "sentence_target": [f"t{i}" for i in range(n)],
+                         "sentence_distractor": [f"d{i}" for i in range(n)], "s_target": s_target,
+                         "s_distractor": 0.5})
+
+
+def test_confound_interval_resamples_pairs_not_triplets():
+    # 100 pairs whose two triplets carry the same covariate and score: one observation counted twice.  r is that
+    # of the 100 distinct triplets, and so is its interval (pairs drawn whole are the 100 triplets drawn one by
+    # one: same draws); with each triplet its own pair the interval is narrower, about 1 / sqrt(2) as wide
+    rng = np.random.default_rng(4)
+    w_t, w_d = rng.uniform(0.2, 0.5, 100), rng.uniform(0.2, 0.5, 100)
+    s_target = 0.5 + (w_t - w_d) * 0.5 + rng.normal(0, 0.05, 100)
+    twice = _confound_items(np.repeat(w_t, 2), np.repeat(w_d, 2), np.repeat(s_target, 2), np.repeat(np.arange(100), 2))
+    r = one(confounds.confound_rows(twice, model="m"), subset="bounding box size", metric="r")
+    diffs = np.column_stack([s_target - 0.5, w_t * 0.5 - w_d * 0.5])
+    assert r["value"] == pytest.approx(confounds.pearson_r(diffs)) and r["n"] == 200
+    assert (r["ci_low"], r["ci_high"]) == pytest.approx(bootstrap_ci(diffs, confounds.pearson_r))
+    by_triplet = one(confounds.confound_rows(twice.assign(pair_id=np.arange(200)), model="m"),
+                     subset="bounding box size", metric="r")
+    width = (r["ci_high"] - r["ci_low"]) / (by_triplet["ci_high"] - by_triplet["ci_low"])
+    assert width == pytest.approx(np.sqrt(2), rel=0.2)
 
 
 def test_confound_rows_recover_a_built_in_size_preference():
     rng = np.random.default_rng(0)
     n = 300
     w_t, w_d = rng.uniform(0.2, 0.5, n), rng.uniform(0.2, 0.5, n)
-    items = pd.DataFrame({"item_id": [str(i) for i in range(n)],
-                          "target_box": [[0.1, 0.1, w, 0.5] for w in w_t],
-                          "distractor_box": [[0.4, 0.3, w, 0.5] for w in w_d],
-                          "sentence_target": [f"t{i}" for i in range(n)],
-                          "sentence_distractor": [f"d{i}" for i in range(n)]})
-    # the model's preference follows the difference in box area, and nothing else
-    items["s_target"] = 0.5 + (w_t - w_d) * 0.5 + rng.normal(0, 0.01, n)
-    items["s_distractor"] = 0.5
+    # the model's preference follows the difference in box area, and nothing else; each triplet its own pair
+    items = _confound_items(w_t, w_d, 0.5 + (w_t - w_d) * 0.5 + rng.normal(0, 0.01, n), np.arange(n))
     perplexity = {**{f"t{i}": v for i, v in enumerate(rng.uniform(5, 50, n))},
                   **{f"d{i}": v for i, v in enumerate(rng.uniform(5, 50, n))}}
     rows = confounds.confound_rows(items, perplexity, model="m")

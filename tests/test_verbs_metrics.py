@@ -129,13 +129,14 @@ def test_intervals_bracket_the_value_and_shrink_with_n():
 
 
 def test_few_resamples_give_a_valid_row_whose_interval_holds_the_value():
-    # five verb rows: positives 4/5 right, negatives 3/5 right, "avg" (4/5 + 3/5) / 2 = 0.7; the 10 resamples'
-    # percentile interval is [0.454, 0.658], below 0.7 (this raised SchemaError): its upper end moves to 0.7
+    # five verb rows: positives 4/5 right, negatives 3/5 right, "avg" (4/5 + 3/5) / 2 = 0.7; the 3 resamples of
+    # seed 1 (sentences drawn whole) each give 0.8, an interval [0.8, 0.8] above 0.7 (such an interval raised
+    # SchemaError): its lower end moves to 0.7
     items = table([(f"s{i}", f"p{i}", f"n{i}", False, True, False, "v") for i in range(5)])
-    rows = itm_accuracy(items, [0.9, 0.9, 0.9, 0.1, 0.9], [0.1, 0.9, 0.1, 0.9, 0.1], "m", n_resamples=10)
+    rows = itm_accuracy(items, [0.9, 0.9, 0.9, 0.1, 0.9], [0.1, 0.9, 0.1, 0.9, 0.1], "m", n_resamples=3, seed=1)
     avg = rows.set_index(["subset", "metric"]).loc[("all", "avg")]
-    assert avg["value"] == pytest.approx(0.7) and avg["ci_high"] == pytest.approx(0.7)
-    assert avg["ci_low"] == pytest.approx(0.4535714285714285)
+    assert avg["value"] == pytest.approx(0.7) and avg["ci_low"] == pytest.approx(0.7)
+    assert avg["ci_high"] == pytest.approx(0.8)
     scored = rows[rows["subset"].isin(["all", "verb"])]           # subject and object have no rows here (NaN)
     assert len(scored) == 6 and ((scored.ci_low <= scored.value) & (scored.value <= scored.ci_high)).all()
 
@@ -251,3 +252,21 @@ def test_score_pairs_scores_each_distinct_pair_once_and_leaves_missing_images_na
     np.testing.assert_allclose(pos, [0.7, 0.7, np.nan, np.nan])
     with pytest.raises(ValueError, match="fill_mask"):
         score_pairs(dual, items, "fill_mask")
+
+
+def test_mirrored_verb_negatives_are_resampled_by_unit_not_row_by_row():
+    # 200 verb negatives each with its mirror (the other sentence, the images swapped), scored by an image-only
+    # model: exactly one row of each pair is right, so pairwise accuracy is exactly 1/2 whatever units are drawn
+    rng = np.random.default_rng(5)
+    rows, pos, neg = [], [], []
+    for i, (a, b) in enumerate(rng.random((200, 2))):
+        rows += [(f"s{i}", f"p{i}", f"q{i}", False, True, False, "run"), (f"t{i}", f"q{i}", f"p{i}", False, True,
+                                                                         False, "eat")]
+        pos, neg = pos + [a, b], neg + [b, a]
+    mirrored = table(rows).assign(unit=np.repeat([f"u{i}" for i in range(200)], 2))
+    by_unit = pairwise_accuracy(mirrored, pos, neg, "m").set_index("subset").loc["verb"]
+    by_sentence = pairwise_accuracy(mirrored.drop(columns="unit"), pos, neg, "m").set_index("subset").loc["verb"]
+    assert by_unit["value"] == by_sentence["value"] == 0.5 and by_unit["n"] == 400
+    assert (by_unit["ci_low"], by_unit["ci_high"]) == (0.5, 0.5)
+    # each sentence its own unit: rows one by one, about ± 1.96 sqrt(.25 / 400) = ± 4.9 points
+    assert by_sentence["ci_high"] - by_sentence["ci_low"] == pytest.approx(2 * 1.96 * np.sqrt(0.25 / 400), rel=0.2)

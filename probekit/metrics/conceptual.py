@@ -34,6 +34,8 @@ STUDY = "conceptual"
 _P_LOW, _P_HIGH = float(np.finfo(np.float32).smallest_subnormal) / 2, 1 - float(np.finfo(np.float32).epsneg) / 2
 #: chance levels: a two-way softmax (μ(c), accuracy) 1/2; Winoground text and image 1/4, group 1/6
 CHANCE = {"mu_c": 0.5, "acc": 0.5, "text": 0.25, "image": 0.25, "group": 1 / 6}
+#: the column naming the unit a summary's interval resamples (:func:`summary_rows`)
+UNIT = "group_id"
 
 
 # --------------------------------------------------------------------------------------------- scoring
@@ -63,15 +65,17 @@ def sigmoid(x) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------------- summaries
 def summarize(values, statistic: Callable[[np.ndarray], float] = np.mean, seed: int = 0,
-              n_resamples: int = 1000, scale: float = 1.0) -> dict:
-    """Point estimate, 95% bootstrap interval and count of ``statistic`` over the rows of ``values``
-    (NaN rows dropped), multiplied by ``scale``: ``{"value", "ci", "n"}``."""
+              n_resamples: int = 1000, scale: float = 1.0, clusters=None) -> dict:
+    """Point estimate, 95% bootstrap interval (over ``clusters``' units where given, one label per row) and count
+    of ``statistic`` over the rows of ``values`` (NaN rows dropped), multiplied by ``scale``:
+    ``{"value", "ci", "n"}``."""
     values = np.asarray(values, dtype=float)
     keep = ~np.isnan(values).reshape(len(values), -1).any(axis=1) if len(values) else np.zeros(0, bool)
     values = values[keep]
     if len(values) == 0:
         return {"value": np.nan, "ci": (np.nan, np.nan), "n": 0}
-    lo, hi = bootstrap_ci(values, statistic, n_resamples=n_resamples, seed=seed)
+    units = None if clusters is None else np.asarray(clusters)[keep]
+    lo, hi = bootstrap_ci(values, statistic, n_resamples=n_resamples, seed=seed, clusters=units)
     return {"value": scale * float(statistic(values)), "ci": (scale * lo, scale * hi), "n": len(values)}
 
 
@@ -91,7 +95,9 @@ class Stat:
 def summary_rows(scored: pd.DataFrame, by: Mapping[str, str], stats: Sequence[Stat], seed: int = 0,
                  **fixed) -> pd.DataFrame:
     """One result row per group x :class:`Stat`; ``by`` maps a schema column (``model``, ``subset``,
-    ``condition``) to the scored table's column it groups on; ``fixed`` sets the other schema columns."""
+    ``condition``) to the scored table's column it groups on; ``fixed`` sets the other schema columns.  Where the
+    table has a ``group_id`` (Probe-R's items of one relation, Probe-C's 2x2 groups) the intervals resample groups
+    whole (:data:`UNIT`)."""
     cols = list(by.values())
     out = []
     for key, grp in scored.groupby(cols, sort=False, dropna=False):
@@ -101,8 +107,9 @@ def summary_rows(scored: pd.DataFrame, by: Mapping[str, str], stats: Sequence[St
             vals = grp[list(s.columns)].to_numpy(dtype=float)
             vals = vals[:, 0] if len(s.columns) == 1 else vals
             where = {**fixed, **labels, **({"subset": s.subset} if s.subset is not None else {})}
+            units = grp[UNIT].to_numpy() if UNIT in grp else None
             out.append(row(study=STUDY, metric=s.metric, chance=s.chance,
-                           **summarize(vals, s.statistic, seed, scale=s.scale), **where))
+                           **summarize(vals, s.statistic, seed, scale=s.scale, clusters=units), **where))
     return frame(out)
 
 

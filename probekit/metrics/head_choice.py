@@ -45,13 +45,15 @@ def head_credit(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def head_rows(credit: pd.DataFrame, model: str, seed: int = 0) -> pd.DataFrame:
-    """The rows of the module docstring for one ``model`` from :func:`head_credit`'s items."""
+    """The rows of the module docstring for one ``model`` from :func:`head_credit`'s items (resampled by their
+    ``unit`` where ``credit`` has that column: the verb pairs drawn from one sentence's draw together)."""
     mlm, itm = credit["mlm_correct"].to_numpy(float), credit["itm_correct"].to_numpy(float)
+    units = credit["unit"].to_numpy() if "unit" in credit else None
 
     def one(condition: str, metric: str, values: np.ndarray, chance: float) -> dict:
         return row(study=STUDY, probe=PROBE, model=model, condition=condition, subset=SUBSET, metric=metric,
-                   value=values.mean() if len(values) else np.nan, ci=bootstrap_ci(values, seed=seed),
-                   n=len(values), chance=chance)
+                   value=values.mean() if len(values) else np.nan,
+                   ci=bootstrap_ci(values, seed=seed, clusters=units), n=len(values), chance=chance)
     return frame([one(MLM, "accuracy", mlm, CHANCE), one(ITM, "accuracy", itm, CHANCE),
                   one(DIFF, "accuracy_diff", mlm - itm, 0.0),
                   one(ONLY[MLM], "discordant", (mlm > itm).astype(float), np.nan),

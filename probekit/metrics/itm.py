@@ -31,7 +31,10 @@ nothing here calls a model.
 
 Rows are in the one result schema (:mod:`probekit.results`), ``study="verbs"``, values as fractions, each with
 a percentile-bootstrap 95% interval (``probekit.stats.bootstrap_ci``, which always holds the value: with few
-resamples, e.g. ``n_resamples=10``, an end that misses it is moved to it) over the counted units:
+resamples, e.g. ``n_resamples=10``, an end that misses it is moved to it).  Rows of one sentence are not
+independent (on the toy world a verb negative and its mirror, the same two images, are right together or wrong
+together), so the interval is a cluster bootstrap over :func:`units`: the item table's ``unit`` where it has one
+(the toy world's draw: a positive image with its negatives and their mirrors), else the ``sentence``.  The rows:
 
 * ``probe="svo"``, ``subset`` "all"/"subject"/"verb"/"object": Table 4's ``pos``/``neg``/``avg`` with
   ``condition="threshold <t>"`` (the rows depend on the threshold; the paper's are at 0.5), and ``pairwise``
@@ -71,11 +74,21 @@ def negative_type(items: pd.DataFrame) -> pd.Series:
     return pd.Series(np.where(single, names, None), index=items.index, dtype=object)
 
 
+#: what a verbs row's interval resamples (:func:`units`): the item table's ``unit`` column where it has one
+UNIT, SENTENCE_UNIT = "unit", "sentence"
+
+
+def units(items: pd.DataFrame) -> pd.Series:
+    """Per row of ``items``, the unit the intervals resample whole: its ``unit`` where the table has that column
+    (the toy world's draw of one positive image: its negatives and their mirrors), else its sentence."""
+    return items[UNIT if UNIT in items else SENTENCE_UNIT].astype(str).rename(UNIT)
+
+
 def _scored(items: pd.DataFrame, pos_scores, neg_scores) -> pd.DataFrame:
     pos_scores, neg_scores = np.asarray(pos_scores, float), np.asarray(neg_scores, float)
     if len(pos_scores) != len(items) or len(neg_scores) != len(items):
         raise ValueError(f"score arrays have {len(pos_scores)} and {len(neg_scores)} entries for {len(items)} rows")
-    scored = items[["sentence", "pos_triplet", "pos_image_id", "neg_image_id", "verb"]].copy()
+    scored = items[["sentence", "pos_triplet", "pos_image_id", "neg_image_id", "verb"]].assign(unit=units(items))
     scored["type"] = negative_type(items).to_numpy()
     scored["pos_score"], scored["neg_score"] = pos_scores, neg_scores
     whole = ~(np.isnan(pos_scores) | np.isnan(neg_scores))  # a row without either score is dropped whole
@@ -86,19 +99,19 @@ def _subset(scored: pd.DataFrame, subset: str) -> pd.DataFrame:
     return scored if subset == "all" else scored[scored["type"] == subset]
 
 
-def _positives(scored: pd.DataFrame) -> np.ndarray:
-    return scored.drop_duplicates(["sentence", "pos_image_id"])["pos_score"].to_numpy()
+def _positives(scored: pd.DataFrame) -> pd.DataFrame:
+    return scored.drop_duplicates(["sentence", "pos_image_id"])
 
 
-def _negatives(scored: pd.DataFrame) -> np.ndarray:
-    return scored.drop_duplicates(["sentence", "neg_image_id"])["neg_score"].to_numpy()
+def _negatives(scored: pd.DataFrame) -> pd.DataFrame:
+    return scored.drop_duplicates(["sentence", "neg_image_id"])
 
 
 def _row(model, metric, subset, values, statistic=np.mean, n_resamples=1000, seed=0, probe=PROBE,
-         cond="") -> dict:
+         cond="", clusters=None) -> dict:
     values = np.asarray(values, float)
     value = float(statistic(values)) if len(values) else float("nan")
-    low, high = bootstrap_ci(values, statistic, n_resamples=n_resamples, seed=seed)
+    low, high = bootstrap_ci(values, statistic, n_resamples=n_resamples, seed=seed, clusters=clusters)
     return dict(study="verbs", probe=probe, model=model, condition=cond, subset=subset, metric=metric,
                 value=value, ci_low=low, ci_high=high, n=int(len(values)), chance=CHANCE, source="ours")
 
@@ -111,9 +124,12 @@ def _balanced_mean(values: np.ndarray) -> float:
     return (pos.mean() + neg.mean()) / 2
 
 
-def _correct(scored: pd.DataFrame, threshold: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per positive pair 1 when predicted a match (score >= ``threshold``), per negative pair 1 when not."""
-    return (_positives(scored) >= threshold).astype(float), (_negatives(scored) < threshold).astype(float)
+def _correct(scored: pd.DataFrame, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per positive pair 1 when predicted a match (score >= ``threshold``), per negative pair 1 when not; then the
+    unit of each positive and of each negative pair."""
+    pos, neg = _positives(scored), _negatives(scored)
+    return ((pos["pos_score"].to_numpy() >= threshold).astype(float),
+            (neg["neg_score"].to_numpy() < threshold).astype(float), pos["unit"].to_numpy(), neg["unit"].to_numpy())
 
 
 def _pooled(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
@@ -131,11 +147,16 @@ def itm_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = "mode
     scored = _scored(items, pos_scores, neg_scores)
     rows, cond = [], condition(threshold)
     for subset in SUBSETS:
-        pos_ok, neg_ok = _correct(_subset(scored, subset), threshold)
-        rows.append(_row(model, "avg", subset, _pooled(pos_ok, neg_ok), _balanced_mean, n_resamples, seed, cond=cond))
-        rows.append(_row(model, "pos", subset, pos_ok, np.mean, n_resamples, seed, cond=cond))
-        rows.append(_row(model, "neg", subset, neg_ok, np.mean, n_resamples, seed, cond=cond))
+        rows += _table4_rows(model, subset, *_correct(_subset(scored, subset), threshold), n_resamples, seed, cond)
     return frame(rows)
+
+
+def _table4_rows(model, subset, pos, neg, pos_units, neg_units, n_resamples, seed, cond, suffix="") -> list[dict]:
+    """Table 4's "avg", "pos" and "neg" rows (metric + ``suffix``) of per-pair values, resampled by unit."""
+    return [_row(model, f"avg{suffix}", subset, _pooled(pos, neg), _balanced_mean, n_resamples, seed, cond=cond,
+                 clusters=np.concatenate([pos_units, neg_units])),
+            _row(model, f"pos{suffix}", subset, pos, np.mean, n_resamples, seed, cond=cond, clusters=pos_units),
+            _row(model, f"neg{suffix}", subset, neg, np.mean, n_resamples, seed, cond=cond, clusters=neg_units)]
 
 
 def itm_accuracy_diff(items: pd.DataFrame, a_scores, b_scores, model: str, against: str, threshold: float = 0.5,
@@ -146,13 +167,12 @@ def itm_accuracy_diff(items: pd.DataFrame, a_scores, b_scores, model: str, again
     both), chance 0."""
     (pa, na), (pb, nb) = ([np.asarray(x, float) for x in s] for s in (a_scores, b_scores))
     lost = np.isnan(pa) | np.isnan(na) | np.isnan(pb) | np.isnan(nb)
-    (pos_a, neg_a), (pos_b, neg_b) = (_correct(_scored(items, np.where(lost, np.nan, pos), np.where(lost, np.nan, neg)),
-                                               threshold) for pos, neg in ((pa, na), (pb, nb)))
-    pos_d, neg_d = pos_a - pos_b, neg_a - neg_b
+    (pos_a, neg_a, pos_units, neg_units), (pos_b, neg_b, _, _) = (
+        _correct(_scored(items, np.where(lost, np.nan, pos), np.where(lost, np.nan, neg)), threshold)
+        for pos, neg in ((pa, na), (pb, nb)))
     cond = f"{model} − {against}, {condition(threshold)}"
-    rows = [_row(model, "avg_diff", "all", _pooled(pos_d, neg_d), _balanced_mean, n_resamples, seed, cond=cond),
-            _row(model, "pos_diff", "all", pos_d, np.mean, n_resamples, seed, cond=cond),
-            _row(model, "neg_diff", "all", neg_d, np.mean, n_resamples, seed, cond=cond)]
+    rows = _table4_rows(model, "all", pos_a - pos_b, neg_a - neg_b, pos_units, neg_units, n_resamples, seed, cond,
+                        suffix="_diff")
     return frame([{**r, "chance": 0.0} for r in rows])
 
 
@@ -166,8 +186,18 @@ def pair_credit(right, wrong) -> np.ndarray:
 def _pair_correct(scored: pd.DataFrame) -> np.ndarray:
     """Per distinct (sentence, positive, negative) triple: :func:`pair_credit` of the positive image over the
     negative (``pairwise`` here, in :func:`pairwise_by` and in :func:`verb_accuracy`)."""
-    unique = scored.drop_duplicates(["sentence", "pos_image_id", "neg_image_id"])
+    unique = _triples(scored)
     return pair_credit(unique["pos_score"], unique["neg_score"])
+
+
+def _triples(scored: pd.DataFrame) -> pd.DataFrame:
+    return scored.drop_duplicates(["sentence", "pos_image_id", "neg_image_id"])
+
+
+def _pairwise_row(model, subset, scored, n_resamples, seed, probe=PROBE) -> dict:
+    """The ``pairwise`` row of ``scored``'s triples, resampled by unit."""
+    return _row(model, "pairwise", subset, _pair_correct(scored), np.mean, n_resamples, seed, probe=probe,
+                clusters=_triples(scored)["unit"].to_numpy())
 
 
 def pairwise_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = "model", n_resamples: int = 1000,
@@ -175,15 +205,14 @@ def pairwise_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = 
     """Fraction of (sentence, positive, negative) triples whose positive image scores higher (metric "pairwise");
     a tie counts 1/2."""
     scored = _scored(items, pos_scores, neg_scores)
-    return frame([_row(model, "pairwise", subset, _pair_correct(_subset(scored, subset)), np.mean, n_resamples, seed)
-                  for subset in SUBSETS])
+    return frame([_pairwise_row(model, subset, _subset(scored, subset), n_resamples, seed) for subset in SUBSETS])
 
 
 def pair_items(items: pd.DataFrame, pos_scores, neg_scores, model: str = "model") -> pd.DataFrame:
     """The item rows (:func:`probekit.results.items_frame`) behind :func:`pairwise_accuracy`: one per distinct
     (sentence, positive, negative) triple it counts, with its images, negative ``type``, both scores and
     ``correct``; the mean of ``correct`` over a negative type's rows (all rows for "all") is that row's value."""
-    unique = _scored(items, pos_scores, neg_scores).drop_duplicates(["sentence", "pos_image_id", "neg_image_id"])
+    unique = _triples(_scored(items, pos_scores, neg_scores))
     own = items.loc[unique.index, ["item_id", "pos_image", "neg_image"]]
     return items_frame(pd.concat([own, unique.drop(columns="verb")], axis=1).assign(correct=_pair_correct(unique)),
                        study="verbs", probe=PROBE, model=model)
@@ -195,8 +224,8 @@ def pairwise_by(items: pd.DataFrame, pos_scores, neg_scores, groups: pd.Series, 
     label in sorted order, ``subset`` = the label."""
     scored = _scored(items, pos_scores, neg_scores)
     labels = groups.reindex(scored.index)
-    return frame([_row(model, "pairwise", label, _pair_correct(scored[labels == label]), np.mean, n_resamples, seed,
-                       probe=probe) for label in sorted(labels.dropna().unique())])
+    return frame([_pairwise_row(model, label, scored[labels == label], n_resamples, seed, probe=probe)
+                  for label in sorted(labels.dropna().unique())])
 
 
 def triplet_negative_counts(items: pd.DataFrame, pos_scores, neg_scores) -> pd.Series:
@@ -222,10 +251,11 @@ def verb_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = "mod
     rows = []
     for verb, part in scored[counts >= min_negatives].groupby("verb", sort=True):
         if metric == "neg":
-            correct, cond = _correct(part, threshold)[1], condition(threshold)
+            _, correct, _, unit = _correct(part, threshold)
+            rows.append(_row(model, metric, verb, correct, np.mean, n_resamples, seed, probe=VERB_PROBE,
+                             cond=condition(threshold), clusters=unit))
         else:
-            correct, cond = _pair_correct(part), ""
-        rows.append(_row(model, metric, verb, correct, np.mean, n_resamples, seed, probe=VERB_PROBE, cond=cond))
+            rows.append(_pairwise_row(model, verb, part, n_resamples, seed, probe=VERB_PROBE))
     return frame(pd.DataFrame(rows, columns=COLUMNS))
 
 

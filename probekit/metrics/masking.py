@@ -18,6 +18,11 @@ conditions (metric ``<metric>_diff``, condition "full image − subject ablated"
 **One item set.**  :func:`common_items` keeps the items scored in every condition; drops and accuracies then
 compare the same captions (the others are the caller's to report).
 
+**Units.**  Captions of one image are not independent: with ``units`` (item_id -> image id) the intervals resample
+images whole (a cluster bootstrap, :func:`probekit.stats.bootstrap_ci`); the ITM rows resample the verbs table's
+units (:func:`probekit.metrics.itm.units`: the toy world's draw of a positive image with its mirrors, else the
+sentence).
+
 The functions here take item tables and predictions, never a model (:mod:`probekit.studies.masking_scores` asks
 the models, on image paths the caller made, ``probekit.ablation``): this module writes no images.
 """
@@ -27,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from probekit.metrics.itm import negative_type
+from probekit.metrics.itm import negative_type, units as itm_units
 from probekit.metrics.verb_pieces import (piece_ranks, pieces_correct, top_candidates, verb_lemmas)
 from probekit.results import frame, items_frame, row
 from probekit.stats import bootstrap_ci
@@ -81,19 +86,26 @@ def topk_chance(verbs, k: int) -> float:
     return min(1.0, k / len(lemmas)) if lemmas else float("nan")
 
 
+def _units_of(item_ids, units: pd.Series | None):
+    """The unit of each of ``item_ids`` (``units``: item_id -> unit), or None (captions one by one)."""
+    return None if units is None else pd.Series(item_ids).map(units).astype(str).to_numpy()
+
+
 def accuracy_rows(per_item: pd.DataFrame, chance: float = float("nan"), seed: int = 0,
-                  subset: str = "all") -> pd.DataFrame:
+                  subset: str = "all", units: pd.Series | None = None) -> pd.DataFrame:
     """Both accuracies (``METRICS``) per model (the one that answered, ``scored_by``) and condition, with a 95%
-    percentile bootstrap interval over captions; a text-only model listed under several image models counts
-    once.  Captions without a verdict (NaN) are not counted."""
+    percentile bootstrap interval over captions (over images with ``units``: item_id -> image id); a text-only
+    model listed under several image models counts once.  Captions without a verdict (NaN) are not counted."""
     once = per_item.drop_duplicates(["scored_by", "condition", "item_id"])
     rows = []
     for (model, condition), group in once.groupby(["scored_by", "condition"], sort=False):
         for metric, column in METRICS.items():
-            hits = group[column].dropna().to_numpy(dtype=float)
+            kept = group[group[column].notna()]
+            hits = kept[column].to_numpy(dtype=float)
             rows.append(row(study=STUDY, probe=PROBE, model=model, condition=condition, subset=subset,
                             metric=metric, value=hits.mean() if len(hits) else np.nan,
-                            ci=bootstrap_ci(hits, seed=seed), n=len(hits), chance=chance))
+                            ci=bootstrap_ci(hits, seed=seed, clusters=_units_of(kept["item_id"], units)),
+                            n=len(hits), chance=chance))
     return frame(rows)
 
 
@@ -110,10 +122,10 @@ def topk_items(per_item: pd.DataFrame, sentences: pd.Series, subset: str = "all"
                        probe=PROBE)
 
 
-def drop_rows(per_item: pd.DataFrame, pairs=DROPS, seed: int = 0) -> pd.DataFrame:
+def drop_rows(per_item: pd.DataFrame, pairs=DROPS, seed: int = 0, units: pd.Series | None = None) -> pd.DataFrame:
     """Paired differences of both accuracies per model: ``a − b`` for each (a, b) in ``pairs`` (metric
     ``<metric>_diff``, condition "a − b"), over the captions scored in both, with a paired bootstrap interval
-    (the same captions are resampled for both conditions); chance 0."""
+    (the same captions, or with ``units`` the same images, are resampled for both conditions); chance 0."""
     rows = []
     for model, group in per_item.groupby("model", sort=False):
         for metric, column in METRICS.items():
@@ -121,10 +133,12 @@ def drop_rows(per_item: pd.DataFrame, pairs=DROPS, seed: int = 0) -> pd.DataFram
             for a, b in pairs:
                 if a not in table or b not in table:
                     continue
-                diff = (table[a] - table[b]).dropna().to_numpy()
+                both = (table[a] - table[b]).dropna()
+                diff = both.to_numpy()
                 rows.append(row(study=STUDY, probe=PROBE, model=model, condition=f"{a} − {b}",
                                 metric=f"{metric}_diff", value=diff.mean() if len(diff) else np.nan,
-                                ci=bootstrap_ci(diff, seed=seed), n=len(diff), chance=0.0))
+                                ci=bootstrap_ci(diff, seed=seed, clusters=_units_of(both.index, units)),
+                                n=len(diff), chance=0.0))
     return frame(rows)
 
 
@@ -144,16 +158,18 @@ def pooled_rows(pairs: pd.DataFrame, pos_scores, neg_scores, model: str, thresho
     twice (the paper's Table 1 average: 0.954 on 11,571 positives and 0.209 on 22,322 negatives give 0.463).
     Subsets ``all`` (rows of one negative type) and each negative type; chance 0.5."""
     scored = pairs[["sentence", "pos_image_id", "neg_image_id"]].assign(
-        type=negative_type(pairs).to_numpy(), pos=np.asarray(pos_scores, float), neg=np.asarray(neg_scores, float))
+        type=negative_type(pairs).to_numpy(), pos=np.asarray(pos_scores, float), neg=np.asarray(neg_scores, float),
+        unit=itm_units(pairs).to_numpy())
     scored = scored[scored["type"].notna()]
     rows = []
     for subset in ["all", *dict.fromkeys(negative_type(pairs).dropna())]:
         part = scored if subset == "all" else scored[scored["type"] == subset]
-        pos = part.drop_duplicates(["sentence", "pos_image_id"])["pos"].dropna().to_numpy()
-        neg = part.drop_duplicates(["sentence", "neg_image_id"])["neg"].dropna().to_numpy()
-        hits = np.concatenate([pos >= threshold, neg < threshold]).astype(float)
+        pos = part.drop_duplicates(["sentence", "pos_image_id"]).dropna(subset="pos")
+        neg = part.drop_duplicates(["sentence", "neg_image_id"]).dropna(subset="neg")
+        hits = np.concatenate([pos["pos"] >= threshold, neg["neg"] < threshold]).astype(float)
+        unit = np.concatenate([pos["unit"], neg["unit"]])
         rows.append(row(study=STUDY, probe="itm", model=model, subset=subset, metric="avg_pooled",
-                        value=hits.mean() if len(hits) else np.nan, ci=bootstrap_ci(hits, seed=seed),
+                        value=hits.mean() if len(hits) else np.nan, ci=bootstrap_ci(hits, seed=seed, clusters=unit),
                         n=len(hits), chance=0.5))
     return frame(rows)
 

@@ -118,7 +118,7 @@ def checks_caption(facts: MaskingFacts) -> str:
             f"names only by chance (each transitive scene was drawn as a verb picked at random among all 24, the "
             f"captioned one about 1 time in 24); its controls (the agents, objects "
             f"and poses it still sees) are in the verbs chapter, "
-            f"and none is added here. 95% bootstrap intervals over captions.")
+            f"and none is added here")
 
 
 def claims_caption(facts: MaskingFacts) -> str:
@@ -145,7 +145,8 @@ def show_head_choice(rows: pd.DataFrame) -> None:
     show_table(shown, caption="Both heads of one model on the same verb pairs under the positive image: the masked-LM "
                               "head's choice between the two verbs, the ITM head's between the two sentences (chance "
                               "50% for both; a tie counts 1/2), their paired difference, and the pairs only one head "
-                              f"gets right (discordant: {discordant_counts(rows)}); 95% bootstrap intervals over pairs")
+                              f"gets right (discordant: {discordant_counts(rows)}); 95% intervals: a cluster "
+                              "bootstrap over the verbs table's draws (a verb pair with its mirror)")
 
 
 def discordant_counts(rows: pd.DataFrame) -> str:

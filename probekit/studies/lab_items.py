@@ -5,7 +5,8 @@ Every result row computed from items gets its interval from :func:`probekit.stat
 keeps each of those calls (:func:`probekit.stats.keeping`: the values, the statistic, the resample count and seed,
 and the value and interval it gave).  :func:`row_items` matches each lab row to the call that computed it — the
 same value and interval (and ``n``), as computed or times 100 (a row in points, e.g. Probe-B's Δc) — and keeps its
-values as a long table (:data:`ITEM_COLUMNS`: the row's key, how to summarise the values, one line per entry).  No
+values as a long table (:data:`ITEM_COLUMNS`: the row's key, how to summarise the values, one line per entry, with
+the unit its interval resampled, ``cluster``, where the call had ``clusters``).  No
 study changes how it computes a row, and one matcher serves every chapter.  :func:`rebuilt` computes the row again
 from its values (exactly: the same statistic, resamples and seed), :func:`line_items` gives a lab line's arrays.
 
@@ -31,8 +32,9 @@ KEY = ["study", "probe", "model", "condition", "subset", "metric"]
 #: ``n``), ``scale`` (1, or 100 for a row in points) and the bootstrap's ``n_resamples`` and ``boot_seed``
 SUMMARY = ["statistic", "count", "scale", "n_resamples", "boot_seed"]
 #: :func:`row_items`' columns: a row's key and summary, then one line per entry of its values (``item`` the row of
-#: the values, ``column`` its column: 0 for one value per item, 0/1 for a two-column array such as Table 4's avg)
-ITEM_COLUMNS = [*KEY, *SUMMARY, "item", "column", "value"]
+#: the values, ``column`` its column: 0 for one value per item, 0/1 for a two-column array such as Table 4's avg;
+#: ``cluster`` the item's unit of the cluster bootstrap as text, "" where items were resampled one by one)
+ITEM_COLUMNS = [*KEY, *SUMMARY, "item", "column", "cluster", "value"]
 SCALES = (1.0, 100.0)
 COUNTS = {"len": len, "finite": lambda v: int(np.isfinite(np.asarray(v, float)).sum())}
 
@@ -82,10 +84,11 @@ def row_items(rows: pd.DataFrame, kept: list[dict]) -> pd.DataFrame:
         k, count, scale = found
         values = np.asarray(k["values"], float).reshape(len(k["values"]), -1)
         item, column = np.indices(values.shape)
+        units = np.full(len(values), "") if k.get("clusters") is None else np.asarray(k["clusters"]).astype(str)
         parts.append(pd.DataFrame({
             **{c: r[c] for c in KEY}, "statistic": statistic_name(k["statistic"]), "count": count, "scale": scale,
             "n_resamples": int(k["n_resamples"]), "boot_seed": int(k["seed"]),
-            "item": item.ravel(), "column": column.ravel(), "value": values.ravel()}))
+            "item": item.ravel(), "column": column.ravel(), "cluster": units[item.ravel()], "value": values.ravel()}))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=ITEM_COLUMNS)
 
 
@@ -101,12 +104,16 @@ def summary(spec: Mapping) -> dict:
                 n_resamples=int(spec["n_resamples"]), seed=int(spec["boot_seed"]))
 
 
-def arrays(items: pd.DataFrame) -> dict[tuple, tuple[np.ndarray, dict]]:
-    """Row key -> (its values, one entry per item: a column, or rows of two columns; its :data:`SUMMARY` fields)."""
+def arrays(items: pd.DataFrame) -> dict[tuple, tuple[np.ndarray, dict, np.ndarray | None]]:
+    """Row key -> (its values, one entry per item: a column, or rows of two columns; its :data:`SUMMARY` fields;
+    each item's unit, or None where items were resampled one by one, as in a file written without units)."""
     out = {}
     for key, part in items.groupby(KEY, sort=False, dropna=False):
         wide = part.pivot(index="item", columns="column", values="value").sort_index().to_numpy(float)
-        out[tuple(key)] = (wide[:, 0] if wide.shape[1] == 1 else wide, part.iloc[0][SUMMARY].to_dict())
+        units = (part.groupby("item")["cluster"].first().sort_index().to_numpy(str) if "cluster" in part
+                 else np.full(len(wide), ""))
+        out[tuple(key)] = (wide[:, 0] if wide.shape[1] == 1 else wide, part.iloc[0][SUMMARY].to_dict(),
+                           None if (units == "").all() else units)
     return out
 
 
@@ -114,12 +121,13 @@ def key(r: Mapping) -> tuple:
     return tuple(r[c] for c in KEY)
 
 
-def rebuilt(values: np.ndarray, spec: Mapping, r: Mapping) -> dict:
-    """Row ``r`` computed again from its ``values`` and summary ``spec``: its key and chance, the value, interval and
-    ``n`` (with one seed, :func:`probekit.studies.lab_pooled.pooled_row` is exactly this)."""
+def rebuilt(values: np.ndarray, spec: Mapping, r: Mapping, clusters: np.ndarray | None = None) -> dict:
+    """Row ``r`` computed again from its ``values``, summary ``spec`` and units ``clusters`` (:func:`arrays`): its
+    key and chance, the value, interval and ``n`` (with one seed, :func:`probekit.studies.lab_pooled.pooled_row` is
+    exactly this)."""
     from probekit.studies.lab_pooled import pooled_row
 
-    return pooled_row({0: values}, **summary(spec), **labels(r))
+    return pooled_row({0: values}, **summary(spec), clusters={0: clusters}, **labels(r))
 
 
 def labels(r: Mapping) -> dict:

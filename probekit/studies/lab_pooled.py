@@ -55,21 +55,28 @@ from probekit.studies.lab import ROW_FIELDS, check_verdict, deciding
 
 
 def seed_rows(per_seed: Mapping[int, np.ndarray], *, statistic: Callable = np.mean, count: Callable = len,
-              n_resamples: int = 1000, seed: int = 0, **labels) -> dict[int, dict]:
+              n_resamples: int = 1000, seed: int = 0, clusters: Mapping[int, np.ndarray | None] | None = None,
+              **labels) -> dict[int, dict]:
     """Per trained seed (the keys of ``per_seed``), its result row: ``statistic`` of its items, their
-    :func:`~probekit.stats.bootstrap_ci` and ``count`` of them; ``labels`` are the row's other fields
-    (:func:`probekit.results.row`: study, probe, model, metric, condition, subset, chance)."""
+    :func:`~probekit.stats.bootstrap_ci` (over its items' units where ``clusters`` gives that seed's) and
+    ``count`` of them; ``labels`` are the row's other fields (:func:`probekit.results.row`: study, probe, model,
+    metric, condition, subset, chance)."""
+    units = clusters or {}
     return {s: row(**labels, value=float(statistic(np.asarray(v))), n=float(count(np.asarray(v))),
-                   ci=bootstrap_ci(v, statistic, n_resamples=n_resamples, seed=seed)) for s, v in per_seed.items()}
+                   ci=bootstrap_ci(v, statistic, n_resamples=n_resamples, seed=seed, clusters=units.get(s)))
+            for s, v in per_seed.items()}
 
 
 def pooled_row(per_seed: Mapping[int, np.ndarray], *, statistic: Callable = np.mean, count: Callable = len,
-               n_resamples: int = 1000, seed: int = 0, **labels) -> dict:
+               n_resamples: int = 1000, seed: int = 0, clusters: Mapping[int, np.ndarray | None] | None = None,
+               **labels) -> dict:
     """The pooled result row: :func:`~probekit.stats.pooled_value` with :func:`~probekit.stats.pooled_ci` (which
-    holds it), ``n`` = ``count`` summed over seeds; with one seed, that seed's row exactly."""
+    holds it; seeds, then units within each drawn seed where ``clusters`` gives a seed's), ``n`` = ``count`` summed
+    over seeds; with one seed, that seed's row exactly."""
     values = [np.asarray(v) for v in per_seed.values()]
+    units = [(clusters or {}).get(s) for s in per_seed]
     return row(**labels, value=pooled_value(values, statistic), n=float(sum(count(v) for v in values)),
-               ci=pooled_ci(values, statistic, n_resamples=n_resamples, seed=seed))
+               ci=pooled_ci(values, statistic, n_resamples=n_resamples, seed=seed, clusters=units))
 
 
 @dataclass(frozen=True)

@@ -78,13 +78,14 @@ def _seeds_of(r, here: dict, there: dict, seed: int) -> tuple[dict, dict] | str:
     k = key(r)
     if k not in here:
         return f"{r['model']}'s {r['metric']} row is derived, not rebuilt from items: seed {seed} only"
-    values, spec = here[k]
+    values, spec, units = here[k]
     lacking = [s for s, found in there.items() if k not in found or found[k][1] != spec]
     if lacking:
         return (f"seed(s) {', '.join(map(str, lacking))} of {seed_items.ITEMS_FILE} lack {r['model']}'s "
                 f"{r['metric']} row")
     per_seed = {seed: values, **{s: found[k][0] for s, found in there.items()}}
-    args = {**summary(spec), **labels(r)}
+    clusters = {seed: units, **{s: found[k][2] for s, found in there.items()}}
+    args = {**summary(spec), "clusters": clusters, **labels(r)}
     return seed_rows(per_seed, **args), pooled_row(per_seed, **args)
 
 

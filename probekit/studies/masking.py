@@ -209,9 +209,11 @@ def run(params: Params) -> StudyResult:
     images = condition_paths(items, mlm, root)
     per_item, left = common_items(guided_masking(items, mlm, text_scorer, images, k=k))
     chance = topk_chance(items["verb"], k)
-    parts = [accuracy_rows(per_item, chance, seed), drop_rows(per_item, seed=seed)] if len(per_item) else []
+    images_of = items.set_index("item_id")["image_id"]   # the unit: captions of one image are resampled together
+    parts = ([accuracy_rows(per_item, chance, seed, units=images_of), drop_rows(per_item, seed=seed, units=images_of)]
+             if len(per_item) else [])
     if len(left):
-        parts.append(accuracy_rows(left, chance, seed, subset=LEFT_OUT))
+        parts.append(accuracy_rows(left, chance, seed, subset=LEFT_OUT, units=images_of))
 
     facts = dict(captions=len(items), unlocated=len(items.attrs.get("unlocated", [])),
                  with_image=int(items["image"].notna().sum()), with_box=sum(b is not None for b in boxes),

@@ -117,7 +117,9 @@ def lab_rows(items: pd.DataFrame, lab_models, load, root, pairs=None, seed: int 
     if len(per_item):
         for k in KS:
             scored = per_item if k == PAPER_K else at_k(per_item, k)
-            parts += [accuracy_rows(scored, prior_topk(k), seed), drop_rows(scored, seed=seed)]
+            images_of = items.set_index("item_id")["image_id"]   # captions of one image resampled together
+            parts += [accuracy_rows(scored, prior_topk(k), seed, units=images_of),
+                      drop_rows(scored, seed=seed, units=images_of)]
             parts[-2:] = [p.assign(probe=f"top-{k}") for p in parts[-2:]]
     if itm and pairs is not None:
         parts.append(itm_rows(*pairs, itm, root))

@@ -11,7 +11,7 @@ import pandas as pd
 from probekit.ablation import PatchGrid, condition_images
 from probekit.data.masking import verb_choice_items
 from probekit.metrics.head_choice import head_credit, head_items, head_rows
-from probekit.metrics.itm import itm_accuracy
+from probekit.metrics.itm import itm_accuracy, units as itm_units
 from probekit.metrics.masking import PER_ITEM, STUDY, TEXT_ONLY, pooled_rows, score_predictions
 from probekit.results import concat, concat_items, frame
 from probekit.scorers import MASK
@@ -97,11 +97,13 @@ def head_choice(scorers, pairs: pd.DataFrame, root, seed: int = 0) -> tuple[pd.D
     image shown as the study's "full image" condition shows it (written at the model's input size under ``root``):
     (rows of :func:`probekit.metrics.head_choice.head_rows`, their item rows, the verb pairs)."""
     items = verb_choice_items(pairs)
+    units = itm_units(pairs).set_axis(pairs["item_id"])   # the verbs table's unit of each verb pair
     rows, shown = [], []
     for scorer in scorers:
         full = condition_images(pairs["pos_image"].tolist(), "full image", PatchGrid.of(scorer), root)
         mine = verb_choice_items(pairs.assign(pos_image=[None if p is None else str(p) for p in full]))
-        credit = head_credit(head_scores(scorer, mine)) if len(mine) else pd.DataFrame()
+        scores = head_scores(scorer, mine) if len(mine) else None
+        credit = head_credit(scores.assign(unit=scores["item_id"].map(units))) if len(mine) else pd.DataFrame()
         if len(credit):
             rows.append(head_rows(credit, scorer.name, seed))
             shown.append(head_items(credit, mine, scorer.name))

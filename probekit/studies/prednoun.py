@@ -9,7 +9,7 @@ Rows (vocabulary shared with :mod:`probekit.papers.prednoun`):
 * probe ``nouns`` / ``predicates``, subset the concept (Fig. 3 and 5), and ``noun tuples`` / ``predicate
   tuples``, subset "target → distractor" (Fig. 6, tuples with at least ``min_tuple_count`` triplets, the
   authors' 5): full images, default template;
-* probe ``confounds``, subset the factor: metrics ``r`` (Fisher z interval) and ``p`` (Table 9);
+* probe ``confounds``, subset the factor: metrics ``r`` (bootstrap interval over pairs) and ``p`` (Table 9);
 * on the toy world, probe :data:`LIMBS_PROBE`, subset "limbs alike" / "limbs differ": pair and triplet accuracy
   of the full-image runs by whether the image's two agents wear limbs of one colour (:func:`limbs_rows`);
 * probe ``crop overlap`` (model ""): the fraction of triplets whose distractor box lies more than half (90%)
@@ -192,7 +192,8 @@ def run(params: Params) -> StudyResult:
     lm = (load_scorer(params.perplexity_model, device=device, batch_size=batch_size, cache_dir=cache_dir) if main
           else None)
     perplexity = perplexities(lm, list(items["sentence_target"]) + list(items["sentence_distractor"])) if lm else {}
-    parts = [confounds.confound_rows(scored[(m, "full", "default")], perplexity, model=m) for m in main]
+    parts = [confounds.confound_rows(scored[(m, "full", "default")], perplexity, model=m, seed=seed)
+             for m in main]
     parts.append(crop_overlap.distractor_in_crop(items, seed=seed))
     facts = dict(released=[], released_agree=0, released_compared=0)
     data = dict(released_concepts=pd.DataFrame(), released_tuples=pd.DataFrame())

@@ -38,12 +38,14 @@ _SWAPS = {HIGHER: "Noun swaps ({a}) are easier for {model} than predicate swaps 
           LOWER: "Noun swaps ({a}) are harder for {model} than predicate swaps ({b}).",
           UNRESOLVED: "{model}, noun swaps ({a}) vs predicate swaps ({b}): the difference is not resolved at "
                       "this n."}
-_CONFOUND = {HIGHER: "The strongest confound of {model} is {factor}: r = {a} (Fisher z interval), so the larger "
-                     "the target's {factor} relative to the distractor's, the more it prefers the target sentence.",
-             LOWER: "The strongest confound of {model} is {factor}: r = {a} (Fisher z interval), so the smaller "
-                    "the target's {factor} relative to the distractor's, the more it prefers the target sentence.",
+_CONFOUND = {HIGHER: "The strongest confound of {model} is {factor}: r = {a} (bootstrap interval over pairs), so "
+                     "the larger the target's {factor} relative to the distractor's, the more it prefers the target "
+                     "sentence.",
+             LOWER: "The strongest confound of {model} is {factor}: r = {a} (bootstrap interval over pairs), so "
+                    "the smaller the target's {factor} relative to the distractor's, the more it prefers the target "
+                    "sentence.",
              UNRESOLVED: "No confound of {model} is resolved at this n: the strongest, {factor}, has r = {a} "
-                         "(Fisher z interval), which includes 0."}
+                         "(bootstrap interval over pairs), which includes 0."}
 _UNDEFINED = ("Undefined for {model}: {factors} (the difference is the same for every triplet, or a score "
               "is, so there is nothing to correlate).")
 

@@ -19,7 +19,7 @@ from probekit.scorers.registry import TOY_CHECKPOINTS
 
 ITEMS_FILE = "seed_items.parquet"
 #: the columns stored as categories (repeated strings), so the file stays small
-CATEGORIES = ["study", "probe", "model", "condition", "subset", "metric", "statistic", "count"]
+CATEGORIES = ["study", "probe", "model", "condition", "subset", "metric", "statistic", "count", "cluster"]
 
 
 def zoo() -> Path:

@@ -7,7 +7,9 @@ each sentence gets one verb negative of each (where its subject and object allow
 are told apart by the object's place alone; the toy zoo's held-out set draws one verb negative per sentence,
 either cue with probability one half (``close_verb_weights``).  Unlike SVO-Probes, every
 verb-negative row comes with its :func:`mirror` (the negative image's sentence, the images swapped), so that verb
-negatives are counterbalanced.
+negatives are counterbalanced; ``unit`` names the draw a row belongs to (one positive image: its negatives and
+their mirrors), the unit the chapter's intervals resample (:func:`probekit.metrics.itm.units`), since a verb
+negative and its mirror score the same two images.
 Beyond the schema, ``pos_subject_box``/``neg_subject_box`` give each image's exact subject box (the guided
 masking chapter ablates it; real data gets these boxes from a detector) and ``pos_scene``/``neg_scene`` its
 background."""
@@ -109,7 +111,8 @@ def make_items(data_dir: Path, limit: int | None, seed: int, split: str, by_cue:
             ns, nv, no = choice(rng, options, weights)
             neg = in_split(lambda r: svo_scene(r, ns, nv, no, distractor=True, background=pos.background), rng, split)
             row = dict(
-                item_id=f"verbs-{split}-{seed}-{k:05d}-{kind}", sentence=svo_caption(s, v, o, progressive),
+                item_id=f"verbs-{split}-{seed}-{k:05d}-{kind}", unit=f"verbs-{split}-{seed}-{k:05d}",
+                sentence=svo_caption(s, v, o, progressive),
                 pos_triplet=f"{s},{v},{o}", neg_triplet=f"{ns},{nv},{no}", pos_image_id=pos.digest(),
                 neg_image_id=neg.digest(), pos_image=str(pos_path), neg_image=str(image_path(neg, folder)),
                 subj_neg=kind == "subj", verb_neg=kind.startswith("verb"), obj_neg=kind == "obj", verb=v,
