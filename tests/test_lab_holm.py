@@ -25,7 +25,8 @@ X, D = {"metric": "acc", "condition": "x"}, {"metric": "acc_diff", "condition": 
 
 
 def _family():
-    checks = lab.checks(ROWS, [lab.Check("ko", lab.TARGET, "t", {"condition": ""}), lab.Check("parent", lab.PARENT, "p"),
+    checks = lab.checks(ROWS, [lab.Check("ko", lab.TARGET, "t", {"condition": ""}),
+                               lab.Check("parent", lab.PARENT, "p"),
                                lab.Check("ko", lab.CONTROL, "c", {"condition": "crop"}),
                                lab.Check("blind", lab.BLIND, "b", by_construction=True)])
     claims = lab.claims(ROWS, [lab.PaperClaim("holds", "P", ("a", X), ("b", X), diff=("a", D)),

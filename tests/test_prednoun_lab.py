@@ -191,7 +191,7 @@ def test_the_two_by_two_is_paired_over_the_same_look_alike_pairs():
     # hand-made scores under the four members' names (every run given: nothing is loaded).  Pairs a and b hold
     # kinds whose limbs look alike, c kinds whose limbs differ.  Pairs won (a, b, c): toy-clip (0, 0, 1), toy-vilt
     # (1, 0, 1), toy-clip-hardneg (1, 1, 1), toy-vilt-hardneg (1, 1, 0); on a and b: clip − vilt (−1, 0),
-    # clip-hardneg − vilt-hardneg (0, 0), clip-hardneg − clip (1, 1), vilt-hardneg − vilt (0, 1), interaction (1, 0)
+    # clip-hardneg − vilt-hardneg (0, 0), clip-hardneg − clip (1, 1), vilt-hardneg − vilt (0, 1)
     items = pd.DataFrame({"item_id": ["a0", "a1", "b0", "b1", "c0", "c1"], "pair_id": ["a", "a", "b", "b", "c", "c"],
                           "pos": ["subject"] * 6, "subject": ["man", "girl", "dog", "woman", "man", "boy"],
                           "object": ["sitting"] * 6, "word_target": ["man", "girl", "dog", "woman", "man", "boy"],
