@@ -110,8 +110,8 @@ def _claim_rows(r_diff=(0.1, 0.05, 0.15), top1_diff=(-0.2, -0.3, -0.1), hard_dif
             out.append(_r(f"toy-clip, both, α = {a:g} − original", *d, probe="patching", subset=subset,
                           metric=metric, condition=f"both, α = {a:g} − original", chance=0.0))
     for m in ("toy-clip-hardneg", "toy-clip"):
-        out += [_r(m, 0.6, 0.5, 0.7, metric="mu_c"), _r(m, 0.6, 0.5, 0.7, probe="probe-c", subset="composition",
-                                                        metric="mu_c")]
+        out += [_r(m, 0.65, 0.55, 0.75, metric="mu_c"), _r(m, 0.65, 0.55, 0.75, probe="probe-c",
+                                                            subset="composition", metric="mu_c")]
     out += [_r("toy-clip-hardneg", *hard_diff, probe=conceptual_lab.PAIRED, subset=s, metric="mu_c_diff",
                condition="toy-clip-hardneg − toy-clip", chance=0.0)
             for s in ("probe-r predicate_swap", "probe-c composition")]

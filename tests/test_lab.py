@@ -98,24 +98,50 @@ def test_claims_hold_fail_stay_unresolved_or_are_decided_by_construction():
 
 def test_a_no_difference_claim_is_judged_by_equivalence_and_an_incomparable_one_is_shown_not_judged():
     """The paper's "about the same" is an equivalence test on the paired difference within the claim's margin
-    (here 5 points): [−1, +2] holds, [−1, +8] is not resolved, [6, 9] does not hold.  Rows on different items
-    are not comparable (verdict and reason shown, even where their intervals are far apart)."""
+    (here 5 points): [−1, +2] holds, [−1, +8] and [+3, +8] (excluding 0, but reaching into the margin) are not
+    resolved, [6, 9] and [−9, −6] (wholly outside the margin) do not hold.  Rows on different items are not
+    comparable (verdict and reason shown, even where their intervals are far apart)."""
     import pytest
     pts = {"metric": "delta_c_pts", "condition": ""}
-    rows = frame([_r("a", 0.5, 0.4, 0.6), _r("b", 0.5, 0.4, 0.6), _r("a", 0.9, 0.85, 0.95, condition="far"),
-                  *[_r(m, (lo + hi) / 2, lo, hi, chance=0.0, metric="delta_c_pts")
-                    for m, (lo, hi) in (("same", (-1, 2)), ("wide", (-1, 8)), ("up", (6, 9)))]])
+    cases = (("same", (-1, 2)), ("wide", (-1, 8)), ("part", (3, 8)), ("up", (6, 9)), ("down", (-9, -6)))
+    rows = frame([_r("a", 0.7, 0.6, 0.8), _r("b", 0.7, 0.6, 0.8), _r("a", 0.9, 0.85, 0.95, condition="far"),
+                  *[_r(m, (lo + hi) / 2, lo, hi, chance=0.0, metric="delta_c_pts") for m, (lo, hi) in cases]])
     same = [lab.PaperClaim(m, "P", ("a", ACC), ("b", ACC), expect=lab.NO_DIFFERENCE, margin=5.0, diff=(m, pts))
-            for m in ("same", "wide", "up")]
+            for m, _ in cases]
     apart = lab.PaperClaim("apart", "P", ("a", {"condition": "far"}), ("b", ACC), not_comparable=True,
                            reason="different items")
     found = lab.claims(rows, [*same, apart])
-    assert list(found["verdict"]) == [lab.HOLDS, lab.NOT_RESOLVED, lab.DOES_NOT_HOLD, lab.NOT_COMPARABLE]
-    assert list(found["margin"][:3]) == [5.0] * 3 and found["reason"][3] == "different items"
+    assert list(found["verdict"]) == [lab.HOLDS, lab.NOT_RESOLVED, lab.NOT_RESOLVED, lab.DOES_NOT_HOLD,
+                                      lab.DOES_NOT_HOLD, lab.NOT_COMPARABLE]
+    assert list(found["margin"][:5]) == [5.0] * 5 and found["reason"][5] == "different items"
     table = lab_report.claims_table(found)
-    assert "different items" in table["on the toy world"].iloc[3] and "± 5.00" in table["on the toy world"].iloc[0]
+    assert "different items" in table["on the toy world"].iloc[5] and "± 5.00" in table["on the toy world"].iloc[0]
     with pytest.raises(ValueError, match="margin"):
         lab.PaperClaim("no margin", "P", ("a", ACC), ("b", ACC), expect=lab.NO_DIFFERENCE, diff=("same", pts))
+
+
+def test_a_claim_on_settings_at_chance_is_not_testable():
+    """Two settings of which neither learned the probe (intervals holding or below chance 0.5) differ in nothing
+    they learned: a claim of a difference between them is not testable, whatever their paired difference says; one
+    setting above chance makes it testable (its claim may hold or not).  A no-difference claim needs both above
+    chance (two at chance are alike by the floor).  ``chance_floor=False`` judges the rows as they are."""
+    d = {"metric": "acc_diff", "condition": "d"}
+    rows = frame([_r("flat", 0.5, 0.45, 0.55), _r("low", 0.3, 0.25, 0.35), _r("up", 0.7, 0.65, 0.75),
+                  *[_r(m, -0.2, -0.3, -0.1, chance=0.0, metric="acc_diff", condition="d") for m in ("flat", "up")],
+                  _r("near", 0.01, -0.02, 0.04, chance=0.0, metric="acc_diff", condition="d")])
+    def claim(a, b, **kw):
+        return lab.PaperClaim(f"{a} vs {b}", "P", (a, ACC), (b, ACC), **kw)
+    found = lab.claims(rows, [
+        claim("low", "flat", expect=lab.LOWER, diff=("flat", d)),            # neither above chance
+        claim("low", "up", expect=lab.LOWER, diff=("up", d)),                # up learned: judged, holds
+        claim("up", "flat", expect=lab.NO_DIFFERENCE, margin=0.05, diff=("near", d)),   # flat did not
+        claim("up", "up", expect=lab.NO_DIFFERENCE, margin=0.05, diff=("near", d)),
+        claim("low", "flat", expect=lab.LOWER, diff=("flat", d), chance_floor=False)])
+    assert list(found["verdict"]) == [lab.NOT_TESTABLE, lab.HOLDS, lab.NOT_TESTABLE, lab.HOLDS, lab.HOLDS]
+    said = lab_report.untrained(found.iloc[0])
+    assert "low: acc 30.0%" in said and "flat: acc 50.0%" in said
+    said = lab_report.untrained(found.iloc[2])
+    assert "flat: acc" in said and "up: acc" not in said
 
 
 def test_a_claim_comparing_settings_that_did_not_learn_is_not_testable():
@@ -134,7 +160,7 @@ def test_a_claim_comparing_settings_that_did_not_learn_is_not_testable():
     assert [len(g) for g in found["gains"]] == [1, 2, 1] and found["gains"][2] == [None]
     said = lab_report.untrained(found.iloc[1])
     assert said.startswith(lab.NOT_TESTABLE) and "c: acc_diff" in said and "a: acc_diff" not in said
-    assert lab_report.untrained(found.iloc[2]).endswith("a gain not run)")
+    assert lab_report.untrained(found.iloc[2]).endswith("a row not run)")
     assert lab.claim_verdict(one, *(lab.find(rows, *x) for x in (one.a, one.b)), gains=[None, None]) == \
         lab.NOT_TESTABLE
 

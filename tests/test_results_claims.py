@@ -82,13 +82,46 @@ def test_difference_sign_from_paired_interval():
 
 @pytest.mark.parametrize("low, high, verdict", [(-1.0, 2.0, C.NO_DIFFERENCE), (-1.0, 8.0, C.UNRESOLVED),
                                                  (6.0, 9.0, C.HIGHER), (-9.0, -6.0, C.LOWER),
-                                                 (1.0, 4.0, C.NO_DIFFERENCE), (-5.0, 5.0, C.NO_DIFFERENCE)])
+                                                 (1.0, 4.0, C.NO_DIFFERENCE), (-5.0, 5.0, C.NO_DIFFERENCE),
+                                                 (3.0, 8.0, C.UNRESOLVED), (-25.3, -4.5, C.UNRESOLVED)])
 def test_no_difference_is_an_equivalence_test_on_the_paired_difference(low, high, verdict):
     """Margin 5 (points): an interval within ±5 is "no difference" (even one that excludes 0 by less than the
-    margin), one that holds 0 and reaches past it is not resolved, one wholly beyond 0 and the margin a difference."""
+    margin), one wholly beyond the margin a difference, and one that reaches past the margin on one side and into
+    it on the other is not resolved, whether it holds 0 or not."""
     d = _r((low + high) / 2, low, high, metric="delta_c_pts", chance=math.nan)
     assert C.equivalent(d, 5.0) == verdict
     assert C.equivalent(_r(0.5, math.nan, math.nan), 5.0) == C.UNRESOLVED   # no interval, nothing resolved
+
+
+def test_each_p_value_is_read_off_the_interval_that_decides_its_verdict():
+    """p < 0.05 exactly when the 95% interval resolves the test: at an interval's end the p is 0.05, with the
+    standard error read off the half of the interval facing the null (an asymmetric interval: 0.2 below, 0.1
+    above the value)."""
+    r = _r(0.3, 0.1, 0.4, metric="acc_diff", chance=0.0)
+    assert C.p_value(r, 0.1) == pytest.approx(0.05) and C.p_value(r, 0.4) == pytest.approx(0.05)
+    # 0.3 over a standard error of 0.2 / 1.96: z = 2.94
+    assert C.p_value(r) == pytest.approx(math.erfc(0.3 / (0.2 / C.Z95) / math.sqrt(2)))
+    assert C.p_value(r, 0.35) > 0.05 and C.p_value(r, 0.45) < 0.05 and C.p_value(r, 0.05) < 0.05
+    assert math.isnan(C.p_value(_r(0.3, math.nan, math.nan)))
+    d = _r(0.0, -2.0, 3.0, metric="delta_c_pts", chance=math.nan)
+    # TOST: the larger one-sided p (the upper side: 5 over 3 / 1.96), doubled onto the interval's scale
+    assert C.p_within(d, 0.0, 5.0) == pytest.approx(math.erfc(5 / (3 / C.Z95) / math.sqrt(2)))
+    assert C.p_within(_r(0.0, -5.0, 3.0, chance=math.nan), 0.0, 5.0) == pytest.approx(0.05)
+    assert C.p_within(_r(4.0, 3.0, 8.0, chance=math.nan), 0.0, 5.0) > 0.05 > C.p_within(d, 0.0, 5.0)
+    assert C.p_beyond(_r(7.5, 5.0, 9.0, chance=math.nan), 0.0, 5.0) == pytest.approx(0.05)
+    assert C.p_beyond(_r(-7.5, -9.0, -6.0, chance=math.nan), 0.0, 5.0) < 0.05 < C.p_beyond(d, 0.0, 5.0)
+    # two rows on different items: 0.2 apart, standard errors 0.05 / 1.96 and 0.1 / 1.96 (the halves facing)
+    a, b = _r(0.7, 0.65, 0.9), _r(0.5, 0.3, 0.6)
+    assert C.p_apart(a, b) == pytest.approx(math.erfc(0.2 / (math.hypot(0.05, 0.1) / C.Z95) / math.sqrt(2)))
+    assert C.p_apart(a, b) == C.p_apart(b, a) and math.isnan(C.p_apart(a, _r(0.5, math.nan, math.nan)))
+
+
+def test_holm_adjusts_a_family_by_hand():
+    """p = 0.01, 0.04, 0.03, 0.005 (and a line not judged): sorted 0.005 × 4 = 0.02, 0.01 × 3 = 0.03,
+    0.03 × 2 = 0.06, 0.04 × 1 = 0.04 -> 0.06 (never below the one before); the NaN is not counted in m."""
+    adjusted = C.holm([0.01, math.nan, 0.04, 0.03, 0.005])
+    assert adjusted[:1] + adjusted[2:] == pytest.approx([0.03, 0.06, 0.06, 0.02]) and math.isnan(adjusted[1])
+    assert C.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0]) and C.holm([]) == []
 
 
 def test_claim_picks_template_by_verdict_and_renders_rows():

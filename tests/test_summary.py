@@ -121,8 +121,8 @@ def _lab_result() -> results.StudyResult:
         return {**_row("verbs", "svo", model, value, subset=subset), "ci_low": low, "ci_high": high}
 
     rows = results.frame([r("blind", 0.5, 0.4, 0.6, "verb"), r("blind", 0.8, 0.7, 0.9, "subj"),
-                          r("ko", 0.9, 0.8, 1.0, "verb"), r("a", 0.9, 0.85, 0.95, "all"), r("b", 0.6, 0.5, 0.7, "all"),
-                          r("c", 0.6, 0.5, 0.7, "all")])
+                          r("ko", 0.9, 0.8, 1.0, "verb"), r("a", 0.9, 0.85, 0.95, "all"),
+                          r("b", 0.65, 0.55, 0.75, "all"), r("c", 0.65, 0.55, 0.75, "all")])   # above chance 0.5
     checks = [lab.Check("blind", lab.BLIND, "verb", dict(subset="verb")),
               lab.Check("ko", lab.TARGET, "verb", dict(subset="verb")),
               lab.Check("blind", lab.FLOOR, "subj", dict(subset="subj"))]

@@ -7,9 +7,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from probekit.claims import HIGHER, difference
 from probekit.numbers import cell
-from probekit.studies import lab, lab_seeds
+from probekit.studies import lab, lab_holm, lab_seeds
 from probekit.toymodels import seed_table
 
 _ROLE = {lab.TARGET: "target probe, its information removed (from the training data or the image)",
@@ -102,31 +101,68 @@ def _beside(table: pd.DataFrame, lines: pd.DataFrame, study: str | None, seeds: 
     return table.assign(**{column: under[column].to_numpy() for column in under.columns})
 
 
-def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Model | role | probe | result [95% CI] (n); chance | verdict | as it should be? (| the verdict under each
-    zoo retrained from another seed, for a named study)"""
+def holm_cell(p: float, survives) -> str:
+    """A line's Holm cell: whether its resolved verdict survives, with the adjusted p; "—" for a line not judged or
+    one that resolved nothing."""
+    if survives is None or p != p:
+        return "—" if p != p else f"— (nothing resolved; adjusted p = {p:.2g})"
+    return f"{'survives' if survives else 'does not survive'} (adjusted p = {p:.2g})"
+
+
+def _holm(table: pd.DataFrame, judged: pd.DataFrame | None) -> pd.DataFrame:
+    """``table`` with a "Holm (5%)" column from ``judged`` (its lines with :func:`lab_holm.family`'s columns)."""
+    if judged is None:
+        return table
+    return table.assign(**{f"Holm ({lab_holm.ALPHA:.0%})": [holm_cell(p, s) for p, s in
+                                                             zip(judged["holm"], judged["survives"])]})
+
+
+def judgements(checks: pd.DataFrame, claims: pd.DataFrame) -> str:
+    """A chapter's count of judgements, for a caption: "18 checks and 6 claims judged; 15 survive Holm at 5%"."""
+    n = lab_holm.tally(checks, claims)
+    return (f"{n['checks']} checks and {n['claims']} claims judged; {n['survive']} of their verdicts survive "
+            f"Holm's correction at {lab_holm.ALPHA:.0%} over the {n['checks'] + n['claims']}")
+
+
+def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None,
+                 claims: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Model | role | probe | result [95% CI] (n); chance | verdict | as it should be? (| Holm, with the chapter's
+    ``claims`` in the family | the verdict under each zoo retrained from another seed, for a named study)"""
     table = pd.DataFrame({
         "model": found["model"], "role": [_ROLE[r] for r in found["role"]], "probe": found["what"],
         "result": [_cell(r) for r in found["row"]], "verdict": found["verdict"],
         "as it should be": [_judged(ok, e, v) for ok, e, v in zip(found["ok"], found["expected"], found["verdict"])],
     })
-    table = (_pooled(table, found, "result") if "seed_rows" in found else table).set_index("model")
+    table = (_pooled(table, found, "result") if "seed_rows" in found else table)
+    table = _holm(table, None if claims is None else lab_holm.family(found, claims)[0]).set_index("model")
     return _beside(table, lab.verdict_lines(study or "", found, None), study, seeds)
 
 
 def untrained(r) -> str:
-    """Why a claim line (:func:`probekit.studies.lab.claims`) is not testable: each gain it presupposes (its
-    ``gains`` rows) that is not resolved above 0, with its row."""
+    """Why a claim line (:func:`probekit.studies.lab.claims`) is not testable: each row it presupposes learned
+    (:func:`probekit.studies.lab.unlearned`) that did not, with its row."""
     gains = [g if isinstance(g, Mapping) else None for g in r.get("gains", [])]
-    missed = [f"{g['model']}: {g['metric']} {cell(g, unit=True)}" if g is not None else "a gain not run"
-              for g in gains if g is None or difference(g) != HIGHER]
-    return (f"{lab.NOT_TESTABLE}: it compares settings that did not learn what they were trained for "
-            f"(gain not resolved above 0: {'; '.join(missed)})")
+    sides = [r[s] if isinstance(r[s], Mapping) else None for s in "ab"]
+    missed = lab.unlearned(*sides, gains, r["expect"], bool(r.get("chance_floor", False)))
+    rows = [f"{g['model']}: {g['metric']} {cell(g, unit=True)}" if g is not None else "a row not run" for g in missed]
+    return (f"{lab.NOT_TESTABLE}: it compares settings that did not learn what it compares (not above chance, or "
+            f"a gain not above 0: {'; '.join(rows)})")
 
 
-def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Claim (source) | toy comparison (each side named by its condition too where one model is on both) | verdict
-    (| the verdict under each zoo retrained from another seed, for a named study)."""
+def _paper(diff: Mapping, effect) -> str:
+    """The paper's effect beside the toy's (a no-op without one): "; the paper's effect +17.7 pts (the toy's is
+    3% of it)"."""
+    if effect is None or effect != effect:
+        return ""
+    text = f"; the paper's effect {cell({**diff, 'value': effect, 'ci_low': None, 'ci_high': None}, unit=True)}"
+    return text + f" (the toy's is {diff['value'] / effect:.0%} of it)" if effect else text
+
+
+def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None,
+                 checks: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Claim (source) | toy comparison (each side named by its condition too where one model is on both; the
+    paper's effect beside the toy's where given) | verdict (| Holm, with the chapter's ``checks`` in the family |
+    the verdict under each zoo retrained from another seed, for a named study)."""
     def compared(r) -> str:
         diff = r["diff"] if isinstance(r["diff"], Mapping) else None
         # rows of another metric than the difference's (Probe-B: mAP of each view, Δc between them) are named
@@ -139,7 +175,7 @@ def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
         who = {s: r[f"{s}_model"] + (f" ({r[s]['condition']})" if same else "") for s in "ab"}
         text = f"{who['a']}: {name(r['a'])}{_cell(r['a'])} vs {who['b']}: {name(r['b'])}{_cell(r['b'])}"
         if diff is not None:
-            text += f"; paired difference {name(diff)}{cell(diff, unit=True)}"
+            text += f"; paired difference {name(diff)}{cell(diff, unit=True)}" + _paper(diff, r.get("paper_effect"))
             margin = r.get("margin")
             if margin is not None and margin == margin:   # a no-difference claim: its equivalence margin
                 size = f"{str(diff['metric']).removesuffix('_diff')}_size"   # unsigned, in the row's unit
@@ -156,4 +192,5 @@ def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
         "verdict": list(found["verdict"]),
     }, index=pd.RangeIndex(1, len(found) + 1, name="#"))
     table = _pooled(table, found.set_axis(table.index), "on the toy world") if "seed_rows" in found else table
-    return _beside(table, lab.verdict_lines(study or "", None, found), study, seeds)
+    judged = None if checks is None else lab_holm.family(checks, found)[1].set_axis(table.index)
+    return _beside(_holm(table, judged), lab.verdict_lines(study or "", None, found), study, seeds)

@@ -28,8 +28,9 @@ from typing import Callable
 import pandas as pd
 
 from probekit.metrics import conceptual as mc
+from probekit.papers import conceptual as paper
 from probekit.papers.conceptual import PATCH_ALPHA, patch_condition
-from probekit.results import concat, empty, select
+from probekit.results import concat, empty, one, select
 from probekit.studies import conceptual_scores as cs
 from probekit.studies import patching
 from probekit.claims import UNRESOLVED
@@ -79,12 +80,28 @@ def _at(alpha: float) -> str:
     return f" (at α = {alpha:g}{', the paper’s' if alpha == PATCH_ALPHA else ''})"
 
 
+#: the paper's Table 2: its column for each sweep subset, and its model for each fine-tuned encoder (and the original)
+_TABLE2 = {"probe-r predicate_swap": "probe-r", "probe-c composition": "probe-c composition", "general": "imagenet"}
+_PATCHED = {"both": "CLIP Patched (VT)", "text": "CLIP Patched (T)", "vision": "CLIP Patched (V)",
+            patching.ORIGINAL: "CLIP ViT B32"}
+
+
+def paper_effect(a: str, b: str, subset: str, metric: str) -> float:
+    """The paper's own effect on ``subset`` (Table 2, its patched models at α = 0.2): encoders ``a`` − ``b`` (or
+    :data:`probekit.studies.patching.ORIGINAL`), as a fraction."""
+    table = select(paper.rows(), probe="patching", condition="", subset=_TABLE2[subset], metric=metric)
+    return float(one(table, model=_PATCHED[a])["value"] - one(table, model=_PATCHED[b])["value"])
+
+
 def _sweep_claim(claim: str, subset: str, metric: str, expect: str, alpha: float) -> PaperClaim:
-    """The fine-tune (both encoders) patched at ``alpha`` against the original, paired over the same items."""
+    """The fine-tune (both encoders) patched at ``alpha`` against the original, paired over the same items; at
+    the paper's α beside the paper's effect."""
     where = dict(probe="patching", subset=subset)
     return PaperClaim(claim + _at(alpha), f"{SOURCE}, Table 2 and Table 10", a=(_swept(alpha), {**where,
                       "metric": metric}), b=(_swept(0), {**where, "metric": metric}), expect=expect,
-                      diff=(_swept(alpha, diff=True), {**where, "metric": f"{metric}_diff"}))
+                      diff=(_swept(alpha, diff=True), {**where, "metric": f"{metric}_diff"}),
+                      paper_effect=paper_effect(ENCODERS, patching.ORIGINAL, subset, metric)
+                      if alpha == PATCH_ALPHA else None)
 
 
 def _encoders_claim(claim: str, subset: str, metric: str, expect: str, alpha: float) -> PaperClaim:
@@ -98,7 +115,8 @@ def _encoders_claim(claim: str, subset: str, metric: str, expect: str, alpha: fl
                       diff=(_swept(alpha, True, t, against=patch_condition(v, alpha)),
                             {**where, "metric": f"{metric}_diff"}),
                       learned=tuple((_swept(alpha, True, e), dict(probe="patching", subset="probe-r predicate_swap",
-                                                                  metric="mu_c_diff")) for e in (t, v)))
+                                                                  metric="mu_c_diff")) for e in (t, v)),
+                      paper_effect=paper_effect(t, v, subset, metric) if alpha == PATCH_ALPHA else None)
 
 
 def _b(view: str) -> str:

@@ -15,16 +15,15 @@ knock-outs trained without one kind of information and a blind (text-only) basel
   paper's design* (Probe-R), the blind row is the probe's **text floor**: shown with its verdict against chance,
   not judged, since a text model that knows which relations occur is meant to be able to beat chance there;
 * :class:`PaperClaim` s, for "The papers' claims under controlled conditions": a claim quoted from a paper about
-  training conditions or architectures, tested as row ``a`` vs row ``b`` (non-overlapping 95% intervals, or a
-  paired-difference row whose interval excludes 0): **holds**, **does not hold** (resolved the other way) or
-  **not resolved**.  A claim that two rows do *not* differ (``expect`` :data:`NO_DIFFERENCE`) is judged by the
-  equivalence test on its paired difference within its stated ``margin`` (:func:`probekit.claims.equivalent`):
-  **holds** when the interval lies within ± margin, **does not hold** when it excludes 0 beyond it.  A claim about
-  how hard a concept is (verbs vs nouns), or one the world's drawing settles, is **decided by construction** in a
-  drawn world, and one whose two rows stand on different items or chance levels is **not comparable**: their rows
-  are shown, never judged, with the ``reason``.  A claim comparing training settings presupposes that each one
-  learned what it was trained for (``learned``: each setting's own gain, resolved above 0); where one did not, the
-  claim is **not testable** and the page shows that gain.
+  training conditions or architectures, tested as row ``a`` vs row ``b`` by one rule (:func:`claim_verdict`):
+  **not testable** where a setting it compares did not learn (:func:`unlearned`); a claim of a difference
+  **holds** when its interval (a paired difference's, else the two rows' not overlapping) excludes 0 in the claimed
+  direction, **does not hold** when it excludes 0 the other way; a claim of no difference (``expect``
+  :data:`NO_DIFFERENCE`, within its ``margin``) **holds** when the interval lies within ± margin, **does not hold**
+  only when wholly outside it; anything else is **not resolved**.  A claim the toy world's drawing settles is
+  **decided by construction**, one whose rows stand on different items or chance levels **not comparable**: shown,
+  never judged, with the ``reason``.  Each chapter's judged lines are one family for Holm's correction
+  (:mod:`probekit.studies.lab_holm`).
 
 Rows are selected by ``model`` plus a ``where`` mapping of result-schema columns (probe, subset, metric,
 condition).  A row the run did not produce (a model left out of ``lab_models``) gives **not run**.
@@ -88,10 +87,15 @@ class PaperClaim:
     reason: str = ""
     #: for ``expect`` :data:`NO_DIFFERENCE`: the equivalence margin, in the unit of the ``diff`` row
     margin: float | None = None
-    #: what the claim presupposes was learned: rows of a setting's own gain (a paired difference from the model it
-    #: started from, on what it was trained for); unless each one's 95% interval lies above 0 the claim compares
-    #: settings that did not train, and is :data:`NOT_TESTABLE`
+    #: what the claim presupposes was learned: rows that must each lie above their chance level (above 0 for a row
+    #: without one, e.g. a setting's own gain on what it was trained for, a paired difference from the model it
+    #: started from); where one does not the claim is :data:`NOT_TESTABLE` (:func:`unlearned`)
     learned: tuple[tuple[str, Mapping[str, str]], ...] = ()
+    #: ``a`` and ``b`` show what their settings learned, so the claim presupposes it (:func:`unlearned`); off for
+    #: rows without such a floor (one class's accuracy at a threshold), whose claim names its ``learned`` rows
+    chance_floor: bool = True
+    #: the paper's own effect, in the unit of the ``diff`` row, shown beside the toy's (e.g. 0.177: +17.7 points)
+    paper_effect: float | None = None
 
     def __post_init__(self):
         if self.expect == NO_DIFFERENCE and (self.margin is None or self.diff is None):
@@ -137,19 +141,41 @@ def check_verdict(r, role: str, by_construction: bool = False) -> str:
     return {UNRESOLVED: NOT_RESOLVED}.get(vs, vs)
 
 
+def has_learned(r) -> bool:
+    """Whether a row shows its setting learned: its 95% interval lies above its chance level, or above 0 for a row
+    without one (a gain); False for a row not run (None)."""
+    if r is None:
+        return False
+    vs = versus_chance(r)
+    return vs == ABOVE if vs != NO_CHANCE else difference(r) == HIGHER
+
+
+def unlearned(a, b, gains, expect: str, chance_floor: bool) -> list:
+    """The rows a claim presupposes learned that did not (None for one not run): each of ``gains`` (its
+    ``learned`` rows, in order) not learned; and with ``chance_floor``, ``a`` and ``b`` when neither learned (two
+    settings that learned nothing of a probe differ in nothing they learned), or for a no-difference claim each
+    one that did not (two at chance are alike by the floor, not by what they learned)."""
+    missed = [g for g in gains if not has_learned(g)]
+    if chance_floor:
+        flat = [r for r in (a, b) if not has_learned(r)]
+        missed += flat if expect == NO_DIFFERENCE or len(flat) == 2 else []
+    return missed
+
+
 def claim_verdict(c: PaperClaim, a, b, diff=None, gains=()) -> str:
-    """:data:`HOLDS` / :data:`DOES_NOT_HOLD` / :data:`NOT_RESOLVED` from the paired difference (else the two rows'
-    intervals); for a no-difference claim from the equivalence test within ``c.margin`` (resolved either way only
-    by a difference row); :data:`BY_CONSTRUCTION` or :data:`NOT_COMPARABLE` as the claim is marked; :data:`NOT_RUN`
-    without both rows; :data:`NOT_TESTABLE` when a row of ``gains`` (``c.learned``'s rows, in order) is missing or
-    not resolved above 0."""
+    """One rule for every claim: :data:`NOT_RUN` without both rows; :data:`BY_CONSTRUCTION` or
+    :data:`NOT_COMPARABLE` as the claim is marked; :data:`NOT_TESTABLE` where a row it presupposes learned did not
+    (:func:`unlearned`; ``gains``: ``c.learned``'s rows, in order); then from the paired difference (else the two
+    rows' intervals) :data:`HOLDS` when it excludes 0 in the claimed direction and :data:`DOES_NOT_HOLD` the other
+    way; for a no-difference claim (only by a difference row) :data:`HOLDS` when it lies within ± ``c.margin`` and
+    :data:`DOES_NOT_HOLD` when wholly outside it; else :data:`NOT_RESOLVED`."""
     if a is None or b is None:
         return NOT_RUN
     if c.by_construction:
         return BY_CONSTRUCTION
     if c.not_comparable:
         return NOT_COMPARABLE
-    if len(gains) != len(c.learned) or any(g is None or difference(g) != HIGHER for g in gains):
+    if len(gains) != len(c.learned) or unlearned(a, b, gains, c.expect, c.chance_floor):
         return NOT_TESTABLE
     if c.expect == NO_DIFFERENCE:
         found = equivalent(diff, c.margin) if diff is not None else UNRESOLVED
@@ -184,10 +210,10 @@ def claims(rows: pd.DataFrame, defined: list[PaperClaim]) -> pd.DataFrame:
         out.append(dict(claim=c.claim, source=c.source, a_model=c.a[0], b_model=c.b[0],
                         a=None if a is None else dict(a), b=None if b is None else dict(b),
                         diff=None if diff is None else dict(diff), expect=c.expect, margin=c.margin,
-                        reason=c.reason,
-                        gains=[None if g is None else dict(g) for g in gains], verdict=verdict))
+                        reason=c.reason, gains=[None if g is None else dict(g) for g in gains],
+                        chance_floor=c.chance_floor, paper_effect=c.paper_effect, verdict=verdict))
     return pd.DataFrame(out, columns=["claim", "source", "a_model", "b_model", "a", "b", "diff", "expect", "margin",
-                                      "reason", "gains", "verdict"])
+                                      "reason", "gains", "chance_floor", "paper_effect", "verdict"])
 
 
 #: :func:`verdict_lines`' columns
@@ -265,8 +291,8 @@ def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: p
     return pd.DataFrame(out, columns=[*VERDICT_COLUMNS, *(SEED_FIELDS if pooled else [])])
 
 
-__all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "versus_floor", "claim_verdict",
-           "verdict_lines", "deciding", "SEED_FIELDS", "same_rows", "ROWS_COLUMNS", "SAME_RTOL", "SAME_ATOL", "CHANCE_MARGIN", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
+__all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "versus_floor", "claim_verdict", "has_learned",
+           "unlearned", "verdict_lines", "deciding", "SEED_FIELDS", "same_rows", "ROWS_COLUMNS", "SAME_RTOL", "SAME_ATOL", "CHANCE_MARGIN", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
            "TARGET", "CONTROL", "TRAINED", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "AT_FLOOR",
            "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD", "NOT_RESOLVED", "BY_CONSTRUCTION", "BY_DESIGN", "NOT_RUN", "HIGHER", "LOWER",
            "BELOW", "NO_DIFFERENCE", "NOT_COMPARABLE", "NOT_TESTABLE"]
