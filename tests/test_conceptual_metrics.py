@@ -2,7 +2,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from probekit.metrics.background import average_precision, probe_b_rows, relative_robustness, single_object_correct
+from probekit.metrics.background import (average_precision, probe_b_rows, random_ranking_ap, relative_robustness,
+                                        single_object_correct)
 from probekit.metrics.conceptual import (log_odds, probe_c_rows, probe_r_item_metrics, probe_r_rows, winoground,
                                          zero_shot_rows)
 from probekit.results import one
@@ -130,6 +131,33 @@ def test_probe_b_rows_compute_map_gamma_and_confidence_change():
     # Table 9's γ: the per-item ratio of the target's confidence, mean(0.2 / 0.6, 0.2 / 0.4), not acc 1.0 / 0.5
     assert one(ts, metric="gamma", subset="(x0, x̃1)")["value"] == pytest.approx((1 / 3 + 1 / 2) / 2)
     assert one(ts, metric="gamma", subset="(x0, x̃0)")["value"] == pytest.approx((0.5 / 0.6 + 1) / 2)
+
+
+def test_a_random_rankings_expected_ap_is_the_mean_over_every_order():
+    from itertools import permutations
+    for n, k in [(2, 1), (3, 2), (5, 2), (6, 3), (4, 4)]:
+        positive = [True] * k + [False] * (n - k)
+        orders = list(permutations(range(n)))
+        every = np.mean([average_precision(positive, -np.array(order, float)) for order in orders])
+        assert random_ranking_ap(n, k) == pytest.approx(every)
+    assert random_ranking_ap(3, 2) == pytest.approx(29 / 36)    # AP 1, 5/6, 7/12 for positives at {1,2}, {1,3}, {2,3}
+
+
+def test_probe_b_rows_carry_the_chance_level_of_their_own_items():
+    scored = pd.DataFrame({"model": "m", "filler": "black", "single_object": False, "h_x0": [1.0, 0.5],
+                           "h_x0_patch": [1.0, np.nan], "h_x1_fill": [0.5, 0.5], "conf_x0": 0.5, "conf_x0_patch": 0.5,
+                           "conf_x1_fill": 0.5, "candidates": [["a", "b"], ["a", "b", "c"]],
+                           "positive": [[True, False], [True, True, False]]})
+    t = probe_b_rows(scored)
+    # two classes, one positive: 3/4; three classes, two positives: 29/36; the item without x̃0 is left out there
+    assert one(t, metric="map", subset="x0")["chance"] == pytest.approx((3 / 4 + 29 / 36) / 2)
+    assert one(t, metric="map", subset="x̃0")["chance"] == pytest.approx(3 / 4)
+    assert np.isnan(one(t, metric="gamma", subset="(x0, x̃1)")["chance"])
+    single = probe_b_rows(scored.assign(single_object=True, positive=[[True, False], [False, True, False]]))
+    assert one(single, metric="acc", subset="x0")["chance"] == pytest.approx((1 / 2 + 1 / 3) / 2)
+    # without the items' candidates there is no chance level
+    assert np.isnan(one(probe_b_rows(scored.drop(columns=["candidates", "positive"])), metric="map",
+                        subset="x0")["chance"])
 
 
 def test_zero_shot_top_k_with_chance_per_class_count():

@@ -49,9 +49,13 @@ def test_chapter_executed_on_the_toy_world(executed_chapter, executed_book):
     top = select(rows, source="ours", probe="top-k", metric="accuracy")
     assert set(top["condition"]) == {"full image", "subject ablated", "image ablated", "text only"}
     assert len(select(rows, source="ours", probe="top-k", metric="accuracy_diff", model="toy-vilt")) == 5
-    heads = select(rows, source="ours", probe="verb choice", model="toy-vilt")
+    heads = select(rows, source="ours", probe="verb choice", model="toy-vilt", subset="verb")
     assert set(heads["condition"]) == {"MLM head", "ITM head", "MLM head − ITM head", "MLM head only",
                                        "ITM head only"} and len(set(heads["n"])) == 1
+    # the same pairs split by what tells their verbs apart: the parts hold every pair once
+    cues = select(rows, source="ours", probe="verb choice", model="toy-vilt", condition="MLM head")
+    assert set(cues["subset"]) == {"verb", "the object's place", "the pose"}
+    assert cues.loc[cues["subset"] != "verb", "n"].sum() == heads["n"].iloc[0]
     assert len(select(rows, source="ours", probe="itm", subset="all")) == 3 * 4     # avg, avg_pooled, pos, neg
     assert len(select(rows, source="ours", probe="itm", subset="verb", metric="avg_pooled")) == 3
     assert len(select(rows, source="ours", probe="top-k", metric="word_accuracy")) == 4

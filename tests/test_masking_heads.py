@@ -12,7 +12,7 @@ import torch
 from probekit.claims import ABOVE, HIGHER, LOWER, UNRESOLVED, by_topic, versus_chance
 from probekit.data.masking import swap_verb, verb_choice_items
 from probekit.datasets import load_dataset
-from probekit.metrics.head_choice import DIFF, ITM, MLM, ONLY, head_credit, head_items, head_rows
+from probekit.metrics.head_choice import DIFF, ITM, MLM, ONLY, head_credit, head_items, head_rows, head_rows_by
 from probekit.results import frame, one, row
 from probekit.scorers import MASK, load_scorer, mlm
 from probekit.scorers.registry import TOY_CHECKPOINTS
@@ -95,9 +95,9 @@ def test_mask_logprobs_reads_each_rows_own_pieces_at_its_masks():
         mlm.mask_logprobs(lambda x: logits, {**inputs, mlm.TARGETS: torch.tensor([[4, -1], [5, -1]])}, mask)
 
 
-def _choice_rows(value_mlm, value_itm, diff) -> pd.DataFrame:
+def _choice_rows(value_mlm, value_itm, diff, subset="verb") -> pd.DataFrame:
     def r(condition, metric, v, chance):
-        return row(study="masking", probe="verb choice", model="m", condition=condition, subset="verb",
+        return row(study="masking", probe="verb choice", model="m", condition=condition, subset=subset,
                    metric=metric, value=v[0], ci=v[1:], n=200, chance=chance)
     return frame([r(MLM, "accuracy", value_mlm, .5), r(ITM, "accuracy", value_itm, .5),
                   r(DIFF, "accuracy_diff", diff, 0), r(ONLY[MLM], "discordant", (.2, .15, .25), np.nan),
@@ -113,6 +113,33 @@ def test_the_within_model_claim_is_decided_by_the_paired_difference():
     rows = _choice_rows((.88, .83, .92), (.73, .67, .79), (.15, .09, .2)).assign(model="toy-vilt")
     found = lab.claims(rows, masking_lab.CLAIMS[2:])
     assert list(found["verdict"]) == [lab.HOLDS] and found["diff"][0]["value"] == .15
+
+
+def test_the_heads_rows_per_cue_are_the_same_metric_on_each_cues_pairs():
+    # pairs 0-2 told apart by the object's place (MLM right on all, ITM on 0 only), 3-4 by the pose (both right)
+    credit = head_credit(_scores([.9, .2, .3, .8, .7], [.1, .7, .4, .2, .3], [-1.] * 5, [-2.] * 5))
+    cues = pd.Series(["the object's place"] * 3 + ["the pose"] * 2, index=[f"i{k}" for k in range(5)])
+    rows = head_rows_by(credit, "m", cues)
+    assert list(dict.fromkeys(rows["subset"])) == ["verb", "the object's place", "the pose"]
+    assert one(rows, subset="verb", condition=DIFF)["value"] == pytest.approx(2 / 5)
+    assert one(rows, subset="the object's place", condition=DIFF)["value"] == pytest.approx(2 / 3)
+    assert one(rows, subset="the pose", condition=DIFF)["value"] == 0
+    assert one(rows, subset="the pose", condition=ITM)["n"] == 2
+    assert set(head_rows_by(credit, "m")["subset"]) == {"verb"}        # no cues (real data): every pair only
+
+
+def test_the_heads_difference_is_stated_per_cue_where_the_rows_are_split():
+    """The page said the masked-LM head was ahead by 14.7 points without saying that all of it was on the pairs told
+    apart by the object's place (MLM 80.5 vs ITM 52.2; by the pose 95.6 vs 94.9)."""
+    rows = pd.concat([_choice_rows((.88, .86, .90), (.733, .70, .76), (.147, .115, .18)),
+                      _choice_rows((.805, .77, .84), (.522, .47, .57), (.283, .23, .33), "the object's place"),
+                      _choice_rows((.956, .93, .98), (.949, .92, .97), (.007, -.015, .03), "the pose")])
+    found = {c.topic: c for c in claims(rows)}
+    assert found["m: MLM head − ITM head, verb pairs"].verdict == HIGHER
+    place = found["m: MLM head − ITM head, verb pairs told apart by the object's place"]
+    pose = found["m: MLM head − ITM head, verb pairs told apart by the pose"]
+    assert (place.verdict, pose.verdict) == (HIGHER, UNRESOLVED)
+    assert place.rows["m"]["value"] == .805 and place.rows["i"]["value"] == .522 and pose.words["cue"] == "the pose"
 
 
 def _top(condition, value, model="m"):

@@ -73,7 +73,7 @@ def test_facts_data_and_claims(result):
             "toy-vilt: ITM neg, image ablated", "paper: order", "toy-vilt: MLM head − ITM head, verb pairs"} <= topics
     # both heads of toy-vilt chose on every verb pair of the verbs table
     assert f.choice_unlocated == 0 and f.choice_pairs == one(result.ours(), probe="verb choice", condition="MLM head",
-                                                             metric="accuracy")["n"] > 0
+                                                             subset="verb", metric="accuracy")["n"] > 0
     # the toy world's text prior is stated from the vocabulary; no lab without lab models
     assert f.text_prior == pytest.approx(vocab.prior_topk(5))
     assert f.pose_prior == pytest.approx(vocab.pose_only_topk(5))
@@ -194,8 +194,8 @@ def test_item_rows_recompute_the_accuracies(result):
     assert not everything.duplicated(["probe", "model", "condition", "subset", "item_id"]).any()
     heads = everything[everything["probe"] == "verb choice"]
     for (model, condition), part in heads.groupby(["model", "condition"]):
-        assert one(result.ours(), probe="verb choice", model=model, condition=condition, metric="accuracy")["value"] \
-            == pytest.approx(part["correct"].mean())
+        assert one(result.ours(), probe="verb choice", model=model, condition=condition, subset="verb",
+                   metric="accuracy")["value"] == pytest.approx(part["correct"].mean())
     assert set(heads["condition"]) == {"MLM head", "ITM head"}
     items = everything[everything["probe"] == "top-k"]
     ours = select(result.ours(), probe="top-k")

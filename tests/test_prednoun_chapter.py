@@ -37,7 +37,7 @@ def test_chapter_shows_its_rows_beside_the_paper(executed_chapter, executed_book
 
 def test_chapter_shows_the_lab_checks_and_claims(executed_chapter):
     text = notebook_text(executed_chapter("prednoun"))
-    for shown in ("target probe, its information removed", "knock-out, control", "blind (text only)",
+    for shown in ("target probe, its information scrambled in training", "knock-out, control", "blind (text only)",
                   "trained on everything, control", "toy-vilt-noisy",
                   "toy-clip-unbound", "toy-bert-blind", "Nikolaus et al. 2022, Tables 1 and 6, Sect. 5.1",
                   "Nikolaus et al. 2022, Table 8, Sect. 5.2", "decided by construction"):

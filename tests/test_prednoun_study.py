@@ -243,3 +243,28 @@ def test_facts_are_typed(result):
     assert type(result.facts) is prednoun.PrednounFacts
     with pytest.raises(AttributeError):
         result.facts.n_triplet   # noqa: B018  (a misspelt field fails at once)
+
+
+def test_the_parents_line_names_the_pairs_on_which_it_is_above_chance():
+    """The page said toy-clip-unbound's parent, told the binding, is above chance: true only where the limbs
+    differ."""
+    import pandas as pd
+
+    from probekit.report.prednoun import parent_by_limbs
+    from probekit.studies.lab import CONTROL, PARENT, TARGET
+
+    def split(subset, value, half):
+        return row(study="prednoun", probe=prednoun.LIMBS_PROBE, model="toy-clip-hardneg", condition="full",
+                   subset=subset, metric="triplet_accuracy", value=value, ci=(value - half, value + half), n=800,
+                   chance=0.5)
+    rows = frame([split("limbs differ", 0.944, 0.016), split("limbs alike", 0.52, 0.03),
+                  {**split("limbs alike", 0.2, 0.05), "metric": "pair_accuracy", "chance": 0.25}])
+    checks = pd.DataFrame({"model": ["toy-clip-unbound", "toy-clip-hardneg", "toy-clip-unbound"],
+                           "role": [TARGET, PARENT, CONTROL]})
+    assert parent_by_limbs(checks, rows) == (
+        "The knock-out's parent `toy-clip-hardneg`, told the binding, on full-image triplet accuracy: above chance "
+        "where the two agents' limbs differ, 94.4% [92.8, 96.0] (n = 800); not resolved from chance where their "
+        "limbs look alike, 52.0% [49.0, 55.0] (n = 800).")
+    low = frame([split("limbs differ", 0.944, 0.016), split("limbs alike", 0.40, 0.03)])
+    assert "below chance where their limbs look alike, 40.0%" in parent_by_limbs(checks, low)
+    assert parent_by_limbs(checks, rows.iloc[:0]) == ""        # real data: no split, no line

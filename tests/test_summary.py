@@ -272,6 +272,37 @@ def test_a_part_headline_missing_from_a_run_shows_the_whole_probe_and_the_ceilin
     assert summary.at_floor(summary.hard_toy_rows(shown, ctrl)) == []
 
 
+def test_a_headline_without_a_chance_level_is_not_said_to_be_at_the_floor_and_a_control_is_not_counted():
+    """The summary said no toy model was above chance on Probe-B's mAP (no chance level on those rows) while a
+    random ranking gets 36.2% there and toy-clip 74.8%."""
+    MAP = dict(condition="black", subset="x̃1", metric="map", n=180)
+    toy = [_row("conceptual", "probe-b", "toy-vilt", 0.435, chance=math.nan, ci=0.03, **MAP),
+           _row("conceptual", "probe-b", "toy-clip", 0.748, chance=math.nan, ci=0.03, **MAP),
+           _row("prednoun", "pairs-limbs", "toy-vilt", 0.30, subset="limbs alike", condition="full",
+                metric="pair_accuracy", chance=0.25, ci=0.1),
+           # the control (limbs differ) has no chance level and is at chance: it is no headline of the floor
+           _row("prednoun", "pairs-limbs", "toy-vilt", 0.26, subset="limbs differ", condition="full",
+                metric="pair_accuracy", chance=math.nan, ci=0.1)]
+    studies = ["prednoun", "conceptual"]
+    def hard_of(rows):
+        shown = summary.headline_rows({s: results.frame([r for r in rows if r["study"] == s]) for s in studies},
+                                      summary.headlines(studies), summary.wholes(studies))
+        return summary.hard_toy_rows(shown, summary.controls(studies))
+    hard = hard_of(toy)
+    binding, probe_b = list(dict.fromkeys(hard[summary.LABEL]))
+    assert "limbs differ" not in " ".join(hard[summary.LABEL])          # the control is not a hard row
+    assert summary.at_floor(hard) == [binding] and summary.without_chance(hard) == [probe_b]
+    text = summary.ceiling_text(hard)
+    assert f"above chance on {binding}." in text and f"above chance on {probe_b} is not said" in text
+    # with the random ranking's chance level on the mAP rows, toy-clip is above it: no probe-b in either list
+    known = hard_of([{**r, "chance": 0.362} if r["probe"] == "probe-b" else r for r in toy])
+    assert summary.at_floor(known) == [binding] and summary.without_chance(known) == []
+    assert summary.ceiling_text(known).endswith(f"No toy-zoo model shown is above chance on {binding}.")
+    # a model above chance settles a probe even where another row has no chance level
+    mixed = hard_of([{**r, "chance": 0.362} if r["model"] == "toy-clip" else r for r in toy])
+    assert probe_b not in summary.at_floor(mixed) + summary.without_chance(mixed)
+
+
 def test_an_empty_text_shows_nothing(monkeypatch):
     """An empty Markdown output rendered as its repr on the conceptual page ("<IPython.core.display.Markdown
     object>", where the fine-tuning notice is empty)."""

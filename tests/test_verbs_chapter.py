@@ -52,7 +52,8 @@ def test_chapter_exports_the_studys_rows_and_shows_them(executed_chapter, execut
     assert (tables(nb), notebook_images(nb)) == expected_page(rows, lab=True)
     # the lab sections show the checks and the claims with their verdicts (never a zoo number here)
     text = notebook_text(nb)
-    assert "target probe, its information removed" in text and "blind (text only)" in text
+    assert "target probe, its information scrambled in training" in text and "blind (text only)" in text
+    assert "`toy-clip-noverb` scrambles the verb in training rather than removing it" in text
     assert "decided by construction" in text
     assert not [out for cell in nb.cells for out in cell.get("outputs", []) if out.get("name") == "stderr"]
 

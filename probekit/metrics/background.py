@@ -5,11 +5,13 @@ Each item is seen in three views: x0 (the original; for single-object items the 
 annotated object), the patched x̃0 (the original with one filler square on the background) and the filled x̃1
 (everything but the kept objects replaced), see :mod:`probekit.fillers`.  h is the average precision over the
 class prompts (multi-object images, probe ``probe-b``) or the 1/0 accuracy of the kept object against the absent
-classes (single-object images, probe ``probe-b-single``); γ is the relative robustness (> 1: better after the
-change), the mean per-item ratio h(x̃) / h(x) of average precision (Table 8) or of the target's softmax
-confidence (Table 9), and Δc the mean change in softmax confidence of the present objects, in percentage points.
-A ratio of confidences is unbounded (an item whose target has a confidence near 0 in x can outweigh all the
-others), so single-object rows also give ``gamma_median``, the median of the same ratios (not in the paper).
+classes (single-object images, probe ``probe-b-single``), each row with its chance level on its items (a random
+ranking's expected average precision, :func:`chance_map`; one of the candidate classes, :func:`chance_single`); γ
+is the relative robustness (> 1: better after the change), the mean per-item ratio h(x̃) / h(x) of average
+precision (Table 8) or of the target's softmax confidence (Table 9), and Δc the mean change in softmax confidence
+of the present objects, in percentage points.  A ratio of confidences is unbounded (an item whose target has a
+confidence near 0 in x can outweigh all the others), so single-object rows also give ``gamma_median``, the median
+of the same ratios (not in the paper).
 Rows: condition = filler, subset = the view (``x0``, ``x̃0``, ``x̃1``) or the pair of views (``(x0, x̃1)``).
 """
 
@@ -65,6 +67,34 @@ def average_precision(positive, scores, ties: str = "later") -> float:
     return float(np.mean(np.arange(1, len(ranks) + 1) / ranks))
 
 
+def random_ranking_ap(n: int, k: int) -> float:
+    """The expected :func:`average_precision` of a ranking drawn uniformly at random over ``n`` classes of which
+    ``k`` are positives (``k`` ≥ 1): a positive at rank r counts itself with probability 1/n per rank, mean H_n / n
+    (H_n the n-th harmonic number), and each other positive above it with probability (r - 1) / (n - 1), mean
+    (n - H_n) / (n (n - 1)); so H_n / n + (k - 1) (n - H_n) / (n (n - 1)).  1 when every class is a positive."""
+    if n == 1:
+        return 1.0
+    harmonic = float(np.sum(1.0 / np.arange(1, n + 1)))
+    return harmonic / n + (k - 1) * (n - harmonic) / (n * (n - 1))
+
+
+def chance_map(scored: pd.DataFrame) -> float:
+    """Probe-B's mAP chance level on the multi-object rows ``scored`` (their ``candidates`` and ``positive``
+    columns): the mean over the items of :func:`random_ranking_ap`; NaN without those columns or rows."""
+    if not len(scored) or not {"candidates", "positive"} <= set(scored.columns):
+        return float("nan")
+    return float(np.mean([random_ranking_ap(len(c), int(np.sum(p)))
+                          for c, p in zip(scored["candidates"], scored["positive"])]))
+
+
+def chance_single(scored: pd.DataFrame) -> float:
+    """The single-object accuracy's chance level on the rows ``scored``: the mean over the items of 1 / the number
+    of classes the target is named against (its ``candidates``); NaN without that column or rows."""
+    if not len(scored) or "candidates" not in scored.columns:
+        return float("nan")
+    return float(np.mean([1.0 / len(c) for c in scored["candidates"]]))
+
+
 def relative_robustness(h, h_tilde, average=np.mean) -> float:
     """γ = 1 - (h(x) - h(x̃)) / h(x) = h(x̃) / h(x), the mean of the per-item ratios as the authors aggregate it
     (items with h(x) = 0 left out).  h: average precision (multi-object), the target's confidence (single).
@@ -102,7 +132,7 @@ def mean_difference(v: np.ndarray) -> float:
 def _stats(single: bool) -> list[Stat]:
     h = "acc" if single else "map"
     ratio_of = "conf" if single else "h"  # Table 9's γ: the per-item ratio of the target's confidence
-    stats = [Stat(h, (f"h_{v}",), subset=LABEL[v]) for v in VIEWS]
+    stats = [Stat(h, (f"h_{v}",), chance=chance_single if single else chance_map, subset=LABEL[v]) for v in VIEWS]
     for a, b in GAMMA_PAIRS:
         stats.append(Stat("gamma", (f"{ratio_of}_{a}", f"{ratio_of}_{b}"),
                           lambda v: relative_robustness(v[:, 0], v[:, 1]), subset=pair_label(a, b)))

@@ -82,13 +82,14 @@ def summarize(values, statistic: Callable[[np.ndarray], float] = np.mean, seed: 
 @dataclass(frozen=True)
 class Stat:
     """One summary of a scored table: ``metric`` of the ``columns`` by ``statistic`` (times ``scale``), with its
-    chance level, optionally under its own ``subset`` (e.g. a Probe-B view)."""
+    chance level (a number, or a function of the scored rows summarised: a chance level that depends on the items,
+    e.g. Probe-B's random ranking), optionally under its own ``subset`` (e.g. a Probe-B view)."""
 
     metric: str
     columns: tuple[str, ...]
     statistic: Callable[[np.ndarray], float] = np.mean
     scale: float = 1.0
-    chance: float = np.nan
+    chance: float | Callable[[pd.DataFrame], float] = np.nan
     subset: str | None = None
 
 
@@ -105,10 +106,12 @@ def summary_rows(scored: pd.DataFrame, by: Mapping[str, str], stats: Sequence[St
         labels = {k: str(v) for k, v in zip(by, key)}
         for s in stats:
             vals = grp[list(s.columns)].to_numpy(dtype=float)
+            # the chance level of the rows summarised (those without a NaN, as :func:`summarize` keeps)
+            chance = s.chance(grp[~np.isnan(vals).any(axis=1)]) if callable(s.chance) else s.chance
             vals = vals[:, 0] if len(s.columns) == 1 else vals
             where = {**fixed, **labels, **({"subset": s.subset} if s.subset is not None else {})}
             units = grp[UNIT].to_numpy() if UNIT in grp else None
-            out.append(row(study=STUDY, metric=s.metric, chance=s.chance,
+            out.append(row(study=STUDY, metric=s.metric, chance=chance,
                            **summarize(vals, s.statistic, seed, scale=s.scale, clusters=units), **where))
     return frame(out)
 

@@ -12,7 +12,8 @@ with the true verb v+ and the same sentence with the verb-negative's v−.  The 
 **Ties** count 1/2 for either head, as in the verbs chapter's pairwise metric
 (:func:`probekit.metrics.itm.pair_credit`): a head that cannot tell the two apart sits at chance, 50%.
 
-Rows (:func:`head_rows`; probe ``verb choice``, subset ``verb``, over the pairs both heads scored): ``accuracy``
+Rows (:func:`head_rows`; probe ``verb choice``, subset ``verb``, over the pairs both heads scored, and
+:func:`head_rows_by` the same per cue, subset the cue, where the pairs say what tells their verbs apart): ``accuracy``
 per head (condition ``MLM head`` / ``ITM head``, chance 0.5); ``accuracy_diff`` ``MLM head − ITM head``, its
 interval a paired bootstrap over the same pairs (chance 0); and the discordant pairs, McNemar's counts as shares
 of the pairs (metric ``discordant``, condition ``MLM head only`` / ``ITM head only``: the pairs where that head's
@@ -44,20 +45,33 @@ def head_credit(scores: pd.DataFrame) -> pd.DataFrame:
     return out[out["itm_correct"].notna() & out["mlm_correct"].notna()].reset_index(drop=True)
 
 
-def head_rows(credit: pd.DataFrame, model: str, seed: int = 0) -> pd.DataFrame:
-    """The rows of the module docstring for one ``model`` from :func:`head_credit`'s items (resampled by their
-    ``unit`` where ``credit`` has that column: the verb pairs drawn from one sentence's draw together)."""
+def head_rows(credit: pd.DataFrame, model: str, seed: int = 0, subset: str = SUBSET) -> pd.DataFrame:
+    """The rows of the module docstring for one ``model`` from :func:`head_credit`'s items, under ``subset``
+    (resampled by their ``unit`` where ``credit`` has that column: the verb pairs drawn from one sentence's
+    draw together)."""
     mlm, itm = credit["mlm_correct"].to_numpy(float), credit["itm_correct"].to_numpy(float)
     units = credit["unit"].to_numpy() if "unit" in credit else None
 
     def one(condition: str, metric: str, values: np.ndarray, chance: float) -> dict:
-        return row(study=STUDY, probe=PROBE, model=model, condition=condition, subset=SUBSET, metric=metric,
+        return row(study=STUDY, probe=PROBE, model=model, condition=condition, subset=subset, metric=metric,
                    value=values.mean() if len(values) else np.nan,
                    ci=bootstrap_ci(values, seed=seed, clusters=units), n=len(values), chance=chance)
     return frame([one(MLM, "accuracy", mlm, CHANCE), one(ITM, "accuracy", itm, CHANCE),
                   one(DIFF, "accuracy_diff", mlm - itm, 0.0),
                   one(ONLY[MLM], "discordant", (mlm > itm).astype(float), np.nan),
                   one(ONLY[ITM], "discordant", (itm > mlm).astype(float), np.nan)])
+
+
+def head_rows_by(credit: pd.DataFrame, model: str, cues: pd.Series | None = None, seed: int = 0) -> pd.DataFrame:
+    """:func:`head_rows` over every pair (subset ``verb``), then over the pairs of each cue in the order first met
+    (``cues``: what tells a pair's two verbs apart, by item id, e.g. the toy world's "the object's place" or "the
+    pose", :func:`probekit.toyworld.svo.verb_cue`; subset: the cue), each from the same pairs' credits."""
+    parts = [head_rows(credit, model, seed)]
+    if cues is not None:
+        cue = credit["item_id"].map(cues)
+        parts += [head_rows(credit[cue == c].reset_index(drop=True), model, seed, subset=str(c))
+                  for c in dict.fromkeys(cue.dropna())]
+    return frame(pd.concat(parts, ignore_index=True))
 
 
 def discordant_count(r) -> int:

@@ -9,13 +9,45 @@ import pandas as pd
 
 from probekit.numbers import cell
 from probekit.studies import lab, lab_holm, lab_seeds
-from probekit.toymodels import seed_table
+from probekit.toymodels import seed_table, zoo
 
-_ROLE = {lab.TARGET: "target probe, its information removed (from the training data or the image)",
-         lab.PARENT: "target probe, its information there",
+_ROLE = {lab.PARENT: "target probe, its information there",
          lab.CONTROL: "knock-out, control", lab.TRAINED: "trained on everything, control",
          lab.BLIND: "blind (text only)",
          lab.FLOOR: "blind (text only), the probe's text floor"}
+
+
+#: how a knock-out's target lost its information in training (:func:`probekit.toymodels.zoo.knockout`)
+_TAKEN = {zoo.SCRAMBLES: "scrambled in training (shown, but paired at random)", zoo.REMOVES: "removed from training"}
+
+
+def role(kind: str, model: str) -> str:
+    """A check's role in words; a target's says whether its knock-out scrambles or removes the information."""
+    if kind != lab.TARGET:
+        return _ROLE[kind]
+    found = zoo.knockout(model)
+    return "target probe" + (f", its information {_TAKEN[found[1]]}" if found else "")
+
+
+def knockouts_text(found: pd.DataFrame) -> str:
+    """What each knock-out with a target among the checks ``found`` does in training, from its zoo recipe
+    (:func:`probekit.toymodels.zoo.knockout`: scrambles or removes what, and how), and the members that would
+    remove the same information instead but are not in the shipped zoo; "" without a knock-out."""
+    models = [m for m in dict.fromkeys(found.loc[found["role"] == lab.TARGET, "model"]) if zoo.knockout(m)]
+    out = []
+    for m in models:
+        what, how = zoo.knockout(m)
+        done = zoo.member(m).factor.removeprefix("knock-out: ")
+        instead = " rather than removing it" if how == zoo.SCRAMBLES else ""
+        out.append(f"`{m}` {how} {what} in training{instead} ({done}).")
+    for what in dict.fromkeys(zoo.knockout(m)[0] for m in models):
+        waiting = [w for w in zoo.untrained_removals(what) if w not in set(found["model"])]
+        if waiting:
+            many = len(waiting) > 1
+            out.append(f"The knock-out{'s' if many else ''} that remove{'' if many else 's'} {what} instead "
+                       f"({', '.join(f'`{w}`' for w in waiting)}; `probekit/toyworld/knockouts.py`) "
+                       f"{'are' if many else 'is'} not trained in the shipped zoo and not checked here.")
+    return " ".join(out)
 
 
 def _cell(r) -> str:
@@ -129,7 +161,7 @@ def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
     """Model | role | probe | result [95% CI] (n); chance | verdict | as it should be? (| Holm, with the chapter's
     ``claims`` in the family | the verdict under each zoo retrained from another seed, for a named study)"""
     table = pd.DataFrame({
-        "model": found["model"], "role": [_ROLE[r] for r in found["role"]], "probe": found["what"],
+        "model": found["model"], "role": [role(r, m) for r, m in zip(found["role"], found["model"])], "probe": found["what"],
         "result": [_cell(r) for r in found["row"]], "verdict": found["verdict"],
         "as it should be": [_judged(ok, e, v) for ok, e, v in zip(found["ok"], found["expected"], found["verdict"])],
     })

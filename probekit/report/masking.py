@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-from probekit.metrics.head_choice import DIFF, ITM, MLM, ONLY, discordant_count
+from probekit.metrics.head_choice import DIFF, ITM, MLM, ONLY, SUBSET, discordant_count
 from probekit.numbers import pct
 from probekit.report.figures import subplots
 from probekit.report.format import table
@@ -140,13 +140,16 @@ def show_head_choice(rows: pd.DataFrame) -> None:
     paired difference and the discordant pairs, with McNemar's counts in the caption (:func:`discordant_counts`)."""
     if not len(rows):
         return
-    shown = table(rows, index="condition", columns="model", with_n=True,
-                  order={"condition": [MLM, ITM, DIFF, ONLY[MLM], ONLY[ITM]]})
+    cues = set(rows["subset"]) != {SUBSET}
+    shown = table(rows, index="condition", columns=["model", "subset"] if cues else "model", with_n=True,
+                  order={"condition": [MLM, ITM, DIFF, ONLY[MLM], ONLY[ITM]], "subset": [SUBSET]})
     show_table(shown, caption="Both heads of one model on the same verb pairs under the positive image: the masked-LM "
                               "head's choice between the two verbs, the ITM head's between the two sentences (chance "
                               "50% for both; a tie counts 1/2), their paired difference, and the pairs only one head "
-                              f"gets right (discordant: {discordant_counts(rows)}); 95% intervals: a cluster "
-                              "bootstrap over the verbs table's draws (a verb pair with its mirror)")
+                              f"gets right (discordant: {discordant_counts(rows[rows['subset'] == SUBSET])}); "
+                              "95% intervals: a cluster bootstrap over the verbs table's draws (a verb pair with "
+                              "its mirror)" + ("; every verb pair (verb), then the pairs told apart only by each "
+                                              "cue" if cues else ""))
 
 
 def discordant_counts(rows: pd.DataFrame) -> str:

@@ -16,10 +16,12 @@ from PIL import Image
 from probekit.data.prednoun import box_to_pixels
 from probekit.papers import prednoun as paper
 from probekit.report.figures import CHANCE_STYLE, heatmap, paper_vs_ours, subplots
-from probekit.numbers import pct
+from probekit.numbers import cell, pct
 from probekit.report.format import table as wide
 from probekit.report.show import show_table, show_text
-from probekit.results import StudyResult, concat, select
+from probekit.claims import ABOVE, BELOW, NO_CHANCE, UNRESOLVED, versus_chance
+from probekit.results import StudyResult, concat, one_or_none, select
+from probekit.studies.lab import PARENT
 from probekit.studies.prednoun import LIMBS_PROBE, RELEASED, PrednounFacts
 from probekit.toyworld.prednoun import LIMBS_ALIKE, LIMBS_DIFFER
 
@@ -188,14 +190,43 @@ def strata_text(facts: PrednounFacts) -> str:
             "world's kinds fall together.")
 
 
+def limbs_rows(result: StudyResult) -> pd.DataFrame:
+    """Toy world: the full-image rows of the chapter's and the lab's models split by whether the two agents' limbs
+    look alike (probe ``pairs-limbs``; not the lab's 2 x 2), one per model, subset and metric."""
+    split = concat([select(result.ours(), probe=LIMBS_PROBE, condition="full"),
+                    select(result.data["lab"], probe=LIMBS_PROBE, condition="full")])
+    return split.drop_duplicates(["model", "subset", "metric"])
+
+
 def show_limbs_split(result: StudyResult) -> None:
     """Toy world: pair and triplet accuracy on full images of the chapter's and the lab's models, by whether the two
     agents' limbs look alike; a line saying why not elsewhere."""
-    split = concat([select(result.ours(), probe=LIMBS_PROBE, condition="full"),
-                    select(result.data["lab"], probe=LIMBS_PROBE, condition="full")])   # not the lab's 2 x 2
+    split = limbs_rows(result)
     if not len(split):
         show_text("Not split: only the toy world draws agents whose limbs tell their kind up to a pair.")
         return
-    show_table(wide(split.drop_duplicates(["model", "subset", "metric"]), "model", ["subset", "metric"],
+    show_table(wide(split, "model", ["subset", "metric"],
                     with_n=True), caption=("Pair accuracy (chance 25%) and triplet accuracy (chance 50%) on full "
                                            "images by whether the two agents' limbs look alike, value [95% CI] (n)"))
+
+
+#: where the two agents of a pair stand by their limbs, in words
+_LIMBS_WHERE = {LIMBS_DIFFER: "the two agents' limbs differ", LIMBS_ALIKE: "their limbs look alike"}
+_VERSUS = {ABOVE: "above chance", BELOW: "below chance", UNRESOLVED: "not resolved from chance",
+           NO_CHANCE: "without a chance level"}
+
+
+def parent_by_limbs(checks: pd.DataFrame, split: pd.DataFrame) -> str:
+    """Where each knock-out's parent (the parent lines of the lab's ``checks``) is above chance on full-image
+    triplets, by whether the two agents' limbs look alike (``split``: :func:`limbs_rows`), each part judged against
+    its chance level by its 95% interval (:func:`probekit.claims.versus_chance`); "" without those rows."""
+    out = []
+    for model in dict.fromkeys(checks.loc[checks["role"] == PARENT, "model"]):
+        found = [(where, one_or_none(split, model=model, subset=subset, metric="triplet_accuracy"))
+                 for subset, where in _LIMBS_WHERE.items()]
+        parts = [f"{_VERSUS[versus_chance(r)]} where {where}, {cell(r, with_n=True, unit=True)}"
+                 for where, r in found if r is not None]
+        if parts:
+            out.append(f"The knock-out's parent `{model}`, told the binding, on full-image triplet accuracy: "
+                       + "; ".join(parts) + ".")
+    return " ".join(out)

@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from probekit.claims import ABOVE, versus_chance
+from probekit.claims import ABOVE, NO_CHANCE, versus_chance
 from probekit.report.figures import heatmap
 from probekit.numbers import cell, is_plain, number
 from probekit.report.format import table
@@ -150,24 +150,46 @@ def above_ceiling(hard: pd.DataFrame) -> pd.DataFrame:
     return hard[hard["value"] > CEILING]
 
 
+def _floor_parts(hard: pd.DataFrame) -> dict[str, list[str]]:
+    """The headline probes (labels) of ``hard`` on which no toy-zoo model is above chance, split by whether every
+    row there has a chance level (``True``) or some row has none (``False``: whether it is above chance is not
+    known)."""
+    out: dict = {True: [], False: []}
+    for label, part in hard.groupby(LABEL, sort=False):
+        verdicts = [versus_chance(r) for _, r in part.iterrows()]
+        if ABOVE not in verdicts:
+            out[NO_CHANCE not in verdicts].append(label)
+    return out
+
+
 def at_floor(hard: pd.DataFrame) -> list[str]:
     """The headline probes (labels) of :func:`hard_toy_rows` on which no toy-zoo model is above chance (its 95%
-    interval wholly above the row's chance level): too hard for every model shown."""
-    return [label for label, part in hard.groupby(LABEL, sort=False)
-            if not any(versus_chance(r) == ABOVE for _, r in part.iterrows())]
+    interval wholly above the row's chance level): too hard for every model shown.  A probe with a row that has no
+    chance level is not among them (:func:`without_chance`)."""
+    return _floor_parts(hard)[True]
+
+
+def without_chance(hard: pd.DataFrame) -> list[str]:
+    """The headline probes (labels) of :func:`hard_toy_rows` on which no model is shown above chance because a row
+    has no chance level: whether they are at the floor is not known."""
+    return _floor_parts(hard)[False]
 
 
 def ceiling_text(hard: pd.DataFrame) -> str:
     """What :func:`hard_toy_rows` (the hard parts of the probes, not their averages) say about the toy world: the
     rows above CEILING (the world too easy for those probes), else the highest one, and the probes on which no
-    model is above chance (:func:`at_floor`); "" when there are none (no toy model among the headlines)."""
+    model is above chance (:func:`at_floor`) and those where a row has no chance level to say so
+    (:func:`without_chance`); "" when there are none (no toy model among the headlines)."""
     if not len(hard):
         return ""
     above = above_ceiling(hard)
     said = lambda r: f"{r[LABEL]}, {r['model']}: {cell(r, with_n=True, unit=True)}"
-    floor = at_floor(hard)
+    floor, unknown = at_floor(hard), without_chance(hard)
     low = (f" No toy-zoo model shown is above chance on {'; '.join(floor)}." if floor else
-           " On every hard-condition headline at least one toy-zoo model is above chance.")
+           " On every hard-condition headline with a chance level at least one toy-zoo model is above chance."
+           if unknown else " On every hard-condition headline at least one toy-zoo model is above chance.")
+    low += (f" Whether any toy-zoo model is above chance on {'; '.join(unknown)} is not said: a row there has no "
+            f"chance level." if unknown else "")
     if len(above):
         many = len(above) > 1
         return (f"{len(above)} hard-condition headline{'s' if many else ''} of the toy zoo {'are' if many else 'is'} "

@@ -47,7 +47,7 @@ from probekit.studies.masking_claims import claims
 from probekit.studies.masking_params import Params
 from probekit.studies.masking_scores import both_heads, guided_masking, head_choice, itm_under_ablation
 from probekit.studies.lab_pooling import with_lab_items
-from probekit.toyworld import vocab
+from probekit.toyworld import svo, vocab
 
 STUDY = "masking"
 DETECTOR = "owlvit-b32"
@@ -243,7 +243,8 @@ def run(params: Params) -> StudyResult:
             facts["detector"] = DETECTOR
     chosen = None
     if both and pairs is not None:
-        choice_rows, chosen, choice = head_choice(both, pairs[0], root, seed)
+        cues = svo.verb_cue(pairs[0]) if dataset == "toy" else None   # what tells a toy pair's verbs apart
+        choice_rows, chosen, choice = head_choice(both, pairs[0], root, seed, cues)
         parts.append(choice_rows)
         facts.update(choice_pairs=len(choice), choice_unlocated=choice.attrs["unlocated"])
     rows = concat([*parts, papers.reported(STUDY)])

@@ -20,7 +20,7 @@ from __future__ import annotations
 import pandas as pd
 
 from probekit.claims import HIGHER, LOWER, UNRESOLVED, claim, compare, difference, versus_chance
-from probekit.metrics.head_choice import DIFF, ITM, MLM, ONLY, PROBE as CHOICE, discordant_count
+from probekit.metrics.head_choice import DIFF, ITM, MLM, ONLY, PROBE as CHOICE, SUBSET, discordant_count
 from probekit.results import OURS, one_or_none, select
 from probekit.studies.lab import NOT_COMPARABLE
 
@@ -76,6 +76,14 @@ _CHOICE = {
     UNRESOLVED: "On the same verb pairs, {model}'s masked-LM head prefers the true verb in {m} and its ITM head the "
                 "true sentence in {i}; their paired difference, {d}, is not resolved at this n (the masked-LM head "
                 "alone right on {mo} pairs, the ITM head alone on {io}).",
+}
+_CHOICE_CUE = {
+    HIGHER: "On the verb pairs told apart only by {cue}, {model}'s masked-LM head is right in {m}, its ITM head in "
+            "{i}: the masked-LM head is ahead by {d.size} (paired).",
+    LOWER: "On the verb pairs told apart only by {cue}, {model}'s ITM head is right in {i}, its masked-LM head in "
+           "{m}: the ITM head is ahead by {d.size} (paired).",
+    UNRESOLVED: "On the verb pairs told apart only by {cue}, {model}'s masked-LM head is right in {m}, its ITM head "
+                "in {i}; their paired difference, {d}, is not resolved at this n.",
 }
 _PAPER = {
     ORDER: "In the paper's Table 2 (SVO-Probes, top-5) each of its {n} region-feature models has full image > "
@@ -153,16 +161,24 @@ def _model_claims(top, drops, model: str, k: int) -> list:
 
 
 def _choice_claims(choice: pd.DataFrame) -> list:
-    """Per model with both heads' rows: the masked-LM head's verb choice against the ITM head's, paired."""
+    """Per model with both heads' rows: the masked-LM head's verb choice against the ITM head's, paired, over every
+    verb pair and then over the pairs of each cue (the rows' other subsets: what tells the two verbs apart)."""
     out = []
     for model in dict.fromkeys(choice["model"]):
-        found = {name: _find(choice, model=model, condition=c) for name, c in
+        mine = choice[choice["model"] == model]
+        whole = mine[mine["subset"] == SUBSET]
+        found = {name: _find(whole, condition=c) for name, c in
                  (("m", MLM), ("i", ITM), ("d", DIFF), ("mo", ONLY[MLM]), ("io", ONLY[ITM]))}
         if any(r is None for r in found.values()):
             continue
         counts = {k: str(discordant_count(found[k])) for k in ("mo", "io")}
         out.append(claim(f"{model}: MLM head − ITM head, verb pairs", difference(found["d"]), _CHOICE,
                          rows={k: found[k] for k in ("m", "i", "d")}, model=model, **counts))
+        for cue in dict.fromkeys(mine.loc[mine["subset"] != SUBSET, "subset"]):
+            part = {name: _find(mine, subset=cue, condition=c) for name, c in (("m", MLM), ("i", ITM), ("d", DIFF))}
+            if all(r is not None for r in part.values()):
+                out.append(claim(f"{model}: MLM head − ITM head, verb pairs told apart by {cue}",
+                                 difference(part["d"]), _CHOICE_CUE, rows=part, model=model, cue=cue))
     return out
 
 

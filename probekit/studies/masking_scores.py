@@ -10,7 +10,7 @@ import pandas as pd
 
 from probekit.ablation import PatchGrid, condition_images
 from probekit.data.masking import verb_choice_items
-from probekit.metrics.head_choice import head_credit, head_items, head_rows
+from probekit.metrics.head_choice import head_credit, head_items, head_rows_by
 from probekit.metrics.itm import itm_accuracy, units as itm_units
 from probekit.metrics.masking import PER_ITEM, STUDY, TEXT_ONLY, pooled_rows, score_predictions
 from probekit.results import concat, concat_items, frame
@@ -92,12 +92,16 @@ def both_heads(scorer) -> bool:
     return not scorer.text_only and {"match", "fill_mask"} <= set(scorer.capabilities)
 
 
-def head_choice(scorers, pairs: pd.DataFrame, root, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def head_choice(scorers, pairs: pd.DataFrame, root, seed: int = 0,
+                cues: pd.Series | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Both heads of each scorer (:func:`both_heads`) on the verb-negative rows of a ``verbs`` table, each positive
     image shown as the study's "full image" condition shows it (written at the model's input size under ``root``):
-    (rows of :func:`probekit.metrics.head_choice.head_rows`, their item rows, the verb pairs)."""
+    (rows of :func:`probekit.metrics.head_choice.head_rows_by`, per cue too when ``cues`` says what tells each
+    row's verbs apart (:func:`probekit.toyworld.svo.verb_cue`, aligned with ``pairs``), their item rows, the verb
+    pairs)."""
     items = verb_choice_items(pairs)
     units = itm_units(pairs).set_axis(pairs["item_id"])   # the verbs table's unit of each verb pair
+    by_item = None if cues is None else pd.Series(cues.to_numpy(), index=pairs["item_id"].to_numpy())
     rows, shown = [], []
     for scorer in scorers:
         full = condition_images(pairs["pos_image"].tolist(), "full image", PatchGrid.of(scorer), root)
@@ -105,7 +109,7 @@ def head_choice(scorers, pairs: pd.DataFrame, root, seed: int = 0) -> tuple[pd.D
         scores = head_scores(scorer, mine) if len(mine) else None
         credit = head_credit(scores.assign(unit=scores["item_id"].map(units))) if len(mine) else pd.DataFrame()
         if len(credit):
-            rows.append(head_rows(credit, scorer.name, seed))
+            rows.append(head_rows_by(credit, scorer.name, by_item, seed))
             shown.append(head_items(credit, mine, scorer.name))
     return concat(rows), concat_items(shown), items
 

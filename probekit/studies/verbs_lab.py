@@ -59,7 +59,8 @@ def thresholded(metric: str, subset: str = "all") -> dict:
 #: (knock-out, its parent): the same recipe with the verbs visible, one pair per architecture
 KNOCKOUTS = (("toy-clip-noverb", "toy-clip-hardneg"), ("toy-vilt-noverb", "toy-vilt-hardneg"))
 #: the pair judged on the chapter's headline, verb negatives told apart only by the object's place (binding across
-#: patches): the cross-encoder's (the dual encoder's parent does not learn it, so it could not show the probe works)
+#: patches): the cross-encoder's; the dual encoder's pair has its rows per cue too (every lab model has), shown on
+#: the page, not judged there
 HEADLINE_PAIR = KNOCKOUTS[1]
 PLACE = dict(probe=CUE_PROBE, subset=svo.PLACE, metric="pairwise", condition="")
 

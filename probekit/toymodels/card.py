@@ -147,6 +147,9 @@ reproduces a zoo only on the same device and thread count (CPU float reductions 
 column names say where each zoo was trained. Each cell gives the verdict and the numbers it was decided from: a
 check's row, a claim's paired difference (points), or a claim's two rows (the claim's first model first), with 95%
 intervals.
+The lines compared are the lab's claims and checks as they stood when the comparison was run, on the items the
+chapters drew then (each cell's n): claims added to the lab since, and chapters whose items have changed since, are
+not compared here (the summary page counts them).
 {_agreeing(t, "claim")} claims and {_agreeing(t, "check")} checks compared keep their verdict.{_not_compared(t)}
 
 | study | kind | check or claim | {' | '.join(zoos)} | same |

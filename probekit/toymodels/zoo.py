@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..scorers.registry import TOY_CHECKPOINTS as CHECKPOINTS  # the shipped zoo's folder
+from ..scorers.registry import TOY_CHECKPOINTS as CHECKPOINTS, WEIGHTS  # the shipped zoo's folder, a saved member
 from ..toyworld import stream
 
 
@@ -75,6 +75,35 @@ ALL = {**ZOO, **NEXT_ZOO}   # a name means the same member in every table
 def member(name: str) -> Member:
     """The member ``name`` of any table."""
     return ALL[name]
+
+
+SCRAMBLES, REMOVES = "scrambles", "removes"
+#: a knock-out's recipe option -> (the information it takes away, how): still shown and named but paired at random
+#: (SCRAMBLES), or never shown or never named (REMOVES, :mod:`probekit.toyworld.knockouts`)
+_KNOCKOUTS = {"hide_verbs": ("the verb", SCRAMBLES), "unbound": ("the binding", SCRAMBLES),
+              "no_verb_words": ("the verb", REMOVES), "neutral_verbs": ("the verb", REMOVES),
+              "unpaired": ("the binding", REMOVES), "no_attributes": ("the attributes", REMOVES)}
+
+
+def knockout(name: str) -> tuple[str, str] | None:
+    """(what the member ``name`` is trained without, SCRAMBLES or REMOVES), from its recipe; None for a member that is
+    no knock-out (a knock-in, caption noise or the whole world) and for a name no table holds."""
+    if name not in ALL:
+        return None
+    recipe = member(name).recipe
+    found = [v for option, v in _KNOCKOUTS.items() if getattr(recipe, option)]
+    found += [("the objects' typical scenes", REMOVES)] if recipe.scenes == "never" else []
+    return found[0] if found else None
+
+
+def shipped(name: str) -> bool:
+    """Whether the shipped zoo holds the member ``name``'s trained weights."""
+    return (CHECKPOINTS / name / WEIGHTS).is_file()
+
+
+def untrained_removals(what: str) -> list[str]:
+    """The members of any table that remove ``what`` (:func:`knockout`) and that the shipped zoo does not hold."""
+    return [name for name in ALL if knockout(name) == (what, REMOVES) and not shipped(name)]
 
 
 def order(name: str) -> int:
