@@ -182,6 +182,8 @@ def full_size(tmp: Path, name: str, images: list[str], n_pairs: int, batch_size:
     pair_texts = [texts[i // 2] for i in range(n_pairs)]
     scorer = load_scorer(ckpt, family=family, device=device, batch_size=batch_size, cache_dir=False,
                          num_workers=num_workers, capabilities=caps, half=half, device_pixels=device_pixels)
+    if scorer.device_pixels_note:   # device pixels asked for, but its processor cannot run on the device
+        print(f"{name}: {scorer.device_pixels_note}", flush=True)
     cuda = scorer.device.type == "cuda"
     dual = "similarity" in scorer.capabilities
     run = ((lambda: scorer.choose_image([[pair_images[i], pair_images[i + 1]] for i in range(0, n_pairs, 2)], texts))

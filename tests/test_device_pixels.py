@@ -100,6 +100,38 @@ def test_every_familys_own_processor_settings_give_the_same_batch(tiny, files, f
     assert largest_difference(ref, dev._device_inputs(sent)) <= TOLERANCE
 
 
+@pytest.fixture
+def backend(request, monkeypatch) -> str:
+    """Every image processor loaded from here on of transformers' ``request.param`` backend ("pil": what it picks
+    for FLAVA where torchvision < 0.27; its processors turn tensors into numpy arrays)."""
+    load = T.AutoImageProcessor.from_pretrained.__func__
+    monkeypatch.setattr(T.AutoImageProcessor, "from_pretrained",
+                        classmethod(lambda cls, *a, **k: load(cls, *a, **k, backend=request.param)))
+    return request.param
+
+
+#: the Hugging Face families (open_clip's tensor steps are torchvision's Normalize, which reads its std with .item(),
+#: something a meta tensor cannot give: its device path is the same arithmetic, checked above on the CPU)
+HF_FAMILIES = [f for f in FAMILIES if f != "open_clip"]
+
+
+@pytest.mark.parametrize("backend", ["torchvision", "pil"], indirect=True)
+@pytest.mark.parametrize("family", HF_FAMILIES)
+def test_the_device_path_is_taken_only_where_the_processor_runs_on_that_devices_tensors(tiny, files, family,
+                                                                                          backend):
+    """On a device other than the CPU (meta: like CUDA's, its tensors have no numpy view) a processor of the PIL
+    backend cannot take the device's tensors: the loader preprocesses, and the batch is the same shape."""
+    meta = load_scorer(tiny[family], family=family, device="meta", cache_dir=False, device_pixels=True)
+    cpu = load_scorer(tiny[family], family=family, device="cpu", cache_dir=False)
+    assert meta.image_processor.backend == cpu.image_processor.backend == backend
+    texts = [f"a picture number {i}" for i in range(len(files))]
+    load = imgs.load_encoded if meta.device_pixels else imgs.load_image
+    got = meta._device_inputs(imgs.to_device(meta._prepare_pairs([load(p) for p in files], texts), meta.device))
+    ref = imgs.expand_rows(cpu._prepare_pairs([imgs.load_image(p) for p in files], texts))
+    assert {k: (v.device.type, v.shape) for k, v in got.items()} == {k: ("meta", v.shape) for k, v in ref.items()}
+    assert meta.device_pixels == (backend == "torchvision") and bool(meta.device_pixels_note) == (backend == "pil")
+
+
 @pytest.mark.parametrize("family, call", [
     ("vilt", lambda s, ims: s.match(ims, [f"a dog number {i}" for i in range(len(ims))])),
     ("clip", lambda s, ims: s.choose_image([ims[:3], ims[3:]], ["a dog", "a cat"])),

@@ -147,7 +147,9 @@ def test_cuda_batches_arrive_pinned_and_fp16_is_close(pictures):
     paths = pictures[0]
     s = load_scorer("toy-vilt", device="cuda", cache_dir=False, num_workers=1)
     _, inputs, _ = next(iter(imgs.Loader(s, 1, pin_memory=True).batches("_prepare_pairs", paths[:4], TEXTS)))
-    assert all(v.is_pinned() for v in inputs.values())
+    # every tensor, those of the device path's list of each distinct image's pixels (under pixels.IMAGES) too
+    tensors = [t for v in inputs.values() for t in (v if isinstance(v, list) else [v]) if isinstance(t, torch.Tensor)]
+    assert s.device_pixels and tensors and all(t.is_pinned() for t in tensors)
     torch.manual_seed(0)
     half = s.match(paths[:8], TEXTS * 2)
     torch.manual_seed(0)

@@ -11,7 +11,11 @@ greyscale JPEGs, see :func:`probekit.images.load_encoded`) or as uint8 pixels (o
 decoded by PIL as on the CPU path), in a list under ``IMAGES`` that stays in (pinned) host memory.  On the device,
 :func:`decoded` decodes the batch's JPEGs in one ``torchvision.io.decode_jpeg`` call (nvJPEG on CUDA), the family's
 ``_device_images`` resizes and normalises them there as tensor ops (an HF image processor given tensors runs its
-torchvision pipeline on their device), and the rows are repeated for the pairs.
+torchvision pipeline on their device), and the rows are repeated for the pairs.  The path is taken only where
+the family's ``_device_images`` gives pixels on the model's device for a uint8 image there, tried once at load: an
+HF processor of transformers' PIL backend (FLAVA's by default with torchvision < 0.27) turns tensors into numpy
+arrays, which fails on CUDA, so its images are preprocessed by the loader, and ``device_pixels_note`` (a line of
+the verbs chapter's coverage table) says so.
 
 Equality with the CPU path, measured on CPU tensors (tests/test_device_pixels.py; tolerance 1e-3 per pixel):
 torchvision's JPEG decoder gives PIL's pixels, and the CLIP, SigLIP, BLIP, ViLT, BridgeTower and FLAVA processors
@@ -41,15 +45,35 @@ class DevicePixels:
     #: whether its JPEGs may travel undecoded (False where the workers must still resize with PIL)
     decode_on_device: bool = True
     device_pixels: bool = False
+    #: why the device path was not taken where it would have been ("" where it was, or was not asked for)
+    device_pixels_note: str = ""
 
     def _resolve_device_pixels(self, asked: bool | None) -> bool:
-        """``device_pixels``: as asked, or (None) on where the model is on CUDA and the family has the path."""
-        if asked is None:
-            return self.pixels_on_device and self.device.type == "cuda"
+        """``device_pixels``: as asked, or (None) on where the model is on CUDA and the family has the path; in
+        both cases only where the family's ``_device_images`` runs on a tensor of the model's device (checked here,
+        :meth:`_device_refusal`): otherwise the loader preprocesses, and ``device_pixels_note`` says why."""
         if asked and not self.pixels_on_device:
             raise ValueError(f"{self.name} ({self.family}): preprocessing on the device is not available for this "
                              f"family; drop device_pixels=True")
-        return bool(asked)
+        if not (asked or (asked is None and self.pixels_on_device and self.device.type == "cuda")):
+            return False
+        self.device_pixels_note = self._device_refusal()
+        return not self.device_pixels_note
+
+    def _device_refusal(self) -> str:
+        """"" where ``_device_images`` of one uint8 image on the model's device gives pixels on that device; else
+        why not, in one line (an HF image processor of the PIL backend converts tensors to numpy, which fails on a
+        CUDA tensor: transformers picks that backend for FLAVA where torchvision < 0.27)."""
+        probe = torch.zeros((3, 48, 64), dtype=torch.uint8, device=self.device)
+        try:
+            out = [v for v in self._device_images([probe]).values() if isinstance(v, torch.Tensor)]
+        except Exception as e:  # any failure means the path is not taken; the note says which
+            why = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:100]}"
+        else:
+            places = sorted({v.device.type for v in out})
+            why = "" if places == [self.device.type] else f"its pixels came back on {', '.join(places) or 'nothing'}"
+        return why and (f"images preprocessed in the loader: {self.preprocessing or self.family} does not run on "
+                        f"{self.device.type} tensors ({why})")
 
     def _image_inputs(self, pils: list) -> dict:
         """A batch's image inputs as the loader makes them: the processor's pixels, or ``IMAGES``."""

@@ -7,7 +7,8 @@ a :class:`~probekit.results.StudyResult`:
   "threshold" question, pairwise accuracy for every model, per-verb accuracy; on the toy world also pairwise
   accuracy on verb negatives by what tells the two verbs apart, probe :data:`CUE_PROBE`) and the paper's Tables 4–5;
 * ``data``: ``overview`` (one row of dataset counts), ``coverage`` (per model: head, checkpoint, scored rows and
-  rows dropped whole for a missing positive / negative / unreadable image), ``verb_order`` (per model, the ranked
+  rows dropped whole for a missing positive / negative / unreadable image; ``images``, only where a model's images
+  were preprocessed by the loader instead of on its device, says why), ``verb_order`` (per model, the ranked
   verbs shown, hardest first) and ``triplet_negatives`` (per model, distinct negative images per positive SVO
   triplet, what ``min_triplet_negatives`` filters on, as the paper's Table 6 does), and the toy laboratory
   (:mod:`probekit.studies.verbs_lab`): ``lab`` (the lab models' rows on the same items, not in ``rows``),
@@ -121,7 +122,8 @@ def score_model(scorer, items: pd.DataFrame, threshold: float, min_triplet_negat
               "scored as": f"ITM at threshold {threshold:g}" if thresholded else "choice of image (pairwise)",
               **itm.coverage(items, pos, neg), "unreadable images": len(scorer.skipped),
               "triplets kept": int((triplets >= min_triplet_negatives).sum()),
-              "verbs ranked": int(len(per_verb))}
+              "verbs ranked": int(len(per_verb)),
+              **({"images": scorer.device_pixels_note} if scorer.device_pixels_note else {})}
     return concat(parts), record, triplets, (pos, neg)
 
 
@@ -159,7 +161,7 @@ def run(params: Params) -> StudyResult:
     lab_data, lab_fact = run_lab(items, dataset, params.lab_models, reuse,
                                  min_triplet_negatives=min_triplet_negatives, n_resamples=n_resamples, seed=seed,
                                  device=device, batch_size=batch_size, cache_dir=cache_dir, cues=cues)
-    coverage = pd.DataFrame(records).T
+    coverage = pd.DataFrame(records).T.fillna({"images": ""})  # a note where the loader preprocessed
     kinds = itm.negative_type(items)
     has_pos = items["pos_image"].notna()
     facts = VerbsFacts(
