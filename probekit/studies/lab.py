@@ -1,11 +1,12 @@
 """The toy laboratory: what the model zoo's controlled comparisons say, decided from result rows alone.
 
 The zoo (``probekit.toymodels.zoo.ZOO``) is trained on one stream with one factor changed at a time, plus
-knock-outs trained without one kind of information and a blind (text-only) baseline.  Each study names, in its
+knock-outs trained with one kind of information scrambled (the shipped ones) or removed
+(:mod:`probekit.toyworld.knockouts`' recipes) and a blind (text-only) baseline.  Each study names, in its
 ``<study>_lab`` module:
 
 * :class:`Check` s, for "Does the probe measure what it claims?": a knock-out's **target** row (the probe that needs
-  the removed information) must sit at chance (its 95% interval within chance ± :data:`CHANCE_MARGIN`, an
+  the scrambled or removed information) must sit at chance (its 95% interval within chance ± :data:`CHANCE_MARGIN`, an
   equivalence test; an interval that holds chance but is wider is **not resolved**) while its **parent** (the same recipe with the information) is
   above chance on it, its **control** rows must pass (:data:`FLOORS`: 0.85 for a knock-out, 0.90 for a **trained**
   model, one that saw every kind of information, on the same control probe; judged like every other verdict from
