@@ -214,3 +214,37 @@ def test_every_predicate_noun_file_the_loaders_download_has_a_recorded_hash():
                                       for folder in [*released.MODELS, *released.CTRL_MODELS]
                                       for c, t in released.runs(folder)]
     assert len(urls) == 39 and all(len(checksums.SHA256.get(u, "")) == 64 for u in urls)
+
+
+def test_a_substituted_or_truncated_dataset_file_in_place_is_refused_naming_it(tmp_path):
+    """Files found where a download lands are checked too, not only fresh downloads: a well-formed fake
+    eval_set.json (the loader once returned it before fetch_file) and a truncated svo_probes.csv."""
+    import json
+
+    from probekit.data import checksums, prednoun, svo
+
+    fake = tmp_path / "prednoun" / prednoun.EVAL_SET_NAME
+    fake.parent.mkdir()
+    fake.write_text(json.dumps([{"sentence": "a dog runs", "pos": "subject"}]))
+    with pytest.raises(checksums.ChecksumError) as err:
+        prednoun.eval_set_path(tmp_path)
+    assert str(fake) in str(err.value) and "Delete it and run again" in str(err.value)
+    assert len(str(err.value).splitlines()) == 1
+    csv = svo.svo_dir(tmp_path) / "svo_probes.csv"
+    csv.parent.mkdir()
+    csv.write_text("sentence,pos_triplet,neg_triplet\na dog runs,")   # the first bytes of a CSV, cut off
+    for download in (False, True):   # True: nothing is fetched, the file is there and refused
+        with pytest.raises(checksums.ChecksumError, match=str(csv)):
+            svo.load_svo_probes(tmp_path, download=download)
+    assert checksums.state(csv, checksums.SVO_CSV_URL).startswith("present, does not match")
+
+
+def test_every_download_has_a_recorded_hash_or_says_why_not():
+    from probekit.data import checksums, svo, vcoco
+    from probekit.scorers import REGISTRY
+
+    downloads = {svo.SVO_CSV_URL, vcoco.VCOCO_URL.format(split=vcoco.SPLIT), checksums.COCO_ANNOTATIONS_URL,
+                 REGISTRY["vilt-itm"].source}
+    assert all(checksums.known(u) != (u in checksums.UNPINNED) for u in downloads)
+    assert "/master/" not in vcoco.VCOCO_URL and "/main/" not in svo.SVO_CSV_URL   # a pinned revision
+    assert checksums._blob(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"   # git hash-object's

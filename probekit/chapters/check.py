@@ -51,7 +51,7 @@ class Note:
 
 def _data_files():
     """(probe, source) -> [(what, candidate paths under data_dir, URL or None when the user must provide it)]."""
-    from probekit.data import conceptual, prednoun, svo, vcoco
+    from probekit.data import checksums, prednoun, svo, vcoco
 
     svo_csv = ("SVO-Probes annotations", ["svo-probes/svo_probes.csv"], svo.SVO_CSV_URL)
     release = [(name, [f"probe-rcb/**/{name}"], None) for name in
@@ -66,7 +66,7 @@ def _data_files():
                                  vcoco.VCOCO_URL.format(split=vcoco.SPLIT)),
                                 ("COCO 2014 annotations", ["coco/annotations/captions_val2014.json",
                                                            "coco/annotations_trainval2014.zip"],
-                                 conceptual.COCO_ANNOTATIONS_URL)],
+                                 checksums.COCO_ANNOTATIONS_URL)],
         ("probe-r", "probe-r"): release[:1], ("probe-c", "probe-c"): release[1:3],
         ("probe-b", "probe-b"): release[3:],
     }
@@ -92,13 +92,20 @@ def _release_fix(what: str) -> str:
 
 def data_findings(sources: list[tuple[str, str]], data_dir: Path) -> tuple[list[str], list[str]]:
     """(problems, notes) about the annotation files a run reads from ``data_dir`` for ``sources`` [(probe,
-    source)]: present (with its size), downloaded at run time, or missing (one problem for all of them)."""
+    source)]: present and verified against its recorded hash, or not verifiable (no hash known: a note), or present
+    but not matching (a problem: the run would refuse it); downloaded at run time; or missing (one problem for all
+    of them)."""
+    from probekit.data.checksums import state
+
     problems, notes, missing = [], [], []
     files = [f for probe_source in sources for f in _data_files().get(probe_source, [])]
     for what, patterns, url in files:
         hit = _found(data_dir, patterns)
-        if hit is not None:
-            notes.append(f"{what}: present, {hit} ({_size(hit.stat().st_size)})")
+        said = state(hit, url) if hit is not None else ""
+        if said.startswith("present, does not match"):
+            problems.append(f"{what} {hit}: {said}")
+        elif hit is not None:
+            notes.append(f"{what}: {said}, {hit} ({_size(hit.stat().st_size)})")
         elif url:
             notes.append(f"{what}: not here; downloaded at run time from {url} to {data_dir / patterns[-1]}")
         else:

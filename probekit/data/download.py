@@ -33,7 +33,7 @@ from PIL import Image
 
 from ..cache import disk_errors
 from ..environ import mirrored
-from .checksums import verify
+from .checksums import verify, verify_file
 from ..progress import bar as tqdm
 from .placeholders import PLACEHOLDER, drop_shared_redirects, placeholder_target
 
@@ -281,8 +281,7 @@ def fetch_file(url: str, dest: str | os.PathLike, timeout: float = 60, retries: 
     :class:`DownloadError` naming the file, the URL, the reason and how to provide the file by hand."""
     dest, what = Path(dest).expanduser(), what or Path(dest).name
     if dest.exists() and dest.stat().st_size > 0:
-        verify(dest.read_bytes(), url, dest, what)
-        return dest
+        return verify_file(dest, url, what)   # on every use, not only after a fetch
     with writing(dest.parent):
         dest.parent.mkdir(parents=True, exist_ok=True)
     try:

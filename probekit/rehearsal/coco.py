@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from probekit.data import conceptual, vcoco
+from probekit.data import checksums, conceptual, vcoco
 from probekit.rehearsal.data import CLASSES, COCO_SIZE, OBJECTS, PEOPLE, VERBS, Site, jpeg
 
 ATTRIBUTES = ["small", "large", "red", "blue", "wooden", "shiny"]
@@ -120,7 +120,7 @@ def write_vcoco(site: Site, data: Path, n: int = 12) -> list[str]:
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("annotations/captions_val2014.json", json.dumps({"images": images, "annotations": captions}))
         zf.write(path, "annotations/instances_val2014.json")
-    site.put(conceptual.COCO_ANNOTATIONS_URL, archive.getvalue())
+    site.put(checksums.COCO_ANNOTATIONS_URL, archive.getvalue())
     return [c["caption"] for c in captions]
 
 

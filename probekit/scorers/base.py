@@ -17,12 +17,14 @@ Public methods check the capability, build one cache key per item and hand the w
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from probekit import images as imgs
-from probekit.cache import item_key, model_fingerprint
+from probekit.cache import default_cache_dir, files_fingerprint, item_key, model_fingerprint
 from probekit.device import precision_for, resolve_device
 from probekit.scorers import mlm, registry
 from probekit.scorers.engine import Engine
@@ -50,6 +52,11 @@ class Scorer(mlm.MaskedWords, DevicePixels, Engine):
     model_types: tuple[str, ...] = ()  # ... and the config model_type values it scores (built-ins: MODEL_TYPES)
     #: what else a detection depends on (query template, threshold): part of its cache key
     detect_setting: str = ""
+    #: the local files and folders ``_load`` read weights, config and processor from, and the settings it built the
+    #: model with beyond them (an open_clip architecture config, preprocessing): the cache key hashes their bytes
+    #: (default: ``source`` when it is a local path)
+    loaded_from: tuple[str, ...] = ()
+    load_settings: str = ""
 
     def __init__(self, name: str, source: str, capabilities: Sequence[str], *, device="auto", batch_size: int = 32,
                  cache_dir=None, num_workers: int = 0, half: bool | None = None, revision: str | None = None,
@@ -69,6 +76,7 @@ class Scorer(mlm.MaskedWords, DevicePixels, Engine):
         self.preprocessing: str = ""
         self.forward_seconds = 0.0  # wall time spent inside model forwards (see benchmarks/scoring.py)
         self.revision = revision
+        self._cache_root = cache_dir
         self._load(source, **(options or {}))
         if self.capabilities is None:
             self.capabilities = frozenset(self.family_capabilities)
@@ -80,7 +88,6 @@ class Scorer(mlm.MaskedWords, DevicePixels, Engine):
         self.model_revision = self._resolved_revision()
         self.fingerprint = model_fingerprint(name, source, self.model_revision) + (  # each cached apart
             "" if self.precision == "fp32" else f"-{self.precision}") + ("-devpix" if self.device_pixels else "")
-        self._cache_root = cache_dir
         self._caches: dict = {}
         self._loader = None  # probekit.images.Loader, made at the first batch of images
 
@@ -89,6 +96,12 @@ class Scorer(mlm.MaskedWords, DevicePixels, Engine):
         raise NotImplementedError
 
     def _resolved_revision(self) -> str | None:
+        """What identifies the scored weights: the contents of the local files they were loaded from
+        (:func:`~probekit.cache.files_fingerprint`, memoised beside the score cache), else a hub commit."""
+        local = self.loaded_from or ((self.source,) if os.path.exists(self.source) else ())
+        if local:
+            memo = None if self._cache_root is False else Path(self._cache_root or default_cache_dir()) / ".file-hashes"
+            return f"{self.family}|files:{files_fingerprint(*local, memo=memo)}|{self.load_settings}"
         model = getattr(self, "model", None)
         commit = getattr(getattr(model, "config", None), "_commit_hash", None)
         return commit or self.revision
