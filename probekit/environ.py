@@ -3,7 +3,10 @@ progress bars off for a short inner job)."""
 
 from __future__ import annotations
 
+import functools
 import os
+import socket
+import urllib.parse
 from contextlib import contextmanager
 
 
@@ -37,3 +40,18 @@ def mirrored(url: str) -> str:
     if not base or parts.scheme not in ("http", "https"):
         return url
     return f"{base}/{parts.netloc}{parts.path}" + (f"?{parts.query}" if parts.query else "")
+
+
+@functools.cache
+def offline() -> bool:
+    """Whether the model hub cannot be used, decided once per process: ``HF_HUB_OFFLINE`` set, or its endpoint
+    (``HF_ENDPOINT``, by default huggingface.co) not reachable within a second."""
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    endpoint = urllib.parse.urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    try:
+        socket.create_connection((endpoint.hostname, endpoint.port or (443 if endpoint.scheme == "https" else 80)),
+                                 timeout=1).close()
+    except (OSError, TypeError):
+        return True
+    return False

@@ -17,10 +17,11 @@ import pytest
 
 from conftest import REPO, copy_project
 from probekit.cache import DiskError, ScoreCache
-from probekit.chapters import check
+from probekit.chapters import check, model_files
 from probekit.chapters.params import parameters
 from probekit.cli import main
-from probekit.data import checksums, download
+from probekit import checksums
+from probekit.data import download
 from probekit.scorers import REGISTRY, can_answer
 from probekit.scorers.heads import QUESTIONS
 
@@ -39,6 +40,7 @@ def machine(tmp_path, monkeypatch):
     monkeypatch.setenv("PROBEKIT_DATA", str(data))
     monkeypatch.setenv("PROBEKIT_CACHE", str(tmp_path / "scores"))
     monkeypatch.setattr(check, "cuda_devices", lambda: 1)
+    monkeypatch.setattr(model_files, "offline", lambda: False)   # the paper's models: downloads, listed as notes
     return tmp_path
 
 

@@ -187,7 +187,7 @@ def test_a_redirect_to_a_hosts_placeholder_photo_counts_as_missing(tmp_path):
 def test_a_tampered_annotation_file_is_refused_naming_both_hashes(server, tmp_path, monkeypatch):
     from hashlib import sha256
 
-    from probekit.data import checksums
+    from probekit import checksums
 
     url, good = f"{server.url}/data.csv", b"x,y\n1,2\n"
     recorded, served = sha256(b"x,y\n1,3\n").hexdigest(), sha256(good).hexdigest()
@@ -208,7 +208,8 @@ def test_a_tampered_annotation_file_is_refused_naming_both_hashes(server, tmp_pa
 
 
 def test_every_predicate_noun_file_the_loaders_download_has_a_recorded_hash():
-    from probekit.data import checksums, prednoun, prednoun_released as released
+    from probekit import checksums
+    from probekit.data import prednoun, prednoun_released as released
 
     urls = [prednoun.EVAL_SET_URL] + [f"{released.BASE_URL}/{folder}/{released.file_name(c, t)}"
                                       for folder in [*released.MODELS, *released.CTRL_MODELS]
@@ -221,7 +222,8 @@ def test_a_substituted_or_truncated_dataset_file_in_place_is_refused_naming_it(t
     eval_set.json (the loader once returned it before fetch_file) and a truncated svo_probes.csv."""
     import json
 
-    from probekit.data import checksums, prednoun, svo
+    from probekit import checksums
+    from probekit.data import prednoun, svo
 
     fake = tmp_path / "prednoun" / prednoun.EVAL_SET_NAME
     fake.parent.mkdir()
@@ -240,7 +242,8 @@ def test_a_substituted_or_truncated_dataset_file_in_place_is_refused_naming_it(t
 
 
 def test_every_download_has_a_recorded_hash_or_says_why_not():
-    from probekit.data import checksums, svo, vcoco
+    from probekit import checksums
+    from probekit.data import svo, vcoco
     from probekit.scorers import REGISTRY
 
     downloads = {svo.SVO_CSV_URL, vcoco.VCOCO_URL.format(split=vcoco.SPLIT), checksums.COCO_ANNOTATIONS_URL,

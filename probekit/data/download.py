@@ -33,7 +33,7 @@ from PIL import Image
 
 from ..cache import disk_errors
 from ..environ import mirrored
-from .checksums import verify, verify_file
+from ..checksums import verify, verify_file
 from ..progress import bar as tqdm
 from .placeholders import PLACEHOLDER, drop_shared_redirects, placeholder_target
 
@@ -277,7 +277,7 @@ def fetch_images(urls: Mapping[str, str], dest_dir: str | os.PathLike, workers: 
 def fetch_file(url: str, dest: str | os.PathLike, timeout: float = 60, retries: int = 3, *, backoff: float = 1.0,
                max_bytes: int = 2_000_000_000, what: str | None = None) -> Path:
     """Download ``url`` to ``dest`` unless it is there (temporary name, then renamed); check it against the SHA-256
-    recorded for ``url`` (:func:`~probekit.data.checksums.verify`; a failing download is not kept).  Raises
+    recorded for ``url`` (:func:`~probekit.checksums.verify`; a failing download is not kept).  Raises
     :class:`DownloadError` naming the file, the URL, the reason and how to provide the file by hand."""
     dest, what = Path(dest).expanduser(), what or Path(dest).name
     if dest.exists() and dest.stat().st_size > 0:

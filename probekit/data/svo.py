@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from probekit.data.checksums import SVO_CSV_URL, verify_file
+from probekit.checksums import SVO_CSV_URL, verify_file
 from probekit.data.download import OfflineError, fetch_file, fetch_images, find_local_images, image_filename
 
 CSV_COLUMNS = ["sentence", "pos_triplet", "neg_triplet", "pos_image_id", "neg_image_id", "pos_url", "neg_url",

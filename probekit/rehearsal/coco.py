@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from probekit.data import checksums, conceptual, vcoco
+from probekit import checksums
+from probekit.data import conceptual, vcoco
 from probekit.rehearsal.data import CLASSES, COCO_SIZE, OBJECTS, PEOPLE, VERBS, Site, jpeg
 
 ATTRIBUTES = ["small", "large", "red", "blue", "wooden", "shiny"]

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import torch
 
-from probekit.data.checksums import VILT_ITM_URL, verify_file
+from probekit.checksums import VILT_ITM_URL, verify_file
 from probekit.environ import mirrored
 
 PROCESSOR_SOURCE = "dandelin/vilt-b32-mlm"
@@ -148,7 +148,7 @@ def convert(checkpoint: str | os.PathLike, out_dir: str | os.PathLike, processor
 
 def fetch_checkpoint(source: str, root: Path) -> Path:
     """A local path as it is; an http(s)/file URL downloaded once to ``root/<file name>`` and checked against its
-    recorded hash (:mod:`probekit.data.checksums`) on every use."""
+    recorded hash (:mod:`probekit.checksums`) on every use."""
     if "://" not in source:
         return Path(source).expanduser()
     dest = root / Path(urllib.parse.urlsplit(source).path).name
