@@ -42,16 +42,18 @@ def mirrored(url: str) -> str:
     return f"{base}/{parts.netloc}{parts.path}" + (f"?{parts.query}" if parts.query else "")
 
 
-@functools.cache
 def offline() -> bool:
-    """Whether the model hub cannot be used, decided once per process: ``HF_HUB_OFFLINE`` set, or its endpoint
-    (``HF_ENDPOINT``, by default huggingface.co) not reachable within a second."""
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
-        return True
-    endpoint = urllib.parse.urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    """Whether the model hub cannot be used: ``HF_HUB_OFFLINE`` set, or its endpoint (``HF_ENDPOINT``, by default
+    huggingface.co) not reachable within a second (tried once per process)."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on") or _unreachable(
+        os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+
+
+@functools.cache
+def _unreachable(endpoint: str) -> bool:
+    url = urllib.parse.urlsplit(endpoint)
     try:
-        socket.create_connection((endpoint.hostname, endpoint.port or (443 if endpoint.scheme == "https" else 80)),
-                                 timeout=1).close()
+        socket.create_connection((url.hostname, url.port or (443 if url.scheme == "https" else 80)), timeout=1).close()
     except (OSError, TypeError):
         return True
     return False
