@@ -111,6 +111,12 @@ def file_digest(path: str | os.PathLike, memo: str | os.PathLike | None = None) 
     return _DIGESTS[key]
 
 
+def hash_memo(cache_root) -> Path | None:
+    """Where :func:`file_digest` remembers hashes for a score cache at ``cache_root`` (None: the default one; False:
+    no cache, so nothing is remembered on disk)."""
+    return None if cache_root is False else Path(cache_root or default_cache_dir()) / ".file-hashes"
+
+
 def _files_of(path: Path) -> list[tuple[str, Path]]:
     """(name, file) of a checkpoint directory's files (none under a dot-folder: hub download metadata, partial
     files), or ("", path) for one file: a weights file's own name does not change what it holds."""
@@ -129,6 +135,14 @@ def files_fingerprint(*paths: str | os.PathLike, memo: str | os.PathLike | None 
         for name, f in _files_of(path):
             h.update(f"{name}|{f.stat().st_size}|{file_digest(f, memo)}\n".encode())
     return h.hexdigest()
+
+
+def loaded_identity(family: str, paths, settings: str, cache_root) -> str | None:
+    """What identifies a model loaded from local ``paths`` (those that exist; None when none does): its family, the
+    :func:`files_fingerprint` of their bytes (hashes remembered beside the score cache at ``cache_root``, see
+    :func:`hash_memo`) and the ``settings`` it was built with beyond them."""
+    local = [p for p in paths if os.path.exists(p)]
+    return f"{family}|files:{files_fingerprint(*local, memo=hash_memo(cache_root))}|{settings}" if local else None
 
 
 def model_fingerprint(name: str, source: str, revision: str | None = None) -> str:

@@ -67,25 +67,21 @@ def _download(name: str, what: str) -> tuple[str | None, str | None]:
 
 
 def _open_clip(name: str, source: str) -> tuple[str | None, str | None]:
-    import open_clip
+    from probekit.scorers.resolve import open_clip_download
 
     arch, _, tag = source.partition(":")
     if source.startswith("hf-hub:") or os.path.exists(tag) or not tag:
         repo = source[len("hf-hub:"):] if source.startswith("hf-hub:") else None
         return (_download(name, f"hub repository {repo}") if repo and not _hub_cached(repo, "open_clip_config.json")
                 else (None, None))
-    cfg = open_clip.get_pretrained_cfg(arch, tag)
-    if cfg.get("hf_hub"):
-        repo, filename = cfg["hf_hub"].rstrip("/"), "open_clip_pytorch_model.bin"
-        if "/" in repo.split("/", 1)[1]:
-            repo, filename = repo.rsplit("/", 1)
+    repo, filename = open_clip_download(arch, tag)
+    if repo is not None:
         if _hub_cached(repo, filename) or _hub_cached(repo, "open_clip_model.safetensors"):
             return None, None
         return _download(name, f"open_clip weights {repo}/{filename}")
-    url = cfg.get("url", "")
-    if (Path.home() / ".cache" / "clip" / os.path.basename(url)).is_file():
+    if (Path.home() / ".cache" / "clip" / os.path.basename(filename)).is_file():
         return None, None
-    return _download(name, f"open_clip weights {url}")
+    return _download(name, f"open_clip weights {filename}")
 
 
 def model_findings(name: str) -> tuple[str | None, str | None]:

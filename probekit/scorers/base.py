@@ -17,14 +17,12 @@ Public methods check the capability, build one cache key per item and hand the w
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from probekit import images as imgs
-from probekit.cache import default_cache_dir, files_fingerprint, item_key, model_fingerprint
+from probekit.cache import item_key, loaded_identity, model_fingerprint
 from probekit.device import precision_for, resolve_device
 from probekit.scorers import mlm, registry
 from probekit.scorers.engine import Engine
@@ -52,11 +50,7 @@ class Scorer(mlm.MaskedWords, DevicePixels, Engine):
     model_types: tuple[str, ...] = ()  # ... and the config model_type values it scores (built-ins: MODEL_TYPES)
     #: what else a detection depends on (query template, threshold): part of its cache key
     detect_setting: str = ""
-    #: the local files and folders ``_load`` read weights, config and processor from, and the settings it built the
-    #: model with beyond them (an open_clip architecture config, preprocessing): the cache key hashes their bytes
-    #: (default: ``source`` when it is a local path)
-    loaded_from: tuple[str, ...] = ()
-    load_settings: str = ""
+    loaded_from, load_settings = (), ""  # files _load read (default: source) and settings beyond them: the cache key
 
     def __init__(self, name: str, source: str, capabilities: Sequence[str], *, device="auto", batch_size: int = 32,
                  cache_dir=None, num_workers: int = 0, half: bool | None = None, revision: str | None = None,
@@ -96,15 +90,10 @@ class Scorer(mlm.MaskedWords, DevicePixels, Engine):
         raise NotImplementedError
 
     def _resolved_revision(self) -> str | None:
-        """What identifies the scored weights: the contents of the local files they were loaded from
-        (:func:`~probekit.cache.files_fingerprint`, memoised beside the score cache), else a hub commit."""
-        local = self.loaded_from or ((self.source,) if os.path.exists(self.source) else ())
-        if local:
-            memo = None if self._cache_root is False else Path(self._cache_root or default_cache_dir()) / ".file-hashes"
-            return f"{self.family}|files:{files_fingerprint(*local, memo=memo)}|{self.load_settings}"
-        model = getattr(self, "model", None)
-        commit = getattr(getattr(model, "config", None), "_commit_hash", None)
-        return commit or self.revision
+        """The bytes of the files the weights came from (:func:`probekit.cache.loaded_identity`), else a commit."""
+        commit = getattr(getattr(getattr(self, "model", None), "config", None), "_commit_hash", None)
+        return loaded_identity(self.family, self.loaded_from or (self.source,), self.load_settings,
+                               self._cache_root) or commit or self.revision
 
     def _prepare_images(self, pils: list) -> dict:
         raise NotImplementedError

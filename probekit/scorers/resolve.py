@@ -167,6 +167,17 @@ def _open_clip(name: str, arch: str, rest: str) -> ModelSpec | None:
     return ModelSpec(name, "open_clip", name, family_capabilities("open_clip"), note="open_clip ARCH:TAG")
 
 
+def open_clip_download(arch: str, tag: str) -> tuple[str | None, str]:
+    """Where open_clip downloads ``ARCH:TAG``'s weights from: (hub repository, file name), or (None, URL)."""
+    import open_clip
+
+    cfg = open_clip.get_pretrained_cfg(arch, tag)
+    if not cfg.get("hf_hub"):
+        return None, cfg.get("url", "")
+    repo, filename = cfg["hf_hub"].rstrip("/"), "open_clip_pytorch_model.bin"
+    return tuple(repo.rsplit("/", 1)) if "/" in repo.split("/", 1)[1] else (repo, filename)
+
+
 def model_spec(name: str) -> ModelSpec:
     """The registry entry of ``name``, or one resolved from its form (module docstring); raises
     :class:`UnknownModelError` (one line) when it resolves to nothing."""
