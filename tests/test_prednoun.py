@@ -20,6 +20,8 @@ from probekit.studies.pair_scores import score_triplets
 from probekit.results import one, select
 from probekit.scorers.mlm import pseudo_perplexity
 
+pytestmark = pytest.mark.usefixtures("hand_made_annotations")
+
 
 # ----------------------------------------------------------------------------------------- fixtures
 
