@@ -78,26 +78,84 @@ def item_key(*parts: str) -> str:
     return h.hexdigest()
 
 
-def files_fingerprint(path: str | os.PathLike) -> str:
-    """Hash of the names, sizes and modification times of the files of a checkpoint (a directory or one file)."""
-    path = Path(path)
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+#: sha256 of files already hashed by this process: (path, size, mtime, ctime, inode) -> hex digest
+_DIGESTS: dict[str, str] = {}
+
+
+def file_digest(path: str | os.PathLike, memo: str | os.PathLike | None = None) -> str:
+    """SHA-256 of a file's bytes, memoised by its absolute path, size, mtime, ctime and inode: in this process, and
+    as one small file per hashed file under ``memo`` (when given), so a multi-GB checkpoint is read once, not on
+    every run, and a file rewritten in place (even with the same size and mtime: its ctime changes) is read again."""
+    path = Path(path).resolve()
+    st = path.stat()
+    key = hashlib.blake2b(f"{path}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}".encode(),
+                          digest_size=16).hexdigest()
+    if key in _DIGESTS:
+        return _DIGESTS[key]
+    stored = Path(memo) / key if memo is not None else None
+    with contextlib.suppress(OSError):
+        if stored is not None and len(text := stored.read_text().strip()) == 64:
+            _DIGESTS[key] = text
+            return text
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(2**22), b""):
+            digest.update(block)
+    _DIGESTS[key] = digest.hexdigest()
+    if stored is not None:
+        with contextlib.suppress(OSError):  # a memo that cannot be written only costs a re-read next run
+            stored.parent.mkdir(parents=True, exist_ok=True)
+            tmp = stored.with_name(f".{key}.{uuid.uuid4().hex[:8]}")
+            tmp.write_text(_DIGESTS[key])
+            os.replace(tmp, stored)
+    return _DIGESTS[key]
+
+
+def hash_memo(cache_root) -> Path | None:
+    """Where :func:`file_digest` remembers hashes for a score cache at ``cache_root`` (None: the default one; False:
+    no cache, so nothing is remembered on disk)."""
+    return None if cache_root is False else Path(cache_root or default_cache_dir()) / ".file-hashes"
+
+
+def _files_of(path: Path) -> list[tuple[str, Path]]:
+    """(name, file) of a checkpoint directory's files (none under a dot-folder: hub download metadata, partial
+    files), or ("", path) for one file: a weights file's own name does not change what it holds."""
+    if not path.is_dir():
+        return [("", path)]
+    return [(str(f.relative_to(path)), f) for f in sorted(path.rglob("*"))
+            if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts)]
+
+
+def files_fingerprint(*paths: str | os.PathLike, memo: str | os.PathLike | None = None) -> str:
+    """Hash of the names, sizes and contents (:func:`file_digest`) of what a model was loaded from: checkpoint
+    directories (weights, config, processor files) and/or single files.  The same bytes under another path give the
+    same fingerprint; weights overwritten in place give another."""
     h = hashlib.blake2b(digest_size=8)
-    for f in files:
-        st = f.stat()
-        h.update(f"{f.relative_to(path) if path.is_dir() else f.name}|{st.st_size}|{st.st_mtime_ns}\n".encode())
+    for path in map(Path, paths):
+        for name, f in _files_of(path):
+            h.update(f"{name}|{f.stat().st_size}|{file_digest(f, memo)}\n".encode())
     return h.hexdigest()
 
 
-def model_fingerprint(name: str, source: str, revision: str | None = None) -> str:
-    """A directory-safe fingerprint: the model's name plus a hash of its source and weights revision.
+def loaded_identity(family: str, paths, settings: str, cache_root) -> str | None:
+    """What identifies a model loaded from local ``paths`` (those that exist; None when none does): its family, the
+    :func:`files_fingerprint` of their bytes (hashes remembered beside the score cache at ``cache_root``, see
+    :func:`hash_memo`) and the ``settings`` it was built with beyond them."""
+    local = [p for p in paths if os.path.exists(p)]
+    return f"{family}|files:{files_fingerprint(*local, memo=hash_memo(cache_root))}|{settings}" if local else None
 
-    For a local checkpoint the revision is a hash of its files (size and mtime); for a hub id it is the commit
-    hash the weights resolved to (or the requested revision).
+
+def model_fingerprint(name: str, source: str, revision: str | None = None) -> str:
+    """A directory-safe fingerprint: the model's name plus a hash of what is scored.
+
+    ``revision`` is what identifies the weights: a :func:`files_fingerprint` (prefixed ``files:``; then the source
+    path is left out, so a byte-identical copy elsewhere hashes alike), or the commit a hub id resolved to (or the
+    requested revision).  Without one, a local ``source`` is fingerprinted here.
     """
     if revision is None and os.path.exists(source):
-        revision = files_fingerprint(source)
-    tag = hashlib.blake2b(f"{source}@{revision}".encode(), digest_size=8).hexdigest()
+        revision = "files:" + files_fingerprint(source)
+    identity = revision if revision and "files:" in revision else f"{source}@{revision}"
+    tag = hashlib.blake2b(identity.encode(), digest_size=8).hexdigest()
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[-60:]
     return f"{safe}-{tag}"
 

@@ -3,7 +3,10 @@ progress bars off for a short inner job)."""
 
 from __future__ import annotations
 
+import functools
 import os
+import socket
+import urllib.parse
 from contextlib import contextmanager
 
 
@@ -37,3 +40,20 @@ def mirrored(url: str) -> str:
     if not base or parts.scheme not in ("http", "https"):
         return url
     return f"{base}/{parts.netloc}{parts.path}" + (f"?{parts.query}" if parts.query else "")
+
+
+def offline() -> bool:
+    """Whether the model hub cannot be used: ``HF_HUB_OFFLINE`` set, or its endpoint (``HF_ENDPOINT``, by default
+    huggingface.co) not reachable within a second (tried once per process)."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on") or _unreachable(
+        os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+
+
+@functools.cache
+def _unreachable(endpoint: str) -> bool:
+    url = urllib.parse.urlsplit(endpoint)
+    try:
+        socket.create_connection((url.hostname, url.port or (443 if url.scheme == "https" else 80)), timeout=1).close()
+    except (OSError, TypeError):
+        return True
+    return False

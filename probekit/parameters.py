@@ -40,6 +40,26 @@ def is_model_parameter(name: str) -> bool:
     return name == "models" or name.endswith(("_models", "_model"))
 
 
+#: the range every numeric parameter's value must lie in, (lowest, highest), None = unbounded; a numeric parameter
+#: missing here is an error of ``probekit list`` and ``check`` (tests/test_check.py reads every chapter's)
+BOUNDS: dict[str, tuple[float | None, float | None]] = {
+    "limit": (1, None), "seed": (0, None), "batch_size": (1, None), "threshold": (0.0, 1.0),
+    "min_triplet_negatives": (0, None), "top_k": (1, None), "n_resamples": (1, None), "min_concept_count": (1, None),
+    "min_tuple_count": (1, None), "k": (1, None), "n_examples": (0, None), "finetune_steps": (1, None),
+    "finetune_batch": (2, None), "finetune_lr": (0.0, 1.0), "finetune_triplets": (1, None),
+    "finetune_eval_limit": (1, None),
+}
+
+
+def out_of_bounds(name: str, value: Any) -> str | None:
+    """Why a numeric ``value`` of parameter ``name`` lies outside :data:`BOUNDS` (``"must be at least 1"``);
+    None when it is inside."""
+    low, high = BOUNDS[name]
+    if (low is not None and value < low) or (high is not None and value > high):
+        return f"must be at least {low}" if high is None else f"must lie in [{low}, {high}]"
+    return None
+
+
 @dataclass(frozen=True)
 class Parameter:
     """One field of a parameters dataclass as the CLI and the checks read it."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import time
 
 import numpy as np
@@ -43,14 +45,20 @@ def test_shards_roundtrip_and_flush_every(tmp_path):
     assert not list(c.dir.glob(".*tmp"))
 
 
-def test_fingerprints_follow_files(tmp_path):
+def test_fingerprints_follow_file_contents(tmp_path):
     ckpt = tmp_path / "ckpt"
     ckpt.mkdir()
     (ckpt / "model.safetensors").write_bytes(b"1234")
-    before = files_fingerprint(ckpt)
+    before = files_fingerprint(ckpt, memo=tmp_path / "memo")
     assert model_fingerprint("x", str(ckpt)) == model_fingerprint("x", str(ckpt))
-    (ckpt / "model.safetensors").write_bytes(b"12345")
-    assert files_fingerprint(ckpt) != before
+    stat = (ckpt / "model.safetensors").stat()
+    (ckpt / "model.safetensors").write_bytes(b"4321")  # same size, and the old mtime put back
+    os.utime(ckpt / "model.safetensors", ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert files_fingerprint(ckpt, memo=tmp_path / "memo") != before
+    (ckpt / ".cache").mkdir()  # hub download metadata is not what is scored
+    (ckpt / ".cache" / "x.metadata").write_text("1")
+    copy = shutil.copytree(ckpt, tmp_path / "copy", copy_function=shutil.copy)  # new inodes and times
+    assert files_fingerprint(copy) == files_fingerprint(ckpt)
     assert model_fingerprint("a/b", "a/b", "rev1") != model_fingerprint("a/b", "a/b", "rev2")
     img = tmp_path / "i.png"
     Image.new("RGB", (4, 4)).save(img)
@@ -110,6 +118,47 @@ def test_interrupted_run_resumes_where_it_stopped(vilt_dir, pairs, tmp_path):
     assert counter["n"] == 4
     reference = load_scorer(vilt_dir, family="vilt", cache_dir=False, batch_size=4).match(ims, texts)
     assert np.allclose(out, reference, atol=1e-6)
+
+
+def _score(name, ims, texts, cache_dir):
+    scorer = load_scorer(name, cache_dir=cache_dir)
+    return scorer.similarity(ims, texts), scorer.fingerprint
+
+
+def test_weights_overwritten_in_place_give_new_scores(pairs, tmp_path):
+    """open_clip's ARCH:/path/weights.pt (a name that is no path, so the key once hashed the name): weights
+    of another seed copied over the file are scored anew; a byte-identical copy elsewhere has the same key."""
+    import open_clip
+
+    ims, texts = pairs[0][:3], pairs[1][:3]
+    seeds = [save_tiny("open_clip", tmp_path / f"seed{s}", seed=s) / "open_clip_pytorch_model.bin" for s in (0, 1)]
+    arch = tmp_path / "probekit-tiny66.json"
+    arch.write_text(json.dumps(json.loads((seeds[0].parent / "open_clip_config.json").read_text())["model_cfg"]))
+    open_clip.add_model_config(arch)
+    weights = tmp_path / "w" / "weights.pt"
+    weights.parent.mkdir()
+    shutil.copy(seeds[0], weights)
+    name, scores = f"probekit-tiny66:{weights}", tmp_path / "scores"
+    first, key = _score(name, ims, texts, scores)
+    shutil.copy(seeds[1], weights)
+    second, new_key = _score(name, ims, texts, scores)
+    assert new_key != key and not np.allclose(first, second)
+    assert np.allclose(second, _score(name, ims, texts, False)[0], atol=1e-6)
+    copy = shutil.copy(weights, tmp_path / "elsewhere.pt")
+    assert _score(f"probekit-tiny66:{copy}", ims, texts, False)[1].rsplit("-", 1)[1] == new_key.rsplit("-", 1)[1]
+
+
+def test_checkpoint_directory_rewritten_in_place_is_scored_anew(pairs, tmp_path):
+    ims, texts = pairs[0][:3], pairs[1][:3]
+    ckpt = save_tiny("clip", tmp_path / "clip", seed=0)
+    first = load_scorer(ckpt, cache_dir=tmp_path / "scores").similarity(ims, texts)
+    times = {f: (f.stat().st_atime_ns, f.stat().st_mtime_ns) for f in ckpt.iterdir()}
+    save_tiny("clip", ckpt, seed=1)
+    for f, ns in times.items():  # every file with its old mtime (and size): only the bytes tell
+        os.utime(f, ns=ns)
+    again = load_scorer(ckpt, cache_dir=tmp_path / "scores").similarity(ims, texts)
+    assert not np.allclose(first, again)
+    assert np.allclose(again, load_scorer(ckpt, cache_dir=False).similarity(ims, texts), atol=1e-6)
 
 
 def test_dual_encoder_embeddings_are_cached(pairs, tmp_path):

@@ -17,9 +17,10 @@ import pytest
 
 from conftest import REPO, copy_project
 from probekit.cache import DiskError, ScoreCache
-from probekit.chapters import check
+from probekit.chapters import check, model_files
 from probekit.chapters.params import parameters
 from probekit.cli import main
+from probekit import checksums
 from probekit.data import download
 from probekit.scorers import REGISTRY, can_answer
 from probekit.scorers.heads import QUESTIONS
@@ -39,6 +40,7 @@ def machine(tmp_path, monkeypatch):
     monkeypatch.setenv("PROBEKIT_DATA", str(data))
     monkeypatch.setenv("PROBEKIT_CACHE", str(tmp_path / "scores"))
     monkeypatch.setattr(check, "cuda_devices", lambda: 1)
+    monkeypatch.setattr(model_files, "offline", lambda: False)   # the paper's models: downloads, listed as notes
     return tmp_path
 
 
@@ -94,14 +96,19 @@ def test_missing_release_that_cannot_be_downloaded_is_one_line(machine, capsys, 
     assert str(tmp_path / "empty" / "probe-rcb") in lines[0]
 
 
-def test_downloadable_and_present_files_are_notes(machine, capsys):
+def test_downloadable_and_present_files_are_notes_or_problems(machine, capsys, monkeypatch):
     problems, notes = check.check({"verbs": {"dataset": "svo-probes", "models": ["vilt-itm"]}})
     assert problems == [] and any("downloaded at run time" in str(n) and "svo_probes.csv" in str(n) for n in notes)
     csv = machine / "data" / "svo-probes" / "svo_probes.csv"
     csv.parent.mkdir(parents=True)
-    csv.write_bytes(b"x" * 3000)
-    _, notes = check.check({"verbs": {"dataset": "svo-probes", "models": ["vilt-itm"]}})
-    assert any(f"present, {csv} (3 kB)" in str(n) for n in notes)
+    csv.write_bytes(b"x" * 3000)   # not the authors' file: the run would refuse it, so check does
+    problems, _ = check.check({"verbs": {"dataset": "svo-probes", "models": ["vilt-itm"]}})
+    assert len(problems) == 1 and f"{csv}: present, does not match" in str(problems[0])
+    monkeypatch.setitem(checksums.GIT_BLOB, checksums.SVO_CSV_URL, checksums._blob(b"x" * 3000))
+    problems, notes = check.check({"verbs": {"dataset": "svo-probes", "models": ["vilt-itm"]}})
+    assert problems == [] and any(f"present, verified, {csv} (3 kB)" in str(n) for n in notes)
+    _, notes = check.check({"conceptual": {"dataset": "paper"}})   # the Probe-R/C/B release: no hash published
+    assert any("relation_eval_subject.json: present, not verifiable (no known hash)" in str(n) for n in notes)
 
 
 def test_roles_read_from_the_registry_agree_with_loaded_toy_models():

@@ -187,7 +187,7 @@ def test_a_redirect_to_a_hosts_placeholder_photo_counts_as_missing(tmp_path):
 def test_a_tampered_annotation_file_is_refused_naming_both_hashes(server, tmp_path, monkeypatch):
     from hashlib import sha256
 
-    from probekit.data import checksums
+    from probekit import checksums
 
     url, good = f"{server.url}/data.csv", b"x,y\n1,2\n"
     recorded, served = sha256(b"x,y\n1,3\n").hexdigest(), sha256(good).hexdigest()
@@ -208,9 +208,46 @@ def test_a_tampered_annotation_file_is_refused_naming_both_hashes(server, tmp_pa
 
 
 def test_every_predicate_noun_file_the_loaders_download_has_a_recorded_hash():
-    from probekit.data import checksums, prednoun, prednoun_released as released
+    from probekit import checksums
+    from probekit.data import prednoun, prednoun_released as released
 
     urls = [prednoun.EVAL_SET_URL] + [f"{released.BASE_URL}/{folder}/{released.file_name(c, t)}"
                                       for folder in [*released.MODELS, *released.CTRL_MODELS]
                                       for c, t in released.runs(folder)]
     assert len(urls) == 39 and all(len(checksums.SHA256.get(u, "")) == 64 for u in urls)
+
+
+def test_a_substituted_or_truncated_dataset_file_in_place_is_refused_naming_it(tmp_path):
+    """Files found where a download lands are checked too, not only fresh downloads: a well-formed fake
+    eval_set.json (the loader once returned it before fetch_file) and a truncated svo_probes.csv."""
+    import json
+
+    from probekit import checksums
+    from probekit.data import prednoun, svo
+
+    fake = tmp_path / "prednoun" / prednoun.EVAL_SET_NAME
+    fake.parent.mkdir()
+    fake.write_text(json.dumps([{"sentence": "a dog runs", "pos": "subject"}]))
+    with pytest.raises(checksums.ChecksumError) as err:
+        prednoun.eval_set_path(tmp_path)
+    assert str(fake) in str(err.value) and "Delete it and run again" in str(err.value)
+    assert len(str(err.value).splitlines()) == 1
+    csv = svo.svo_dir(tmp_path) / "svo_probes.csv"
+    csv.parent.mkdir()
+    csv.write_text("sentence,pos_triplet,neg_triplet\na dog runs,")   # the first bytes of a CSV, cut off
+    for download in (False, True):   # True: nothing is fetched, the file is there and refused
+        with pytest.raises(checksums.ChecksumError, match=str(csv)):
+            svo.load_svo_probes(tmp_path, download=download)
+    assert checksums.state(csv, checksums.SVO_CSV_URL).startswith("present, does not match")
+
+
+def test_every_download_has_a_recorded_hash_or_says_why_not():
+    from probekit import checksums
+    from probekit.data import svo, vcoco
+    from probekit.scorers import REGISTRY
+
+    downloads = {svo.SVO_CSV_URL, vcoco.VCOCO_URL.format(split=vcoco.SPLIT), checksums.COCO_ANNOTATIONS_URL,
+                 REGISTRY["vilt-itm"].source}
+    assert all(checksums.known(u) != (u in checksums.UNPINNED) for u in downloads)
+    assert "/master/" not in vcoco.VCOCO_URL and "/main/" not in svo.SVO_CSV_URL   # a pinned revision
+    assert checksums._blob(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"   # git hash-object's

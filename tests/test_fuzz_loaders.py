@@ -21,6 +21,8 @@ from probekit.data.conceptual import AnnotationError
 from probekit.data.prednoun import EvalSetError
 from probekit.data.svo import SvoCsvError
 
+pytestmark = pytest.mark.usefixtures("hand_made_annotations")
+
 SETTINGS = settings(max_examples=80, deadline=None, derandomize=True, database=None,
                     suppress_health_check=list(HealthCheck))
 

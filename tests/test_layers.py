@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "probekit"
 LAYERS = [
     {"probekit", "probekit.progress", "probekit.stats", "probekit.results", "probekit.claims", "probekit.numbers",
      "probekit.device", "probekit.cache", "probekit.plugins", "probekit.images", "probekit.files", "probekit.theme",
-     "probekit.environ", "probekit.registry", "probekit.parameters", "probekit.shard"},
+     "probekit.environ", "probekit.registry", "probekit.parameters", "probekit.shard", "probekit.checksums"},
     {"probekit.scorers"},
     {"probekit.toyworld", "probekit.data", "probekit.datasets", "probekit.ablation", "probekit.fillers"},
     {"probekit.metrics"},

@@ -21,6 +21,8 @@ from probekit.results import one, select
 from probekit.scorers.mlm import pseudo_perplexity
 from probekit.stats import bootstrap_ci
 
+pytestmark = pytest.mark.usefixtures("hand_made_annotations")
+
 
 # ----------------------------------------------------------------------------------------- fixtures
 

@@ -140,7 +140,7 @@ def test_released_outputs_are_downloaded_once_and_aligned_with_the_eval_set(tmp_
 @pytest.fixture(autouse=True)
 def _made_up_files_under_the_authors_urls(monkeypatch):
     """The fixture release stands in for the authors' files under their URLs; it is not theirs, so their recorded
-    SHA-256 (probekit.data.checksums) is not checked here (tests/test_download.py tests the check)."""
+    SHA-256 (probekit.checksums) is not checked here (tests/test_download.py tests the check)."""
     monkeypatch.setenv("PROBEKIT_SKIP_SHA256", "1")
 
 

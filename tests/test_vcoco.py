@@ -10,6 +10,8 @@ from probekit.data.conceptual import AnnotationError
 from probekit.data.vcoco import load_vcoco_masking
 from probekit.datasets import SCHEMAS, load_dataset
 
+pytestmark = pytest.mark.usefixtures("hand_made_annotations")
+
 ACTIONS = [  # V-COCO: one entry per action, parallel lists over person annotations
     {"action_name": "ride", "role_name": ["agent", "instr"], "image_id": [1, 2, 1], "ann_id": [10, 20, 11],
      "label": [1, 0, 1], "role_object_id": [[10, 30], [20, 0], [11, 30]], "include": [["horse"]]},

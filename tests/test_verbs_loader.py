@@ -10,6 +10,8 @@ from test_download import Server, encoded
 import probekit.data.svo as svo
 from probekit.datasets import SCHEMAS, load_dataset
 
+pytestmark = pytest.mark.usefixtures("hand_made_annotations")
+
 ROWS = [  # sentence, pos_triplet, neg_triplet, pos id, neg id, pos file, neg file, subj, verb, obj
     ("A girl lying on the grass.", "girl,lying,grass", "girl,sit,grass", 101, 201, "g1", "g2", False, True, False),
     ("A girl lying on the grass.", "girl,lying,grass", "puppy,lie,grass", 101, 202, "g1", "dead", True, False, False),

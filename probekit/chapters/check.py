@@ -3,8 +3,9 @@ downloading or executing anything.
 
 For each chapter, on its resolved parameters (defaults, then a profile's values, then overrides): every value
 has the parameter's type and every model, dataset and device name is valid (:func:`~probekit.chapters.resolve`);
-each model can answer what its chapter asks of it, read from the registry or its config (the ``role`` of the
-parameter in its study's dataclass: questions of :func:`probekit.scorers.head_for`, at least one of which the model
+each model resolves the way the run will load it, with its files present and complete or its download listed
+(:mod:`probekit.chapters.model_files`), and can answer what its chapter asks of it, read from the registry or its
+config (the ``role`` of the parameter in its study's dataclass: questions of :func:`probekit.scorers.head_for`, at least one of which the model
 must answer);
 no ``toy-*`` model is given real data (unless ``allow_toy``); the dataset's annotation files are present or
 downloadable; the device exists here; the data and score-cache directories are writable and not full.
@@ -24,6 +25,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from probekit.chapters.model_files import model_findings
 from probekit.chapters.params import PAPER_SUITE, parameters, resolve
 from probekit.chapters.project import CHAPTERS, ParameterError
 
@@ -51,7 +53,8 @@ class Note:
 
 def _data_files():
     """(probe, source) -> [(what, candidate paths under data_dir, URL or None when the user must provide it)]."""
-    from probekit.data import conceptual, prednoun, svo, vcoco
+    from probekit import checksums
+    from probekit.data import prednoun, svo, vcoco
 
     svo_csv = ("SVO-Probes annotations", ["svo-probes/svo_probes.csv"], svo.SVO_CSV_URL)
     release = [(name, [f"probe-rcb/**/{name}"], None) for name in
@@ -66,7 +69,7 @@ def _data_files():
                                  vcoco.VCOCO_URL.format(split=vcoco.SPLIT)),
                                 ("COCO 2014 annotations", ["coco/annotations/captions_val2014.json",
                                                            "coco/annotations_trainval2014.zip"],
-                                 conceptual.COCO_ANNOTATIONS_URL)],
+                                 checksums.COCO_ANNOTATIONS_URL)],
         ("probe-r", "probe-r"): release[:1], ("probe-c", "probe-c"): release[1:3],
         ("probe-b", "probe-b"): release[3:],
     }
@@ -92,13 +95,20 @@ def _release_fix(what: str) -> str:
 
 def data_findings(sources: list[tuple[str, str]], data_dir: Path) -> tuple[list[str], list[str]]:
     """(problems, notes) about the annotation files a run reads from ``data_dir`` for ``sources`` [(probe,
-    source)]: present (with its size), downloaded at run time, or missing (one problem for all of them)."""
+    source)]: present and verified against its recorded hash, or not verifiable (no hash known: a note), or present
+    but not matching (a problem: the run would refuse it); downloaded at run time; or missing (one problem for all
+    of them)."""
+    from probekit.checksums import state
+
     problems, notes, missing = [], [], []
     files = [f for probe_source in sources for f in _data_files().get(probe_source, [])]
     for what, patterns, url in files:
         hit = _found(data_dir, patterns)
-        if hit is not None:
-            notes.append(f"{what}: present, {hit} ({_size(hit.stat().st_size)})")
+        said = state(hit, url) if hit is not None else ""
+        if said.startswith("present, does not match"):
+            problems.append(f"{what} {hit}: {said}")
+        elif hit is not None:
+            notes.append(f"{what}: {said}, {hit} ({_size(hit.stat().st_size)})")
         elif url:
             notes.append(f"{what}: not here; downloaded at run time from {url} to {data_dir / patterns[-1]}")
         else:
@@ -200,6 +210,11 @@ def check_chapter(chapter: str, given: dict[str, Any], *, allow_toy: bool = Fals
             text = role_problem(model, questions, toy_data)
             if text:
                 problems.append(Problem((chapter,), name, text))
+    for p in (p for p in params.values() if p.is_models and p.name not in bad):
+        for model in dict.fromkeys(_names(values.get(p.name))):
+            problem, note = model_findings(model)
+            problems += [Problem((chapter,), p.name, problem)] if problem else []
+            notes += [Note(chapter, note)] if note else []
     for p in params.values():
         if p.is_models and p.name not in bad and not toy_data and not allow_toy and p.name not in TOY_WORLD_ONLY:
             toys = [m for m in _names(values.get(p.name)) if m.startswith("toy-")]

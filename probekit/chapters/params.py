@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from probekit.chapters.project import CHAPTERS, ParameterError, _near, check_chapter
-from probekit.parameters import Parameter, cell, describe
+from probekit.parameters import Parameter, cell, describe, out_of_bounds
 from probekit.studies import STUDIES
 
 PAPER_SUITE = "paper"  # for a chapter over several probes: each probe's own real release
@@ -126,10 +126,8 @@ def check_value(chapter: str, param: Parameter, value: Any) -> None:
                                  f"valid: {', '.join(valid)}")
     elif param.name == "device" and not DEVICE_RE.match(str(value)):
         raise ParameterError(f"unknown device {value!r} in {where}; valid: auto, cpu, cuda, cuda:N, mps")
-    elif param.name in ("limit", "batch_size", "finetune_steps", "finetune_triplets") and value < 1:
-        raise ParameterError(f"{where} must be at least 1, got {value!r}")
-    elif param.name == "finetune_batch" and value < 2:
-        raise ParameterError(f"{where} must be at least 2 (a contrastive batch needs another pair), got {value!r}")
+    elif param.kind in (int, float) and (why := out_of_bounds(param.name, value)):
+        raise ParameterError(f"{where} {why}, got {value!r} (default {param.default!r})")
 
 
 def resolve(chapter: str, overrides: dict[str, Any]) -> dict[str, Any]:

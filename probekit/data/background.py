@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from probekit.data.conceptual import COCO_ANNOTATIONS_URL, AnnotationError, check_split, coco_images, find_file, \
+from probekit.checksums import COCO_ANNOTATIONS_URL
+from probekit.data.conceptual import AnnotationError, check_split, coco_images, find_file, \
     image_id_field, need_field, read_json, release_dir, seeded_order
 from probekit.files import save_png
 

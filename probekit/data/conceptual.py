@@ -40,7 +40,6 @@ RELEASE_URL = "https://www.crcv.ucf.edu/data1/probe_rcb/"
 VG_URLS = ("https://cs.stanford.edu/people/rak248/VG_100K/{id}.jpg",
            "https://cs.stanford.edu/people/rak248/VG_100K_2/{id}.jpg")
 COCO_URL = "http://images.cocodataset.org/val2014/COCO_val2014_{id:012d}.jpg"
-COCO_ANNOTATIONS_URL = "http://images.cocodataset.org/annotations/annotations_trainval2014.zip"
 
 # Table 5 of the paper: which attribute belongs to which category (Probe-C composition swaps).
 ATTRIBUTE_CATEGORIES = {

@@ -33,7 +33,7 @@ from PIL import Image
 
 from ..cache import disk_errors
 from ..environ import mirrored
-from .checksums import verify
+from ..checksums import verify, verify_file
 from ..progress import bar as tqdm
 from .placeholders import PLACEHOLDER, drop_shared_redirects, placeholder_target
 
@@ -277,12 +277,11 @@ def fetch_images(urls: Mapping[str, str], dest_dir: str | os.PathLike, workers: 
 def fetch_file(url: str, dest: str | os.PathLike, timeout: float = 60, retries: int = 3, *, backoff: float = 1.0,
                max_bytes: int = 2_000_000_000, what: str | None = None) -> Path:
     """Download ``url`` to ``dest`` unless it is there (temporary name, then renamed); check it against the SHA-256
-    recorded for ``url`` (:func:`~probekit.data.checksums.verify`; a failing download is not kept).  Raises
+    recorded for ``url`` (:func:`~probekit.checksums.verify`; a failing download is not kept).  Raises
     :class:`DownloadError` naming the file, the URL, the reason and how to provide the file by hand."""
     dest, what = Path(dest).expanduser(), what or Path(dest).name
     if dest.exists() and dest.stat().st_size > 0:
-        verify(dest.read_bytes(), url, dest, what)
-        return dest
+        return verify_file(dest, url, what)   # on every use, not only after a fetch
     with writing(dest.parent):
         dest.parent.mkdir(parents=True, exist_ok=True)
     try:

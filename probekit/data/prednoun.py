@@ -121,10 +121,12 @@ def validate_entries(entries: Any, source: str = EVAL_SET_NAME) -> None:
 def eval_set_path(data_dir: Path) -> Path:
     """The evaluation set under ``data_dir`` (``eval_set.json`` or ``prednoun/eval_set.json``), downloaded to
     the latter the first time."""
+    from probekit.checksums import verify_file
+    from probekit.data.download import fetch_file
+
     for candidate in (data_dir / EVAL_SET_NAME, data_dir / "prednoun" / EVAL_SET_NAME):
         if candidate.is_file():
-            return candidate
-    from probekit.data.download import fetch_file
+            return verify_file(candidate, EVAL_SET_URL, EVAL_SET_NAME)
 
     return fetch_file(EVAL_SET_URL, data_dir / "prednoun" / EVAL_SET_NAME, what=EVAL_SET_NAME)
 

@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from probekit.checksums import SVO_CSV_URL, verify_file
 from probekit.data.download import OfflineError, fetch_file, fetch_images, find_local_images, image_filename
 
-SVO_CSV_URL = "https://storage.googleapis.com/dm-mmt-models/svo_probes.csv"
 CSV_COLUMNS = ["sentence", "pos_triplet", "neg_triplet", "pos_image_id", "neg_image_id", "pos_url", "neg_url",
                "subj_neg", "verb_neg", "obj_neg"]
 FLAG_COLUMNS = ["subj_neg", "verb_neg", "obj_neg"]
@@ -121,10 +121,13 @@ def load_svo_probes(data_dir: str | os.PathLike, limit: int | None = None, seed:
         raise ValueError(f"SVO-Probes has only an evaluation split; got split={split!r} (use split='eval')")
     root = svo_dir(data_dir)
     csv_path = root / "svo_probes.csv"
-    if not csv_path.exists():
-        if not download:
-            raise FileNotFoundError(f"{csv_path} is missing; download {SVO_CSV_URL} there")
-        fetch_file(SVO_CSV_URL, csv_path, what="the SVO-Probes annotations (svo_probes.csv)")
+    what = "the SVO-Probes annotations (svo_probes.csv)"
+    if download:
+        fetch_file(SVO_CSV_URL, csv_path, what=what)   # checked against its recorded hash, cached or fetched
+    elif not csv_path.exists():
+        raise FileNotFoundError(f"{csv_path} is missing; download {SVO_CSV_URL} there")
+    else:
+        verify_file(csv_path, SVO_CSV_URL, what)
     table = read_svo_csv(csv_path)
     if limit is not None and limit < len(table):
         keep = np.sort(np.random.default_rng(seed).choice(len(table), size=limit, replace=False))

@@ -9,7 +9,7 @@ Files (downloaded once and cached under ``data_dir``; never part of the reposito
 * ``data_dir/coco/annotations/captions_val2014.json`` (``images`` with ``id``/``width``/``height``,
   ``annotations`` with ``image_id``/``caption``) and ``instances_val2014.json`` (``annotations`` with ``id`` and
   ``bbox`` = [x, y, w, h] in pixels), extracted from COCO's annotation zip
-  (``probekit.data.conceptual.COCO_ANNOTATIONS_URL``) when absent;
+  (``probekit.checksums.COCO_ANNOTATIONS_URL``) when absent;
 * the images, ``data_dir/coco/val2014/COCO_val2014_<id:012d>.jpg`` (``probekit.data.conceptual.coco_images``).
 
 V-COCO's test split annotates COCO val2014 images; it is the one read (``split="eval"``).  Every file is checked
@@ -32,11 +32,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from probekit.data.conceptual import (COCO_ANNOTATIONS_URL, AnnotationError, coco_images, need_field, read_json,
+from probekit.checksums import COCO_ANNOTATIONS_URL, VCOCO_URL
+from probekit.data.conceptual import (AnnotationError, coco_images, need_field, read_json,
                                       seeded_order)
 from probekit.data.masking import locate_verb
 
-VCOCO_URL = "https://raw.githubusercontent.com/s-gupta/v-coco/master/data/vcoco/vcoco_{split}.json"
 SPLIT = "test"
 COLUMNS = ["item_id", "image_id", "image", "sentence", "verb", "verb_start", "verb_end", "subject", "subject_box"]
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from probekit import checksums
 from probekit.data import conceptual, vcoco
 from probekit.rehearsal.data import CLASSES, COCO_SIZE, OBJECTS, PEOPLE, VERBS, Site, jpeg
 
@@ -120,7 +121,7 @@ def write_vcoco(site: Site, data: Path, n: int = 12) -> list[str]:
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("annotations/captions_val2014.json", json.dumps({"images": images, "annotations": captions}))
         zf.write(path, "annotations/instances_val2014.json")
-    site.put(conceptual.COCO_ANNOTATIONS_URL, archive.getvalue())
+    site.put(checksums.COCO_ANNOTATIONS_URL, archive.getvalue())
     return [c["caption"] for c in captions]
 
 

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from probekit import images as imgs
-from probekit.cache import item_key, model_fingerprint
+from probekit.cache import item_key, loaded_identity, model_fingerprint
 from probekit.device import precision_for, resolve_device
 from probekit.scorers import mlm, registry
 from probekit.scorers.engine import Engine
@@ -50,6 +50,7 @@ class Scorer(mlm.MaskedWords, DevicePixels, Engine):
     model_types: tuple[str, ...] = ()  # ... and the config model_type values it scores (built-ins: MODEL_TYPES)
     #: what else a detection depends on (query template, threshold): part of its cache key
     detect_setting: str = ""
+    loaded_from, load_settings = (), ""  # files _load read (default: source) and settings beyond them: the cache key
 
     def __init__(self, name: str, source: str, capabilities: Sequence[str], *, device="auto", batch_size: int = 32,
                  cache_dir=None, num_workers: int = 0, half: bool | None = None, revision: str | None = None,
@@ -69,6 +70,7 @@ class Scorer(mlm.MaskedWords, DevicePixels, Engine):
         self.preprocessing: str = ""
         self.forward_seconds = 0.0  # wall time spent inside model forwards (see benchmarks/scoring.py)
         self.revision = revision
+        self._cache_root = cache_dir
         self._load(source, **(options or {}))
         if self.capabilities is None:
             self.capabilities = frozenset(self.family_capabilities)
@@ -80,7 +82,6 @@ class Scorer(mlm.MaskedWords, DevicePixels, Engine):
         self.model_revision = self._resolved_revision()
         self.fingerprint = model_fingerprint(name, source, self.model_revision) + (  # each cached apart
             "" if self.precision == "fp32" else f"-{self.precision}") + ("-devpix" if self.device_pixels else "")
-        self._cache_root = cache_dir
         self._caches: dict = {}
         self._loader = None  # probekit.images.Loader, made at the first batch of images
 
@@ -89,9 +90,10 @@ class Scorer(mlm.MaskedWords, DevicePixels, Engine):
         raise NotImplementedError
 
     def _resolved_revision(self) -> str | None:
-        model = getattr(self, "model", None)
-        commit = getattr(getattr(model, "config", None), "_commit_hash", None)
-        return commit or self.revision
+        """The bytes of the files the weights came from (:func:`probekit.cache.loaded_identity`), else a commit."""
+        commit = getattr(getattr(getattr(self, "model", None), "config", None), "_commit_hash", None)
+        return loaded_identity(self.family, self.loaded_from or (self.source,), self.load_settings,
+                               self._cache_root) or commit or self.revision
 
     def _prepare_images(self, pils: list) -> dict:
         raise NotImplementedError

@@ -16,6 +16,7 @@ resize differs from PIL's, see :mod:`probekit.scorers.pixels`) and the device th
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
 
@@ -70,6 +71,7 @@ class OpenClipScorer(Scorer):
             model_name, pretrained=pretrained, device=self.device, cache_dir=weights_dir, pretrained_image=False,
             pretrained_text=False, force_quick_gelu=bool(tag.get("quick_gelu")), **pre)
         self.model.eval()
+        self.loaded_from, self.load_settings = self._identity(model_name, pretrained, weights_dir, pre)
         steps = list(self.preprocess.transforms)
         cut = next((i for i, t in enumerate(steps) if type(t).__name__ in ("ToTensor", "MaybeToTensor")), None)
         self.pixels_on_device = cut is not None
@@ -84,6 +86,24 @@ class OpenClipScorer(Scorer):
         size, patch = getattr(visual, "image_size", None), getattr(visual, "patch_size", None)
         self.image_size = size[0] if isinstance(size, (tuple, list)) else size
         self.patch_size = patch[0] if isinstance(patch, (tuple, list)) else patch
+
+    @staticmethod
+    def _identity(model_name, pretrained, weights_dir, pre) -> tuple[tuple[str, ...], str]:
+        """(files the weights came from, the architecture config and preprocessing they were built with): a local
+        directory; a weights file (``ARCH:/path`` or ``arch=``); a pretrained tag's file in open_clip's download
+        cache (looked up after loading, so it is there); an ``hf-hub:`` repository by its name only."""
+        import open_clip
+
+        if model_name.startswith("local-dir:"):
+            return (model_name.partition(":")[2],), json.dumps(pre, sort_keys=True)
+        settings = json.dumps([open_clip.get_model_config(model_name), pre], sort_keys=True, default=str)
+        if isinstance(pretrained, str) and os.path.isfile(pretrained):
+            return (pretrained,), settings
+        if isinstance(pretrained, str):
+            path = open_clip.pretrained.download_pretrained(open_clip.get_pretrained_cfg(model_name, pretrained),
+                                                            cache_dir=weights_dir)
+            return ((path,) if path and os.path.isfile(path) else ()), settings
+        return (), settings
 
     def _prepare_images(self, pils):
         return {"pixel_values": torch.stack([self.preprocess(p) for p in pils])}

@@ -117,8 +117,12 @@ def _from_directory(name: str, path: Path) -> ModelSpec:
 
 
 def _hub_file(repo: str, filename: str, revision: str | None = None) -> Path:
+    """``filename`` of hub repository ``repo``: from the local cache only when offline (decided once,
+    :func:`probekit.environ.offline`), so an offline hub id fails at once instead of after retries."""
     from huggingface_hub import hf_hub_download
-    return Path(hf_hub_download(repo, filename, revision=revision))
+
+    from probekit.environ import offline
+    return Path(hf_hub_download(repo, filename, revision=revision, local_files_only=offline()))
 
 
 def _from_hub(name: str) -> ModelSpec:
@@ -137,7 +141,8 @@ def _from_hub(name: str) -> ModelSpec:
         why = " ".join(str(err).split()).split(". ")[0][:160]
         raise _error(name, f"not a registry name or local directory, and its config could not be read from the hub "
                            f"({type(err).__name__}: {why})",
-                     f"check the hub id, or name its family (e.g. vilt:{name}) or pass a downloaded directory; "
+                     f"check the hub id (offline, only ids in the local hub cache resolve), or name its family "
+                     f"(FAMILY:{name}) or pass a downloaded directory; "
                      f"valid: {_forms()}") from None
     family = _family_of_config(name, config, f"{name}/{CONFIG}")
     return _spec(name, family, name, config, f"hub id, family from {CONFIG} (model_type {config['model_type']!r})")
@@ -160,6 +165,17 @@ def _open_clip(name: str, arch: str, rest: str) -> ModelSpec | None:
             raise _error(name, f"open_clip has no pretrained tag {rest!r} for {arch}",
                          f"one of {', '.join(tags) or '(none: pass ARCH:/path/to/weights.pt)'}")
     return ModelSpec(name, "open_clip", name, family_capabilities("open_clip"), note="open_clip ARCH:TAG")
+
+
+def open_clip_download(arch: str, tag: str) -> tuple[str | None, str]:
+    """Where open_clip downloads ``ARCH:TAG``'s weights from: (hub repository, file name), or (None, URL)."""
+    import open_clip
+
+    cfg = open_clip.get_pretrained_cfg(arch, tag)
+    if not cfg.get("hf_hub"):
+        return None, cfg.get("url", "")
+    repo, filename = cfg["hf_hub"].rstrip("/"), "open_clip_pytorch_model.bin"
+    return tuple(repo.rsplit("/", 1)) if "/" in repo.split("/", 1)[1] else (repo, filename)
 
 
 def model_spec(name: str) -> ModelSpec:

@@ -225,17 +225,16 @@ def tiny_open_clip_tag(source: str, configs: Path, shrink: bool = True) -> tuple
     dict) as open_clip would download the tag's weights."""
     import open_clip
 
+    from probekit.scorers.resolve import open_clip_download
+
     arch, tag = source.split(":")
-    pretrained = open_clip.get_pretrained_cfg(arch, tag)
-    if not pretrained.get("hf_hub"):
-        raise KeyError(f"open_clip {source} downloads from {pretrained.get('url')}, not the hub: no tiny stand-in "
+    repo, filename = open_clip_download(arch, tag)
+    if repo is None:
+        raise KeyError(f"open_clip {source} downloads from {filename}, not the hub: no tiny stand-in "
                        f"can be served for it")
     cfg = open_clip.get_model_config(arch)
     cfg = tiny_open_clip_arch(cfg) if shrink else cfg
     configs.mkdir(parents=True, exist_ok=True)
     (configs / f"{arch}.json").write_text(json.dumps(cfg))
-    repo, filename = pretrained["hf_hub"].rstrip("/"), "open_clip_pytorch_model.bin"
-    if "/" in repo.split("/", 1)[1]:
-        repo, filename = repo.rsplit("/", 1)
     torch.manual_seed(0)
     return repo, filename, open_clip.CLIP(**cfg).state_dict()

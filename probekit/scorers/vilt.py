@@ -65,6 +65,7 @@ class ViltItmScorer(_ViltInputs, Scorer):
         """``source``: the authors' checkpoint (URL or file) or its converted directory; ``models_dir``: where the
         conversion is cached; ``processor_source``: tokenizer and image processor to convert with."""
         directory = str(vilt_original.converted(source, models_dir, processor_source))
+        self.loaded_from = (directory,)
         self.model = hf.from_pretrained("ViltModel", directory, None, self.device)
         self.itm_head = vilt_original.load_itm_head(directory, self.device)
         self.tokenizer, self.image_processor = hf.load_processors(directory)

@@ -32,9 +32,9 @@ from pathlib import Path
 
 import torch
 
+from probekit.checksums import VILT_ITM_URL, verify_file
 from probekit.environ import mirrored
 
-VILT_ITM_URL = "https://github.com/dandelin/ViLT/releases/download/200k/vilt_200k_mlm_itm.ckpt"
 PROCESSOR_SOURCE = "dandelin/vilt-b32-mlm"
 HEAD_FILE = "itm_head.safetensors"
 #: authors' prefix -> ViltModel prefix, outside the transformer blocks
@@ -147,7 +147,8 @@ def convert(checkpoint: str | os.PathLike, out_dir: str | os.PathLike, processor
 
 
 def fetch_checkpoint(source: str, root: Path) -> Path:
-    """A local path as it is; an http(s)/file URL downloaded once to ``root/<file name>``."""
+    """A local path as it is; an http(s)/file URL downloaded once to ``root/<file name>`` and checked against its
+    recorded hash (:mod:`probekit.checksums`) on every use."""
     if "://" not in source:
         return Path(source).expanduser()
     dest = root / Path(urllib.parse.urlsplit(source).path).name
@@ -157,7 +158,7 @@ def fetch_checkpoint(source: str, root: Path) -> Path:
         with urllib.request.urlopen(mirrored(source), timeout=60) as response, open(tmp, "wb") as f:
             shutil.copyfileobj(response, f)
         os.replace(tmp, dest)
-    return dest
+    return verify_file(dest, source, "ViLT's checkpoint")
 
 
 def converted(source: str = VILT_ITM_URL, root: str | os.PathLike | None = None,

@@ -1,17 +1,33 @@
-"""SHA-256 of the annotation files probekit downloads, keyed by URL: a file whose hash differs (changed upstream,
-truncated, or a wrong file placed by hand) is refused by :func:`probekit.data.download.fetch_file`, because it would
-change the numbers silently.
+"""What every file probekit downloads must hold, keyed by URL, checked on every use (a fetch, and each later read of
+the cached copy): a file that differs (changed upstream, truncated, a wrong file placed by hand) is refused with
+one line naming it and how to fetch it again, because it would change the numbers silently.
 
-Hashes of the predicate-noun release (Nikolaus et al. 2022) are those of the authors' repository at commit d2bb433
-(2024-12-19), the ``main`` its raw URLs serve.  Files without an entry here are not verified: the SVO-Probes CSV,
-V-COCO's ``vcoco_test.json`` and COCO's annotation archive could not be fetched where these hashes were taken.
+* :data:`SHA256`: the predicate-noun release (Nikolaus et al. 2022), hashes of the authors' repository at commit
+  d2bb433 (2024-12-19), the ``main`` its raw URLs serve.
+* :data:`GIT_BLOB`: files served from a pinned commit of their authors' repository, identified by git's blob id
+  (SHA-1 of ``"blob <size>\\0"`` + the bytes) as that commit's tree records it: SVO-Probes' ``svo_probes.csv``
+  (google-deepmind/svo_probes@206219e) and V-COCO's ``vcoco_test.json`` (s-gupta/v-coco@489cc4d).
+* :data:`UNPINNED`: downloads whose bytes no source here records; they are used unverified and ``probekit check``
+  says so ("present, not verifiable (no known hash)").
+
+Web images (SVO-Probes, COCO) carry no hash: each is checked to decode as a whole image
+(:func:`probekit.data.download.check_image`).  Model weights are verified by their own downloaders (open_clip checks
+the SHA-256 in OpenAI's URLs; the Hugging Face hub checks each file against its commit), except ViLT's checkpoint
+(:data:`UNPINNED`).  ``$PROBEKIT_SKIP_SHA256`` switches every check off.
 """
 
 from __future__ import annotations
 
 import os
-from hashlib import sha256
+from hashlib import sha1, sha256
+from pathlib import Path
 
+SVO_COMMIT = "206219e2afd9640b8bbe6ef95f49b52b0d4ed350"
+VCOCO_COMMIT = "489cc4db74f2f10ab4b134f67da3874afbf245ab"
+SVO_CSV_URL = f"https://raw.githubusercontent.com/google-deepmind/svo_probes/{SVO_COMMIT}/svo_probes.csv"
+VCOCO_URL = f"https://raw.githubusercontent.com/s-gupta/v-coco/{VCOCO_COMMIT}/data/vcoco/vcoco_{{split}}.json"
+COCO_ANNOTATIONS_URL = "http://images.cocodataset.org/annotations/annotations_trainval2014.zip"
+VILT_ITM_URL = "https://github.com/dandelin/ViLT/releases/download/200k/vilt_200k_mlm_itm.ckpt"
 _PREDNOUN = "https://raw.githubusercontent.com/mitjanikolaus/multimodal-predicate-noun-dependencies/main/"
 
 SHA256 = {
@@ -96,18 +112,65 @@ SHA256 = {
 }
 
 
+#: URL -> git blob id of the file at the pinned commit in its URL (the commit's tree, read from the repository)
+GIT_BLOB = {
+    SVO_CSV_URL: "2dbab46af1169c2d6feb8b2cee26fe7140ffda19",
+    VCOCO_URL.format(split="test"): "c633fc3aeca04ed7b14c8b5bf7ff5b68bb9552f8",
+}
+
+#: URL -> why its bytes are not verified
+UNPINNED = {
+    COCO_ANNOTATIONS_URL: "COCO publishes no checksum for its annotation archive, and none could be taken here",
+    VILT_ITM_URL: "a GitHub release asset of dandelin/ViLT; its authors publish no checksum, and none could be taken "
+                  "here",
+}
+
+
 class ChecksumError(ValueError):
-    """A data file whose SHA-256 is not the one recorded for its URL."""
+    """A data file whose bytes are not those recorded for its URL."""
+
+
+def _blob(data: bytes) -> str:
+    return sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def mismatch(data: bytes, url: str) -> str | None:
+    """None when ``data`` is the file recorded for ``url`` (or nothing is recorded); else how it differs."""
+    if url in SHA256 and (got := sha256(data).hexdigest()) != SHA256[url]:
+        return f"has SHA-256 {got}, but {SHA256[url]} is recorded"
+    if url in GIT_BLOB and (got := _blob(data)) != GIT_BLOB[url]:
+        return f"has git blob id {got} ({len(data)} bytes), but {GIT_BLOB[url]} is recorded"
+    return None
+
+
+def known(url: str) -> bool:
+    """Whether the bytes of ``url`` are recorded (else it is in :data:`UNPINNED`, or not a known download)."""
+    return url in SHA256 or url in GIT_BLOB
 
 
 def verify(data: bytes, url: str, where: str | os.PathLike, what: str) -> None:
-    """Raise :class:`ChecksumError` naming the file, both hashes and the fix when ``data`` is not the file recorded
+    """Raise :class:`ChecksumError` (one line: the file, both hashes, the fix) when ``data`` is not the file recorded
     for ``url``; nothing when no hash is recorded or ``$PROBEKIT_SKIP_SHA256`` is set."""
-    expected = SHA256.get(url)
-    if not expected or os.environ.get("PROBEKIT_SKIP_SHA256"):
+    if os.environ.get("PROBEKIT_SKIP_SHA256") or (why := mismatch(data, url)) is None:
         return
-    got = sha256(data).hexdigest()
-    if got != expected:
-        raise ChecksumError(f"{what} ({where}) has SHA-256 {got}, but {expected} is recorded for {url}: the file "
-                            f"changed upstream, was truncated, or is another file. Delete it and run again, or set "
-                            f"PROBEKIT_SKIP_SHA256=1 to use it anyway (its numbers may then differ from the paper's).")
+    raise ChecksumError(f"{what} ({where}) {why} for {url}: the file changed upstream, was truncated, or is another "
+                        f"file. Delete it and run again to fetch it anew (or download {url} there by hand), or set "
+                        f"PROBEKIT_SKIP_SHA256=1 to use it anyway (its numbers may then differ from the paper's).")
+
+
+def verify_file(path: str | os.PathLike, url: str, what: str) -> Path:
+    """``path`` once :func:`verify` passes on its bytes (read only when a hash is recorded)."""
+    if known(url) and not os.environ.get("PROBEKIT_SKIP_SHA256"):
+        verify(Path(path).read_bytes(), url, path, what)
+    return Path(path)
+
+
+def state(path: str | os.PathLike, url: str | None) -> str:
+    """What ``probekit check`` says of a file that is present: verified, does not match, or not verifiable."""
+    if url is None or not known(url):
+        return "present, not verifiable (no known hash)"
+    if os.environ.get("PROBEKIT_SKIP_SHA256"):
+        return "present, not checked (PROBEKIT_SKIP_SHA256 is set)"
+    why = mismatch(Path(path).read_bytes(), url)
+    return "present, verified" if why is None else (f"present, does not match: it {why}; fix: delete it to fetch "
+                                                    f"{url} again")
