@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from probekit.report import lab as lab_report
 from probekit.results import frame, row
-from probekit.studies import lab
+from probekit.studies import lab, lab_holm
 
 
 def _r(model, value, low, high, chance=0.5, metric="acc", condition=""):
@@ -223,3 +223,18 @@ def test_one_rule_says_when_two_values_are_the_same():
     assert same(float("nan"), float("nan")) and same(None, None) and not same(None, 0.0)
     assert same(["walk", "kneel"], ["walk", "kneel"]) and not same(["walk"], ["walk", "kneel"])
     assert same([0.1, 0.2], (0.1, 0.2 + 1e-12)) and not same("a", "b")
+
+
+def test_a_knock_in_is_judged_against_zero_on_its_difference_row():
+    """A knock-in's row (a within-model difference without a chance level, e.g. Probe-B's Δc) must lie above 0:
+    above when its interval excludes 0 upwards, below when downwards, not resolved when it holds 0."""
+    rows = frame([_r("in", 4.0, 1.5, 6.5, chance=float("nan"), metric="d"),
+                  _r("in", 0.5, -1.0, 2.0, chance=float("nan"), metric="d", condition="x"),
+                  _r("in", -3.0, -5.0, -1.0, chance=float("nan"), metric="d", condition="y")])
+    checks = [lab.Check("in", lab.KNOCK_IN, "k", {"metric": "d", "condition": c}) for c in ("", "x", "y")]
+    found = lab.checks(rows, checks)
+    assert list(found["verdict"]) == ["above 0", lab.NOT_RESOLVED, "below 0"]
+    assert list(found["ok"]) == [True, False, False]
+    judged, _ = lab_holm.family(found, lab.claims(rows, []))
+    assert judged["p"].iloc[0] < 0.05 < judged["p"].iloc[1] and judged["survives"].iloc[0] is True
+    assert lab_report.checks_table(found)["role"].iloc[0].startswith("knock-in")

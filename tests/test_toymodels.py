@@ -468,3 +468,13 @@ def test_the_card_reproduces_a_next_zoo_with_its_budget_flags(tmp_path):
     card = write(tmp_path).read_text()
     assert ("`probekit train-toy --seed 0 --steps 2 --pool 16 --warmup 0.3 --schedule wsd --precision bf16 "
             "--zoo next`") in card
+
+
+def test_the_card_reproduces_the_next_zoos_members_shipped_beside_the_zoo(tmp_path):
+    from probekit.toymodels.card import write
+    tiny = ["--steps", "2", "--pool", "16", "--no-eval", "--threads", "1"]
+    assert main(["--out", str(tmp_path), *tiny, "--models", "toy-clip-noverb"]) == 0   # of the shipped zoo only
+    assert main(["--out", str(tmp_path), *tiny, "--zoo", "next", "--models", "toy-clip-scenealways"]) == 0
+    card = write(tmp_path).read_text()
+    assert ("`probekit train-toy --seed 0 --steps 2 --pool 16` and, for `toy-clip-scenealways` (the next zoo's), "
+            "`probekit train-toy --seed 0 --steps 2 --pool 16 --zoo next --models toy-clip-scenealways`") in card

@@ -14,7 +14,8 @@ from probekit.toymodels import seed_table, zoo
 _ROLE = {lab.PARENT: "target probe, its information there",
          lab.CONTROL: "knock-out, control", lab.TRAINED: "trained on everything, control",
          lab.BLIND: "blind (text only)",
-         lab.FLOOR: "blind (text only), the probe's text floor"}
+         lab.FLOOR: "blind (text only), the probe's text floor",
+         lab.KNOCK_IN: "knock-in, its information always there (positive control)"}
 
 
 #: how a knock-out's target lost its information in training (:func:`probekit.toymodels.zoo.knockout`)

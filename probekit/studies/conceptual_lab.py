@@ -34,11 +34,14 @@ from probekit.results import concat, empty, one, select
 from probekit.studies import conceptual_scores as cs
 from probekit.studies import patching
 from probekit.claims import UNRESOLVED
-from probekit.studies.lab import BLIND, CHANCE_MARGIN, FLOOR, HIGHER, LOWER, NO_DIFFERENCE, Check, PaperClaim
+from probekit.studies.lab import (BLIND, CHANCE_MARGIN, FLOOR, HIGHER, KNOCK_IN, LOWER, NO_DIFFERENCE, Check,
+                                  PaperClaim)
 from probekit.toyworld import classify
 
-#: the models whose Probe-B rows the claims need (trained, as every zoo model, with objects in typical scenes)
-PROBE_B_MODELS = ("toy-clip",)
+#: the models whose Probe-B rows the lab reads: the claims' (trained with objects in their typical scene 80% of the
+#: time) and its knock-in (always), the probe's positive control
+PROBE_B_MODELS = ("toy-clip", "toy-clip-scenealways")
+KNOCK_IN_MODEL = PROBE_B_MODELS[1]
 #: the text-only model whose Probe-R rows are the probe's text floor
 BLIND_MODEL = "toy-bert-blind"
 #: (a, b) pairs of the zoo compared item by item (probe ``PAIRED``, condition ``a − b``): the hard-negative claim's
@@ -60,6 +63,9 @@ C_COMP = dict(probe="probe-c", condition="", subset="composition")
 SCENE = dict(probe="probe-b", condition="scene")   # multi-object images, background replaced by an unrelated scene
 
 CHECKS = [
+    Check(f"{KNOCK_IN_MODEL}, (x0, x̃1)", KNOCK_IN, "Probe-B: the confidence change Δc(x0, x̃1) when the background is "
+          "replaced by an unrelated scene (points; above 0 when the model uses the scene)",
+          dict(SCENE, subset="(x0, x̃1)", metric="delta_c_pts")),
     Check("toy-bert-blind", FLOOR, "Probe-R: true relation vs unlikely predicate (accuracy)",
           {**R_PRED, "metric": "acc"}),
     Check("toy-bert-blind", FLOOR, "Probe-R: true relation vs unlikely subject (accuracy)",

@@ -9,7 +9,7 @@ from typing import Any
 from probekit.parameters import Parameters, param
 
 FILLERS = ["black", "gray", "noise", "scene"]
-LAB_MODELS = ("toy-clip", "toy-clip-hardneg", "toy-vilt", "toy-bert-blind")
+LAB_MODELS = ("toy-clip", "toy-clip-hardneg", "toy-clip-scenealways", "toy-vilt", "toy-bert-blind")
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,12 @@ from probekit.claims import (ABOVE, BELOW, HIGHER, LOWER, NO_CHANCE, NO_DIFFEREN
 from probekit.results import select
 
 TARGET, CONTROL, BLIND, PARENT, FLOOR, TRAINED = "target", "control", "blind", "parent", "text floor", "trained"
+#: a knock-in (a model trained with one kind of information always there, e.g. objects always in their typical
+#: scene): its row, a within-model difference the probe reads that information by, must lie above 0 (the positive
+#: control: the probe detects the use of that information where a model was made to use it)
+KNOCK_IN = "knock-in"
+#: a knock-in's verdicts (its row has no chance level: its null is 0)
+ABOVE_ZERO, BELOW_ZERO = "above 0", "below 0"
 #: the floor a control row's 95% interval must lie at or above: a knock-out's, and a model's trained with every kind
 #: of information (:func:`versus_floor`)
 FLOORS = {CONTROL: 0.85, TRAINED: 0.90}
@@ -56,7 +62,7 @@ NOT_RUN, NOT_COMPARABLE, NOT_TESTABLE = "not run", "not comparable", "not testab
 #: a blind row on items it cannot win (one sentence over two images, or a counterbalanced pair): shown, not judged
 BY_DESIGN = "not above chance by construction"
 #: the verdict a knock-out / blind check should get for the probe to be doing its job
-EXPECTED = {TARGET: AT_CHANCE, CONTROL: PASSES, TRAINED: PASSES, BLIND: NOT_ABOVE, PARENT: ABOVE,
+EXPECTED = {TARGET: AT_CHANCE, CONTROL: PASSES, TRAINED: PASSES, BLIND: NOT_ABOVE, PARENT: ABOVE, KNOCK_IN: ABOVE_ZERO,
             FLOOR: None}   # None: not judged
 
 
@@ -129,11 +135,14 @@ def check_verdict(r, role: str, by_construction: bool = False) -> str:
     beats chance; otherwise :data:`AT_CHANCE` when the interval lies within chance ± :data:`CHANCE_MARGIN` (an
     equivalence test), above or below chance when it excludes chance, and :data:`NOT_RESOLVED` when it holds
     chance but reaches past the margin (too few items to tell "at chance" from a small effect); a blind row
-    ``by_construction`` that does not beat chance is :data:`BY_DESIGN`."""
+    ``by_construction`` that does not beat chance is :data:`BY_DESIGN`; a :data:`KNOCK_IN` row above or below 0
+    when its interval excludes 0, else :data:`NOT_RESOLVED`."""
     if r is None:
         return NOT_RUN
     if role in FLOORS:
         return versus_floor(r, FLOORS[role])
+    if role == KNOCK_IN:
+        return {HIGHER: ABOVE_ZERO, LOWER: BELOW_ZERO}.get(difference(r), NOT_RESOLVED)
     vs = versus_chance(r)
     if role in (BLIND, FLOOR):
         return ABOVE if vs == ABOVE else BY_DESIGN if by_construction else NOT_ABOVE

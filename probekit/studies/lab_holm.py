@@ -6,7 +6,8 @@ construction, not comparable or not run).  Its p is that of the test its verdict
 interval the verdict was (:func:`probekit.claims.p_value`, :func:`~probekit.claims.p_within`,
 :func:`~probekit.claims.p_beyond`: below 0.05 exactly when the interval resolves the test):
 
-* a check: its row against its floor (a control), against chance (a parent, a blind row) or, for a target, the
+* a check: its row against its floor (a control), against chance (a parent, a blind row), against 0 (a
+  knock-in) or, for a target, the
   smaller of "at chance" (within chance ± :data:`probekit.studies.lab.CHANCE_MARGIN`) and "not at chance";
 * a claim: its paired difference against 0, or the smaller of "within" and "beyond" its margin (no difference);
   two rows without a paired difference: their difference by the normal approximation (:func:`probekit.claims.p_apart`).
@@ -30,7 +31,8 @@ from probekit.studies import lab
 #: the family-wise level
 ALPHA = 0.05
 #: the verdicts that reject a null (and so may or may not survive the correction)
-RESOLVED = {lab.AT_CHANCE, ABOVE, BELOW, lab.PASSES, lab.FAILS, lab.HOLDS, lab.DOES_NOT_HOLD}
+RESOLVED = {lab.AT_CHANCE, ABOVE, BELOW, lab.ABOVE_ZERO, lab.BELOW_ZERO, lab.PASSES, lab.FAILS, lab.HOLDS,
+            lab.DOES_NOT_HOLD}
 #: a claim's verdicts that come from a test
 _TESTED = {lab.HOLDS, lab.DOES_NOT_HOLD, lab.NOT_RESOLVED}
 
@@ -42,6 +44,8 @@ def check_p(line) -> float:
         return math.nan
     if line["role"] in lab.FLOORS:
         return p_value(r, lab.FLOORS[line["role"]])
+    if line["role"] == lab.KNOCK_IN:
+        return p_value(r)
     chance = number(r, "chance")
     if line["role"] == lab.TARGET:
         return min(p_value(r, chance), p_within(r, chance, lab.CHANCE_MARGIN))

@@ -10,7 +10,7 @@ from .budget import flags as budget_flags
 from .build import MAX_TEXT, size_of, tokenizer
 from .convergence import FLAT_WITHIN, PER_STEPS, cell, trends, unsettled
 from .record import settings
-from .zoo import CHECKPOINTS, ZOO, member as zoo_member
+from .zoo import CHECKPOINTS, NEXT_ZOO, ZOO, member as zoo_member
 
 #: the training curve's held-out keys: (line style, chance level)
 CURVE_KEYS = {"object": ("-", 0.5), "prednoun_pair": ("--", 0.25), "crop_predicate": ("-.", 0.5),
@@ -162,8 +162,13 @@ def write(folder: Path = CHECKPOINTS) -> Path:
     rec = json.loads((folder / "training.json").read_text())
     plot(rec, folder / "loss_curves.png")
     z = size_of(settings(rec)["size"])
-    size_flag = (f" --size {rec['size']}" if "size" in rec else "") + budget_flags(rec.get("budget", {})) + (
-        " --zoo next" if any(m not in ZOO for m in rec["models"]) else "")
+    size_flag = (f" --size {rec['size']}" if "size" in rec else "") + budget_flags(rec.get("budget", {}))
+    added = [m for m in rec["models"] if m not in ZOO]   # members of the next zoo shipped beside the zoo's own
+    if added and all(m in NEXT_ZOO for m in rec["models"]):
+        size_flag += " --zoo next"
+    elif added:
+        size_flag += f"` and, for {', '.join(f'`{m}`' for m in added)} (the next zoo's), `probekit train-toy " \
+                     f"--seed {rec['seed']}{size_flag} --zoo next --models {' '.join(added)}"
     b = rec["budget"]
     recipes, scores = [], []
     for name, m in rec["models"].items():
