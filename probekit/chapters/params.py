@@ -126,7 +126,7 @@ def check_value(chapter: str, param: Parameter, value: Any) -> None:
                                  f"valid: {', '.join(valid)}")
     elif param.name == "device" and not DEVICE_RE.match(str(value)):
         raise ParameterError(f"unknown device {value!r} in {where}; valid: auto, cpu, cuda, cuda:N, mps")
-    elif param.name in ("limit", "batch_size", "finetune_steps", "finetune_triplets") and value < 1:
+    elif param.name in ("limit", "batch_size", "finetune_steps", "finetune_triplets", "finetune_seeds") and value < 1:
         raise ParameterError(f"{where} must be at least 1, got {value!r}")
     elif param.name == "finetune_batch" and value < 2:
         raise ParameterError(f"{where} must be at least 2 (a contrastive batch needs another pair), got {value!r}")
