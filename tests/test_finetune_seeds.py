@@ -131,12 +131,14 @@ def two_seeds(tmp_path_factory):
 def test_two_fine_tuning_seeds_give_each_seeds_rows_and_a_pooled_row(two_seeds):
     pooled, single, d = two_seeds
     assert pooled.facts.finetune_seeds == [0, 1] and single.facts.finetune_seeds == [0]
-    where = dict(probe="patching", condition="both, α = 1 − original", subset="general", metric="top1_diff")
+    # a confidence (no fine-tune of two steps flips a top-1 answer: those rows are the same under both seeds)
+    where = dict(probe="patching", condition="both, α = 1 − original", subset="probe-r predicate_swap",
+                 metric="mu_c_diff")
     first, both = one(single.ours(), **where), one(pooled.ours(), **where)
-    assert first["n"] == 8 and both["n"] == 16   # the same 8 items under each of the two seeds
+    assert both["n"] == 2 * first["n"] > 0   # the same items under each of the two seeds
     line = pooled.data["lab_claims"].set_index("claim").loc[next(
         c.claim for c in conceptual_lab.CLAIMS if c.diff[0] == "toy-clip, both, α = 1 − original"
-        and c.diff[1]["subset"] == "general")]
+        and c.diff[1] == {k: where[k] for k in ("probe", "subset", "metric")})]
     entries = json.loads(line["finetune_seed_rows"])
     assert [e["seed"] for e in entries] == [0, 1]
     assert entries[0]["value"] == first["value"] and entries[0]["ci_low"] == first["ci_low"]   # seed 0: today's row
