@@ -47,7 +47,7 @@ BOUNDS: dict[str, tuple[float | None, float | None]] = {
     "min_triplet_negatives": (0, None), "top_k": (1, None), "n_resamples": (1, None), "min_concept_count": (1, None),
     "min_tuple_count": (1, None), "k": (1, None), "n_examples": (0, None), "finetune_steps": (1, None),
     "finetune_batch": (2, None), "finetune_lr": (0.0, 1.0), "finetune_triplets": (1, None),
-    "finetune_eval_limit": (1, None),
+    "finetune_eval_limit": (1, None), "finetune_seeds": (1, None),
 }
 
 

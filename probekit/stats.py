@@ -26,12 +26,17 @@ def keeping() -> Iterator[list[dict]]:
     """Keep what every :func:`bootstrap_ci` computed inside the block: a list, filled as they run, of dicts with
     the ``values``, ``statistic`` and ``clusters`` it was given, its ``n_resamples`` and ``seed``, and its ``value``
     and ``ci`` (what a result row computed from items holds, so the row can be rebuilt from them:
-    :mod:`probekit.studies.lab_items`)."""
+    :mod:`probekit.studies.lab_items`).  A block inside another keeps for both: what the inner one kept is added
+    to the outer one's list when it ends."""
+    outer = _KEPT.get()
     token = _KEPT.set([])
     try:
         yield _KEPT.get()
     finally:
+        inner = _KEPT.get()
         _KEPT.reset(token)
+        if outer is not None:
+            outer.extend(inner)
 
 
 def units(clusters, n: int) -> tuple[np.ndarray, np.ndarray] | None:

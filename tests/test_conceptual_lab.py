@@ -213,7 +213,7 @@ def small_run(tmp_path_factory):
         result = conceptual.run(conceptual.Params(
             models=["toy-clip"], limit=12, device="cpu", data_dir=d / "data", cache_dir=d / "scores",
             fillers=["scene"], finetune_encoders=["both"], finetune_steps=2, finetune_triplets=8,
-            alphas=[0.0, 1.0], finetune_eval_limit=8, lab_models=["toy-clip", "toy-bert-blind"]))
+            alphas=[0.0, 1.0], finetune_seeds=1, finetune_eval_limit=8, lab_models=["toy-clip", "toy-bert-blind"]))
     finally:
         mp.undo()
     return result, calls

@@ -132,7 +132,7 @@ def result(tmp_path_factory):
     return conceptual.run(conceptual.Params(
         limit=16, device="cpu", data_dir=d / "data", cache_dir=d / "scores", fillers=["black", "scene"],
         finetune_encoders=["text", "vision"], finetune_steps=2, finetune_triplets=6, alphas=[0.0, 0.2, 1.0],
-        finetune_eval_limit=12, lab_models=[]))
+        finetune_seeds=1, finetune_eval_limit=12, lab_models=[]))
 
 
 def test_run_on_the_toy_world(result):

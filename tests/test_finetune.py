@@ -94,6 +94,18 @@ def test_a_shipped_fine_tune_is_copied_instead_of_trained_and_only_for_its_own_k
         finetuned_cached(base, triplets, other, tmp_path / "fresh", progress=False)
 
 
+def test_shipping_keeps_the_first_seeds_weights_and_every_sweep_kept_as_numbers(world, tmp_path):
+    base, triplets, d = world
+    tuned = {s: finetuned_cached(base, triplets, FinetuneConfig(encoders="text", steps=2, batch_size=4, seed=s),
+                                 tmp_path / "cache" / "base", progress=False) for s in (0, 1)}
+    (tmp_path / "cache" / "base" / "seeds").mkdir()
+    (tmp_path / "cache" / "base" / "seeds" / "k1.parquet").write_bytes(b"numbers")
+    shipped = finetune_cache.ship(tmp_path / "cache", tmp_path / "zoo", seeds={0})
+    assert shipped == [tmp_path / "zoo" / "finetuned" / tuned[0].parent.name,
+                       tmp_path / "zoo" / "finetuned" / "seeds" / "k1.parquet"]
+    assert not (tmp_path / "zoo" / "finetuned" / tuned[1].parent.name).exists()
+
+
 def test_the_same_triplets_under_another_data_folder_have_the_same_key(world):
     _, triplets, d = world
     moved = triplets.assign(image=[str(Path("/elsewhere/data") / Path(p).name) for p in triplets["image"]])
@@ -110,10 +122,12 @@ def test_the_shipped_fine_tunes_are_the_chapters_defaults():
 
     params = Params()
     configs = sorted((trained_config(p)["encoders"], trained_config(p)["steps"], trained_config(p)["batch_size"],
-                      trained_config(p)["lr"], trained_config(p)["optimizer"])
-                     for p in (TOY_CHECKPOINTS / SHIPPED).iterdir())
+                      trained_config(p)["lr"], trained_config(p)["optimizer"], trained_config(p)["seed"])
+                     for p in (TOY_CHECKPOINTS / SHIPPED).iterdir() if (p / "finetune.json").is_file())
     assert configs == sorted((e, params.finetune_steps, params.finetune_batch, params.finetune_lr,
-                              params.finetune_optimizer) for e in params.finetune_encoders)
+                              params.finetune_optimizer, params.seed) for e in params.finetune_encoders)
+    # the other fine-tuning seeds' sweeps ship as numbers, one file each
+    assert len(list((TOY_CHECKPOINTS / SHIPPED / finetune_cache.SEEDS).glob("*.parquet"))) == params.finetune_seeds - 1
 
 
 def test_only_the_chosen_encoder_moves(world):

@@ -39,7 +39,7 @@ SMALL_RUNS = {
     "conceptual": lambda r: conceptual.run(conceptual.Params(
         models=["toy-clip"], limit=12, device="cpu", data_dir=r / "data", cache_dir=r / "scores",
         fillers=["scene"], finetune_encoders=["both"], finetune_steps=2, finetune_triplets=8, alphas=[0.0, 1.0],
-        finetune_eval_limit=8)),
+        finetune_eval_limit=8, finetune_seeds=1)),
 }
 
 

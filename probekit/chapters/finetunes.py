@@ -12,12 +12,14 @@ from probekit.environ import environment
 
 def ship(out, device: str = "cpu") -> list[Path]:
     """Run the conceptual study at the chapter's defaults on the zoo in ``out`` (its fine-tunes trained, or found
-    already shipped with the same key, in a fresh data folder) and copy each fine-tune to ``out/finetuned``."""
+    already shipped with the same key, in a fresh data folder) and copy the first fine-tuning seed's fine-tunes
+    to ``out/finetuned``, the other seeds' sweeps as numbers (:mod:`probekit.studies.finetune_seeds`)."""
     from probekit.studies import conceptual, finetune_cache
     from probekit.studies.conceptual_params import Params
 
     out = Path(out)
     with tempfile.TemporaryDirectory(prefix="probekit-finetunes-") as tmp, \
             environment({"PROBEKIT_TOY_CHECKPOINTS": str(out)}):
-        conceptual.run(Params(models=["toy-clip"], lab_models=[], data_dir=tmp, device=device))
-        return finetune_cache.ship(Path(tmp) / "finetune", out)
+        params = Params(models=["toy-clip"], lab_models=[], data_dir=tmp, device=device)
+        conceptual.run(params)
+        return finetune_cache.ship(Path(tmp) / "finetune", out, seeds={params.seed})

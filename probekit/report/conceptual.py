@@ -121,9 +121,19 @@ def sweep_text(facts: ConceptualFacts, params: dict) -> str:
     epochs = params["finetune_steps"] * facts.finetune_batch / max(facts.triplets, 1)
     return (f"Fine-tuned `{params['finetune_model']}` on {facts.triplets} triplets for {params['finetune_steps']} "
             f"steps of {facts.finetune_batch} ({epochs:.1f} epochs; the authors: 40 epochs of RelComp) "
-            f"({params['finetune_optimizer']}, lr {params['finetune_lr']}) per encoder setting; held-out task: "
-            f"{facts.general_task} ({facts.general_items} images); the sweep is evaluated on "
+            f"({params['finetune_optimizer']}, lr {params['finetune_lr']}) per encoder setting{seeds_text(facts)}; "
+            f"held-out task: {facts.general_task} ({facts.general_items} images); the sweep is evaluated on "
             f"{facts.sweep_probe_r} Probe-R comparisons and {facts.sweep_probe_c} Probe-C groups.")
+
+
+def seeds_text(facts: ConceptualFacts) -> str:
+    """How many fine-tuning seeds the sweep's rows are pooled over ("" for one)."""
+    fseeds = facts.finetune_seeds or []
+    if len(fseeds) < 2:
+        return ""
+    return (f", once per fine-tuning seed ({', '.join(map(str, fseeds))}; the same items): a patched model's row is "
+            f"the mean over the {len(fseeds)} seeds with a two-level bootstrap interval (seeds, then items), its n "
+            "the items over all seeds")
 
 
 def sweep_table(ours: pd.DataFrame) -> pd.DataFrame:

@@ -109,15 +109,23 @@ def per_seed(seed_rows) -> str:
     return " · ".join(f"seed {s}: {' vs '.join(v)}" for s, v in each.items())
 
 
-def _pooled(table: pd.DataFrame, found: pd.DataFrame, result: str) -> pd.DataFrame:
-    """``table`` of a lab judged over seeds (:mod:`probekit.studies.lab_pooling`): the ``result`` cell of a pooled
-    line reads "pooled ...", each seed's value beside it, the verdict with its note ("seeds disagree: ...", or why a
-    line is seed 0's only)."""
-    pooled = [isinstance(r, str) and bool(r) for r in found["seed_rows"]]
-    notes = [n if isinstance(n, str) and n else "" for n in found["seeds_note"]]
-    table = table.assign(**{result: [f"pooled over seeds: {t}" if p else t
+#: the seeds a lab line may be pooled over: the zoo's training seeds (:mod:`probekit.studies.lab_pooling`) and the
+#: conceptual chapter's fine-tuning seeds (:mod:`probekit.studies.finetune_seeds`): (rows column, note column, words)
+SEED_KINDS = (("seed_rows", "seeds_note", "seeds"),
+              ("finetune_seed_rows", "finetune_seeds_note", "fine-tuning seeds"))
+
+
+def _pooled(table: pd.DataFrame, found: pd.DataFrame, result: str, rows: str = "seed_rows",
+            note: str = "seeds_note", over: str = "seeds") -> pd.DataFrame:
+    """``table`` of a lab judged over seeds (``rows`` and ``note`` name ``found``'s columns of the seeds ``over``):
+    the ``result`` cell of a pooled line reads "pooled over <over>: ...", each seed's value beside it (column "each
+    <seed>"), the verdict with its note ("seeds disagree: ...", or why a line is one seed's only)."""
+    pooled = [isinstance(r, str) and bool(r) for r in found[rows]]
+    notes = [n if isinstance(n, str) and n else "" for n in found[note]]
+    table = table.assign(**{result: [f"pooled over {over}: {t}" if p else t
                                      for t, p in zip(table[result], pooled)]})
-    table.insert(table.columns.get_loc(result) + 1, "each seed", [per_seed(r) for r in found["seed_rows"]])
+    table.insert(table.columns.get_loc(result) + 1, f"each {over.removesuffix('s')}",
+                 [per_seed(r) for r in found[rows]])
     return table.assign(verdict=[f"{v} ({n})" if n else v for v, n in zip(table["verdict"], notes)])
 
 
@@ -166,7 +174,8 @@ def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
         "result": [_cell(r) for r in found["row"]], "verdict": found["verdict"],
         "as it should be": [_judged(ok, e, v) for ok, e, v in zip(found["ok"], found["expected"], found["verdict"])],
     })
-    table = (_pooled(table, found, "result") if "seed_rows" in found else table)
+    for rows, note, over in SEED_KINDS:
+        table = _pooled(table, found, "result", rows, note, over) if rows in found else table
     table = _holm(table, None if claims is None else lab_holm.family(found, claims)[0]).set_index("model")
     return _beside(table, lab.verdict_lines(study or "", found, None), study, seeds)
 
@@ -224,6 +233,8 @@ def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
         "on the toy world": [compared(r) for _, r in found.iterrows()],
         "verdict": list(found["verdict"]),
     }, index=pd.RangeIndex(1, len(found) + 1, name="#"))
-    table = _pooled(table, found.set_axis(table.index), "on the toy world") if "seed_rows" in found else table
+    for rows, note, over in SEED_KINDS:
+        table = (_pooled(table, found.set_axis(table.index), "on the toy world", rows, note, over) if rows in found
+                 else table)
     judged = None if checks is None else lab_holm.family(checks, found)[1].set_axis(table.index)
     return _beside(_holm(table, judged), lab.verdict_lines(study or "", None, found), study, seeds)

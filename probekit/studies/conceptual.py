@@ -30,7 +30,8 @@ from probekit.metrics import conceptual as mc
 from probekit.metrics import conceptual_items as mi
 from probekit.papers.conceptual import parse_condition, undo_readings
 from probekit.results import StudyResult, concat, concat_items, empty, select
-from probekit.studies import conceptual_claims, conceptual_lab, finetune, finetune_cache, lab, patching
+from probekit.studies import (conceptual_claims, conceptual_lab, finetune, finetune_cache, finetune_seeds, lab,
+                              patching)
 from probekit.studies import conceptual_scores as cs
 from probekit.studies.conceptual_facts import ConceptualFacts
 from probekit.studies.conceptual_params import Params
@@ -114,7 +115,9 @@ def sweep_plan(dataset: str, train_data, general_task: str, imagenet_dir) -> dic
 
 
 def _sweep(load, root, items_r, items_c, p: Params, general_task: str):
-    """The patching sweep's rows, training history and facts; ``general_task`` as :func:`sweep_plan` settled it."""
+    """The patching sweep's rows (pooled over the fine-tuning seeds, :mod:`probekit.studies.finetune_seeds`),
+    training history (the first seed's), facts and each pooled row's per-seed rows; ``general_task`` as
+    :func:`sweep_plan` settled it."""
     seed = p.seed
     if p.train_data:
         triplets = finetune.load_triplets(p.train_data)
@@ -126,11 +129,23 @@ def _sweep(load, root, items_r, items_c, p: Params, general_task: str):
     general = patching.general_task_items(general_task, root, p.imagenet_dir, seed=seed, limit=n_eval or p.limit)
     probes = {"probe-r": patching.whole_groups(items_r, n_eval, seed),
               "probe-c": patching.whole_groups(items_c, n_eval, seed)}
-    rows, checkpoints = patching.patch_sweep(
-        p.finetune_model, triplets, list(p.finetune_encoders), list(p.alphas), probes, general, root / "finetune",
-        config={"steps": p.finetune_steps, "batch_size": p.finetune_batch, "lr": p.finetune_lr,
-                "optimizer": p.finetune_optimizer}, device=p.device,
-        batch_size=p.batch_size, cache_dir=p.cache_dir, seed=seed)   # a bar per fine-tune, on the terminal
+    config = {"steps": p.finetune_steps, "batch_size": p.finetune_batch, "lr": p.finetune_lr,
+              "optimizer": p.finetune_optimizer}
+
+    def sweep(fseed):   # one fine-tuning seed's sweep on the same items; a bar per fine-tune, on the terminal
+        return patching.patch_sweep(
+            p.finetune_model, triplets, list(p.finetune_encoders), list(p.alphas), probes, general,
+            root / "finetune", config=config, device=p.device, batch_size=p.batch_size, cache_dir=p.cache_dir,
+            seed=seed, finetune_seed=fseed)
+
+    def key(fseed):
+        return finetune_seeds.sweep_key(p.finetune_model, triplets,
+                                        patching.configs(config, list(p.finetune_encoders), fseed), list(p.alphas),
+                                        {**probes, "general": general}, seed)
+
+    fseeds = finetune_seeds.seeds(seed, p.finetune_seeds)
+    rows, checkpoints, each = finetune_seeds.pooled_sweep(sweep, fseeds, key,
+                                                          root / "finetune" / patching.safe(p.finetune_model))
     history = pd.concat([finetune_cache.training_history(path).rename_axis("step").reset_index().assign(encoders=enc)
                          for enc, path in checkpoints.items()], ignore_index=True)
     batch, = {finetune_cache.trained_config(path)["batch_size"] for path in checkpoints.values()}   # one config
@@ -138,8 +153,8 @@ def _sweep(load, root, items_r, items_c, p: Params, general_task: str):
              "general_items": len(general), "sweep_probe_r": len(probes["probe-r"]),
              "sweep_probe_c": len(probes["probe-c"]), "general_task": "ImageNet" if general_task == "imagenet"
              else classify.GENERAL_TASK, "toy_train_data": not p.train_data,
-             "real_eval_data": p.dataset != "toy"}
-    return rows, history, facts
+             "real_eval_data": p.dataset != "toy", "finetune_seeds": fseeds}
+    return rows, history, facts, each
 
 
 def with_alpha(rows: pd.DataFrame) -> pd.DataFrame:
@@ -183,13 +198,14 @@ def run(params: Params) -> StudyResult:
              "no_unrelated_scene": list(no_scene), "empty_masks": list(items_b.attrs.get("empty_masks", [])),
              "probe_r_kinds": list(dict.fromkeys(items_r["kind"])),
              "categories": list(dict.fromkeys(scored_c.loc[scored_c["split"] == "composition", "category"]))}
-    parts, data = [rc_rows, b_rows], {"probe_b_example": example}
+    parts, data, each = [rc_rows, b_rows], {"probe_b_example": example}, {}
     plan = sweep_plan(dataset, params.train_data, params.general_task, params.imagenet_dir)
     facts.update(finetune_requested=bool(finetune_model), finetune_skipped=plan["skip"] if finetune_model else "",
                  general_fallback=plan["fallback"])
     facts["finetuned"] = bool(finetune_model) and not plan["skip"]
     if facts["finetuned"]:
-        sweep, data["history"], sweep_facts = _sweep(load, root, items_r, items_c, params, plan["general_task"])
+        sweep, data["history"], sweep_facts, each = _sweep(load, root, items_r, items_c, params,
+                                                           plan["general_task"])
         parts.append(sweep)
         facts.update(sweep_facts)
         data["sweep"] = with_alpha(sweep)
@@ -211,6 +227,9 @@ def run(params: Params) -> StudyResult:
     claims = [c for section in data["claims"].values() for c in section]
     data["lab_checks"] = lab.checks(data["lab"], conceptual_lab.CHECKS if on else [])
     data["lab_claims"] = lab.claims(data["lab"], conceptual_lab.CLAIMS if on else [])
+    if on and len(facts.get("finetune_seeds") or []) > 1:
+        data["lab_claims"] = finetune_seeds.judged(data["lab_claims"], conceptual_lab.CLAIMS,
+                                                   conceptual_lab.swept_keys(each))
     per_item = [mi.probe_r_items(scored["probe-r"], items_r), c_items, mi.probe_b_items(scored_b)]
     return StudyResult(STUDY, asdict(params), rows, data, ConceptualFacts(**facts), claims, concat_items(per_item))
 

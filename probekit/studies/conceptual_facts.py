@@ -39,3 +39,4 @@ class ConceptualFacts:
     general_task: str | None = None
     toy_train_data: bool | None = None
     real_eval_data: bool | None = None
+    finetune_seeds: list[int] | None = None   # the fine-tuning seeds the sweep's rows are pooled over

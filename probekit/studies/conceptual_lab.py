@@ -197,6 +197,20 @@ def floor_claims(rows: pd.DataFrame, models) -> list:
     return out
 
 
+def swept_name(model: str, condition: str) -> str:
+    """A sweep row's model in the lab: ``<model>, <condition>``, so the claims table tells α = 1 from α = 0."""
+    return f"{model}, {condition}"
+
+
+def swept_keys(each: dict) -> dict:
+    """The sweep's per-seed rows (:func:`probekit.studies.finetune_seeds.pool`) under the keys and model names the
+    lab gives them (:func:`swept_name`)."""
+    def named(r):
+        return {**r, "model": swept_name(r["model"], r["condition"])}
+    return {(k[0], k[1], swept_name(k[2], k[3]), *k[3:]): None if e is None else {s: named(r) for s, r in e.items()}
+            for k, e in each.items()}
+
+
 def lab_rows(items: dict[str, pd.DataFrame], lab_models, *, load: Callable, seed: int = 0,
              scored: dict[str, pd.DataFrame] | None = None, sweep: pd.DataFrame | None = None,
              probe_b: Callable | None = None) -> pd.DataFrame:
@@ -219,7 +233,7 @@ def lab_rows(items: dict[str, pd.DataFrame], lab_models, *, load: Callable, seed
             parts.append(patching.paired_rows({p: per[p][a] for p in per}, {p: per[p][b] for p in per}, a, a, seed,
                                               probe=PAIRED, against=b))
     if sweep is not None and len(sweep):
-        parts.append(sweep.assign(model=sweep["model"] + ", " + sweep["condition"]))
+        parts.append(sweep.assign(model=[swept_name(m, c) for m, c in zip(sweep["model"], sweep["condition"])]))
     wanted = [m for m in PROBE_B_MODELS if m in lab_models]
     if probe_b is not None and wanted:
         b = select(probe_b(wanted), probe="probe-b", model=wanted)

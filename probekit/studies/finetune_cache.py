@@ -19,16 +19,17 @@ from probekit.studies.finetune import FinetuneConfig, finetune_clip
 
 
 IMAGES = ["image", "negative_image"]
+TRIPLETS = ["image", "caption", "negative_caption", "negative_image"]
 
 
-def fingerprint(triplets: pd.DataFrame) -> str:
+def fingerprint(triplets: pd.DataFrame, columns=TRIPLETS, images=IMAGES) -> str:
     """The training triplets' identity: captions, and image paths relative to the folder that holds them all, so
-    that the same data under another data folder (another user, another machine) has the same fingerprint."""
-    cols = ["image", "caption", "negative_caption", "negative_image"]
-    paths = [os.path.dirname(str(p)) for c in IMAGES for p in triplets[c].dropna()]
+    that the same data under another data folder (another user, another machine) has the same fingerprint (any
+    table's: its ``columns``, of which ``images`` hold image paths)."""
+    paths = [os.path.dirname(str(p)) for c in images for p in triplets[c].dropna()]
     top = os.path.commonpath(paths) if paths else ""
-    table = triplets[cols].astype(object).copy()
-    for c in IMAGES:
+    table = triplets[list(columns)].astype(object).copy()
+    for c in images:
         table[c] = [None if pd.isna(p) else os.path.relpath(str(p), top) if top else str(p) for p in table[c]]
     blob = pd.util.hash_pandas_object(table.astype(str), index=False).to_numpy().tobytes()
     return hashlib.sha256(blob).hexdigest()[:12]
@@ -88,16 +89,25 @@ def finetuned_cached(base, triplets: pd.DataFrame, config: FinetuneConfig, cache
     return finetune_clip(base, triplets, config, out, device=device, progress=progress)
 
 
-def ship(cache_root, out) -> list[Path]:
-    """Copy every fine-tune under ``cache_root`` (``<base>/<key>/finetuned``) to ``out/finetuned/<key>``, where
-    :func:`finetuned_cached` finds it; the shipped folder then holds these keys only."""
+#: beside the fine-tunes: each extra fine-tuning seed's sweep as numbers (:mod:`probekit.studies.finetune_seeds`)
+SEEDS = "seeds"
+
+
+def ship(cache_root, out, seeds=None) -> list[Path]:
+    """Copy every fine-tune under ``cache_root`` (``<base>/<key>/finetuned``) trained with a fine-tuning seed in
+    ``seeds`` (None: every one) to ``out/finetuned/<key>``, where :func:`finetuned_cached` finds it, and every
+    sweep kept as numbers (``<base>/seeds/<key>.parquet``) to ``out/finetuned/seeds``; the shipped folder then
+    holds these only."""
     target = Path(out) / SHIPPED
     shutil.rmtree(target, ignore_errors=True)
     copied = []
     for tuned in sorted(Path(cache_root).glob("*/*/finetuned")):
-        if (tuned / "finetune.json").is_file():
+        if (tuned / "finetune.json").is_file() and (seeds is None or trained_config(tuned)["seed"] in seeds):
             shutil.copytree(tuned, target / tuned.parent.name)
             copied.append(target / tuned.parent.name)
+    for numbers in sorted(Path(cache_root).glob(f"*/{SEEDS}/*.parquet")):
+        (target / SEEDS).mkdir(parents=True, exist_ok=True)
+        copied.append(Path(shutil.copy(numbers, target / SEEDS / numbers.name)))
     return copied
 
 

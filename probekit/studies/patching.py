@@ -142,9 +142,12 @@ def paired_rows(patched: dict[str, pd.DataFrame], original: dict[str, pd.DataFra
 def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alphas: Sequence[float],
                 probes: dict[str, pd.DataFrame], general: pd.DataFrame | None, cache_root, *,
                 config: dict | None = None, device: str = "auto", batch_size: int = 32, cache_dir=None,
-                seed: int = 0, progress: bool = True) -> tuple[pd.DataFrame, dict[str, Path]]:
+                seed: int = 0, finetune_seed: int | None = None, progress: bool = True
+                ) -> tuple[pd.DataFrame, dict[str, Path]]:
     """Fine-tune ``model`` once per encoder setting (cached), patch it at every α and evaluate each patched
     model: (rows, the fine-tuned checkpoint of each encoder setting, whose ``finetune.json`` holds the losses).
+    ``seed`` draws the bootstrap's resamples, ``finetune_seed`` (default ``seed``) the fine-tune's
+    (:attr:`~probekit.studies.finetune.FinetuneConfig.seed`): another fine-tuning seed, the same items.
     α = 0 is the original model, evaluated once.  The encoder settings of :data:`ENCODER_PAIRS` are also compared
     with each other at the sweep's largest α > 0 and at the paper's :data:`PATCH_ALPHA`, item by item (condition
     ``text, α = 1 − vision, α = 1``; :func:`compared_alphas`)."""
@@ -156,10 +159,9 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
     original = evaluate_clip(load_scorer(model, device=device, batch_size=batch_size, cache_dir=cache_dir),
                              probes, general, seed)
     parts, checkpoints, kept, compared = [], {}, {}, compared_alphas(alphas)
-    for enc in encoders:
-        cfg = ft.FinetuneConfig(**{**(config or {}), "encoders": enc, "seed": seed})
+    for enc, cfg in configs(config, encoders, seed if finetune_seed is None else finetune_seed).items():
         tuned = shard.rank_zero_first(lambda: finetune_cache.finetuned_cached(  # sharded: trained once, by rank 0
-            model, triplets, cfg, Path(cache_root) / _safe(model), device=train_device, progress=progress))
+            model, triplets, cfg, Path(cache_root) / safe(model), device=train_device, progress=progress))
         checkpoints[enc] = tuned
         for alpha in alphas:
             condition = patch_condition(enc, alpha)
@@ -182,6 +184,11 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
     return concat(parts), checkpoints
 
 
+def configs(config: dict | None, encoders: Sequence[str], finetune_seed: int) -> dict[str, ft.FinetuneConfig]:
+    """The fine-tune of each encoder setting: ``config`` (FinetuneConfig's fields) with its encoders and seed."""
+    return {enc: ft.FinetuneConfig(**{**(config or {}), "encoders": enc, "seed": finetune_seed}) for enc in encoders}
+
+
 def compared_alphas(alphas: Sequence[float]) -> list[float]:
     """The α > 0 at which :data:`ENCODER_PAIRS` are compared item by item: the paper's :data:`PATCH_ALPHA` when
     swept, and the sweep's largest α (the most fine-tuned), in that order, once each."""
@@ -189,5 +196,5 @@ def compared_alphas(alphas: Sequence[float]) -> list[float]:
     return list(dict.fromkeys([a for a in (PATCH_ALPHA, max(swept, default=0)) if a in swept]))
 
 
-def _safe(name: str) -> str:
+def safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[-80:]

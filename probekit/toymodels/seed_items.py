@@ -37,8 +37,11 @@ def zoo_seed(folder: str | Path | None = None) -> int:
 def read(folder: str | Path | None = None) -> pd.DataFrame | None:
     """The per-seed items kept beside a zoo's checkpoints (default: the zoo in use); None when there are none."""
     path = Path(folder if folder is not None else zoo()) / ITEMS_FILE
-    if not path.is_file():
-        return None
+    return read_file(path) if path.is_file() else None
+
+
+def read_file(path: str | Path) -> pd.DataFrame:
+    """A file :func:`write` wrote (its categories back as strings)."""
     found = pd.read_parquet(path)
     return found.assign(**{c: found[c].astype(str) for c in CATEGORIES if c in found})
 
