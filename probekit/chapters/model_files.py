@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from probekit.environ import offline
+from probekit.scorers.registry import FAMILIES
 
 WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json")
 TOKENIZER = ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer_config.json")
@@ -53,7 +54,9 @@ def directory_problem(name: str, family: str, path: Path) -> str | None:
 def _hub_cached(repo: str, filename: str = "config.json") -> Path | None:
     from huggingface_hub import try_to_load_from_cache
 
-    hit = try_to_load_from_cache(repo, filename)
+    # the cache as the environment names it now (huggingface_hub reads it once, at import; a profile may set it later)
+    cache = os.environ.get("HF_HUB_CACHE") or (os.environ.get("HF_HOME") and os.path.join(os.environ["HF_HOME"], "hub"))
+    hit = try_to_load_from_cache(repo, filename, cache_dir=cache or None)
     return Path(hit) if isinstance(hit, str) else None
 
 
@@ -92,6 +95,8 @@ def model_findings(name: str) -> tuple[str | None, str | None]:
     spec = model_spec(name)
     if spec.source.startswith("toy:"):
         return None, None
+    if spec.family not in FAMILIES:   # a plugin family loads its checkpoints its own way: its adapter checks them
+        return None, None
     if spec.family == "open_clip":
         if Path(spec.source).is_dir():
             return None, None
@@ -99,7 +104,8 @@ def model_findings(name: str) -> tuple[str | None, str | None]:
     if spec.family == "vilt-itm":   # the authors' checkpoint (not from the hub), converted with a hub processor
         if "://" not in spec.source or (models_dir() / "vilt_200k_mlm_itm-hf" / HEAD_FILE).is_file():
             return None, None
-        if _hub_cached(PROCESSOR_SOURCE, "preprocessor_config.json") is None and offline():
+        cached = any(_hub_cached(PROCESSOR_SOURCE, f) for f in ("preprocessor_config.json", "processor_config.json"))
+        if not cached and offline():
             return _download(name, f"{PROCESSOR_SOURCE}'s processor (to convert ViLT's checkpoint with)")
         return None, (f"{name}: ViLT's checkpoint {spec.source} is downloaded and converted at run time "
                       f"(not verifiable: no known hash)")
