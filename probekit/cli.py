@@ -120,9 +120,11 @@ def _given(root: Path, args, chapters: list[str]) -> tuple[dict[str, dict], ch.P
     return given, profile
 
 
-def _preflight(given: dict[str, dict], args, *, show_notes: bool = False) -> int:
-    """Print every problem (one line each, exit status 2) or nothing (0); notes when asked."""
-    problems, notes = preflight.check(given, allow_toy=args.allow_toy)
+def _preflight(given: dict[str, dict], args, profile: ch.Profile | None, *, show_notes: bool = False) -> int:
+    """Print every problem (one line each, exit status 2) or nothing (0); notes when asked.  Checked under the
+    profile's environment (its hub cache, its offline switch), as the run will load."""
+    with environment(profile.env if profile else {}):
+        problems, notes = preflight.check(given, allow_toy=args.allow_toy)
     for problem in problems:
         print(f"probekit: error: {problem}", file=sys.stderr)
     for note in notes if show_notes else []:
@@ -181,8 +183,8 @@ def main(argv: list[str] | None = None) -> int:
             _list(root)
             return 0
         if args.command == "check":
-            given, _ = _given(root, args, args.chapters or list(ch.CHAPTERS))
-            code = _preflight(given, args, show_notes=not args.quiet)
+            given, profile = _given(root, args, args.chapters or list(ch.CHAPTERS))
+            code = _preflight(given, args, profile, show_notes=not args.quiet)
             if not code:
                 print(f"probekit: check passed: {', '.join(given)}")
             return code
@@ -199,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ch.ParameterError(f"probekit book runs as one process, not {world} ranks: shard one chapter at a "
                                     "time with torchrun ... -m probekit run CHAPTER, then probekit book --no-execute")
         given, profile = _given(root, args, [args.chapter] if args.command == "run" else list(ch.CHAPTERS))
-        if _preflight(given, args):
+        if _preflight(given, args, profile):
             return 2
         params = {c: ch.resolve(c, values) for c, values in given.items()}
         env = {**(profile.env if profile else {}), **({} if progress and rank == 0 else {"PROBEKIT_PROGRESS": "0"})}
