@@ -45,12 +45,7 @@ from probekit.claims import (ABOVE, BELOW, HIGHER, LOWER, NO_CHANCE, NO_DIFFEREN
 from probekit.results import select
 
 TARGET, CONTROL, BLIND, PARENT, FLOOR, TRAINED = "target", "control", "blind", "parent", "text floor", "trained"
-#: a knock-in (a model trained with one kind of information always there, e.g. objects always in their typical
-#: scene): its row, a within-model difference the probe reads that information by, must lie above 0 (the positive
-#: control: the probe detects the use of that information where a model was made to use it)
-KNOCK_IN = "knock-in"
-#: a knock-in's verdicts (its row has no chance level: its null is 0)
-ABOVE_ZERO, BELOW_ZERO = "above 0", "below 0"
+KNOCK_IN, ABOVE_ZERO, BELOW_ZERO = "knock-in", "above 0", "below 0"   # its difference row must lie above 0
 #: the floor a control row's 95% interval must lie at or above: a knock-out's, and a model's trained with every kind
 #: of information (:func:`versus_floor`)
 FLOORS = {CONTROL: 0.85, TRAINED: 0.90}
@@ -131,16 +126,12 @@ def versus_floor(r, floor: float) -> str:
 
 
 def check_verdict(r, role: str, by_construction: bool = False) -> str:
-    """A check's verdict from its row's 95% interval: against a floor for a control; for a blind row, whether it
-    beats chance; otherwise :data:`AT_CHANCE` when the interval lies within chance ± :data:`CHANCE_MARGIN` (an
-    equivalence test), above or below chance when it excludes chance, and :data:`NOT_RESOLVED` when it holds
-    chance but reaches past the margin (too few items to tell "at chance" from a small effect); a blind row
-    ``by_construction`` that does not beat chance is :data:`BY_DESIGN`; a :data:`KNOCK_IN` row above or below 0
-    when its interval excludes 0, else :data:`NOT_RESOLVED`."""
-    if r is None:
-        return NOT_RUN
-    if role in FLOORS:
-        return versus_floor(r, FLOORS[role])
+    """A check's verdict from its row's 95% interval: against a floor for a control; against 0 for a knock-in;
+    for a blind row, whether it beats chance; otherwise :data:`AT_CHANCE` when the interval lies within chance ±
+    :data:`CHANCE_MARGIN` (an equivalence test), above or below chance when it excludes chance, and :data:`NOT_RESOLVED`
+    when it holds chance but reaches past the margin; a blind row ``by_construction`` not above chance: :data:`BY_DESIGN`."""
+    if r is None or role in FLOORS:
+        return NOT_RUN if r is None else versus_floor(r, FLOORS[role])
     if role == KNOCK_IN:
         return {HIGHER: ABOVE_ZERO, LOWER: BELOW_ZERO}.get(difference(r), NOT_RESOLVED)
     vs = versus_chance(r)
@@ -305,4 +296,4 @@ __all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "versus_f
            "unlearned", "verdict_lines", "deciding", "SEED_FIELDS", "same_rows", "ROWS_COLUMNS", "SAME_RTOL", "SAME_ATOL", "CHANCE_MARGIN", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
            "TARGET", "CONTROL", "TRAINED", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "AT_FLOOR",
            "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD", "NOT_RESOLVED", "BY_CONSTRUCTION", "BY_DESIGN", "NOT_RUN", "HIGHER", "LOWER",
-           "BELOW", "NO_DIFFERENCE", "NOT_COMPARABLE", "NOT_TESTABLE"]
+           "BELOW", "NO_DIFFERENCE", "NOT_COMPARABLE", "NOT_TESTABLE", "KNOCK_IN", "ABOVE_ZERO", "BELOW_ZERO"]
