@@ -1,6 +1,6 @@
 """Bootstrap intervals shared by every chapter: over the items of one trained model (:func:`bootstrap_ci`), and
-pooled over the seeds a model was trained with (:func:`pooled_ci`: resample seeds, then items within each drawn
-seed).
+pooled over the seeds a model was trained with (:func:`pooled_ci`: resample seeds, and the items: once for all the drawn
+seeds where they share their items, else within each drawn seed).
 
 Where rows are not independent (a verb negative and its mirror, the two triplets of a pair, the items of one
 group), ``clusters`` labels each row with its unit and the bootstrap resamples whole units (a cluster bootstrap):
@@ -61,14 +61,18 @@ def _drawn_rows(grouped: tuple[np.ndarray, np.ndarray], drawn: np.ndarray) -> np
     return order[offsets + np.arange(lengths.sum())]
 
 
+def _row_draws(n: int, grouped: tuple[np.ndarray, np.ndarray] | None, rng: np.random.Generator, count: int):
+    """``count`` resamples of ``n`` rows, as row indices: of the rows, or of whole units (``grouped``)."""
+    if grouped is None:
+        return rng.integers(0, n, size=(count, n))
+    drawn = rng.integers(0, len(grouped[1]), size=(count, len(grouped[1])))
+    return [_drawn_rows(grouped, d) for d in drawn]
+
+
 def _resample(values: np.ndarray, statistic: Callable, rng: np.random.Generator, count: int,
               grouped: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
     """``statistic`` over ``count`` resamples of ``values``: of its rows, or of whole units (``grouped``)."""
-    if grouped is None:
-        idx = rng.integers(0, len(values), size=(count, len(values)))
-        return np.array([statistic(values[i]) for i in idx])
-    drawn = rng.integers(0, len(grouped[1]), size=(count, len(grouped[1])))
-    return np.array([statistic(values[_drawn_rows(grouped, d)]) for d in drawn])
+    return np.array([statistic(values[i]) for i in _row_draws(len(values), grouped, rng, count)])
 
 
 def bootstrap(values, statistic: Callable[[np.ndarray], float] = np.mean, n_resamples: int = 1000,
@@ -134,24 +138,43 @@ def pooled_value(per_seed, statistic: Callable[[np.ndarray], float] = np.mean) -
     return float(np.mean([statistic(v) for v in _seeds(per_seed)]))
 
 
+def _shared(per_seed: list[np.ndarray], clusters: list) -> bool:
+    """Whether the seeds were scored on the same items: as many rows each and the same unit labels."""
+    first = None if clusters[0] is None else np.asarray(clusters[0])
+    return all(len(v) == len(per_seed[0]) for v in per_seed) and all(
+        (c is None) if first is None else (c is not None and np.array_equal(np.asarray(c), first))
+        for c in clusters)
+
+
 def pooled_bootstrap(per_seed, statistic: Callable[[np.ndarray], float] = np.mean, n_resamples: int = 1000,
                      seed: int = 0, clusters=None) -> np.ndarray:
     """Draws of :func:`pooled_value` under a two-level bootstrap stratified by seed (as rliable, Agarwal et al.
     2021, does for few training runs): each resample draws as many seeds as there are, with replacement, then
-    resamples the rows of each drawn seed's own items (a seed drawn twice is resampled twice, independently), and
-    averages ``statistic`` over the drawn seeds.
+    resamples items, and averages ``statistic`` over the drawn seeds.
+
+    Seeds scored on the same items (as many rows each, the same unit labels: a crossed design, every seed's zoo
+    on the lab's one item set) get **one** item resample per draw, applied to every drawn seed: the items' own
+    variation is common to the seeds, and resampling it independently per seed would average it away (with k
+    seeds nearly sharing item effects, an interval about sqrt(k) too narrow).  Seeds with items of their own are
+    resampled independently (a seed drawn twice, twice).
 
     ``per_seed``: one array per trained seed, of per-item values (rows, as in :func:`bootstrap`; for a paired
     design the per-item differences).  With one seed there is nothing to draw at the seed level and the draws are
     exactly :func:`bootstrap`'s (same ``seed``, same item draws).  No seeds, or a seed without items: ValueError.
-    ``clusters``: per seed, its rows' unit labels (or None: rows one by one); within a drawn seed whole units are
-    resampled, as :func:`bootstrap` does."""
+    ``clusters``: per seed, its rows' unit labels (or None: rows one by one); whole units are resampled, as
+    :func:`bootstrap` does."""
     per_seed = _seeds(per_seed)
     k = len(per_seed)
-    grouped = [units(c, len(v)) for c, v in zip(clusters or [None] * k, per_seed)]
+    clusters = list(clusters or [None] * k)
+    grouped = [units(c, len(v)) for c, v in zip(clusters, per_seed)]
     rng = np.random.default_rng(seed)
     drawn = rng.integers(0, k, size=(n_resamples, k)) if k > 1 else np.zeros((n_resamples, 1), dtype=int)
     stats = np.empty(drawn.shape)
+    if _shared(per_seed, clusters):
+        rows = _row_draws(len(per_seed[0]), grouped[0], rng, n_resamples)
+        for r, (picked, seeds_) in enumerate(zip(rows, drawn)):
+            stats[r] = [statistic(per_seed[s][picked]) for s in seeds_]
+        return stats.mean(axis=1)
     for s, values in enumerate(per_seed):
         where = drawn == s
         stats[where] = _resample(values, statistic, rng, int(where.sum()), grouped[s])

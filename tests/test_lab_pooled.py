@@ -211,8 +211,19 @@ def test_the_documented_item_columns_give_the_chapters_rows(chapter, where, pick
         pytest.approx([committed[k] for k in ("value", "ci_low", "ci_high", "n")], rel=1e-12)
 
 
+def test_seeds_right_on_the_same_items_pool_to_one_seeds_interval():
+    # three seeds that answer alike item by item add no evidence about the items: the pooled interval is one seed's
+    one_seed = pooled_check({0: hits(25, 40)}, PARENT, **LABELS)
+    alike = pooled_check({s: hits(25, 40) for s in range(3)}, PARENT, **LABELS)
+    assert [alike.row["ci_low"], alike.row["ci_high"]] == \
+        pytest.approx([one_seed.row["ci_low"], one_seed.row["ci_high"]], abs=0.03)   # other draws, same spread
+    assert alike.verdict == one_seed.verdict == NOT_RESOLVED
+
+
 def test_seeds_each_unresolved_can_be_decided_pooled_without_disagreeing():
-    # 40 items a seed at 62.5 %: each seed's interval holds chance; three seeds pooled exclude it
-    p = pooled_check({s: hits(25, 40) for s in range(3)}, PARENT, **LABELS)
+    # 40 items a seed at 62.5 %, each seed right on other items: each seed's interval holds chance; three seeds
+    # pooled exclude it (the items are drawn once for all seeds, and the mean over seeds varies less by item)
+    rng = np.random.default_rng(0)
+    p = pooled_check({s: rng.permutation(hits(25, 40)) for s in range(3)}, PARENT, **LABELS)
     assert set(p.seed_verdicts.values()) == {NOT_RESOLVED} and p.verdict == ABOVE
     assert p.seeds_agree and p.disagreement() == ""

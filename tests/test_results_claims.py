@@ -230,3 +230,15 @@ def test_a_size_of_a_metric_in_points_is_shown_in_points():
     assert number(5.0, "delta_c_pts_size") == "5.00 pts"          # the equivalence margin of a Δc claim
     assert number(5.0, "delta_c_pts_size", unit=False) == "5.00"
     assert number(0.05, "accuracy_size") == "5.0 pts" and number(-0.05, "delta_c_pts_diff") == "-0.05"
+
+
+def test_a_papers_effect_is_the_difference_of_two_of_its_rows():
+    # SVO-Probes Table 5: MMT pretrained on Conceptual Captions 34.8 % on negative pairs, on COCO 60.9 %
+    where = dict(probe="svo", subset="all", metric="neg")
+    assert papers.effect("verbs", {**where, "model": "MMT"}, {**where, "model": "MMT-COCO"}) == pytest.approx(-0.261)
+    # the guided-masking paper's ViLBERT: top-5 73.9 % with the full image, 71.5 % with the subject blanked
+    topk = dict(probe="top-k", model="ViLBERT", subset="SVO-Probes", metric="accuracy")
+    assert papers.effect("masking", {**topk, "condition": "full image"},
+                         {**topk, "condition": "subject ablated"}) == pytest.approx(0.024)
+    with pytest.raises(KeyError, match="rows where"):   # a where that names no single row
+        papers.effect("verbs", dict(model="MMT"), dict(model="MMT-COCO"))

@@ -86,6 +86,20 @@ def test_seeds_that_disagree_widen_the_interval():
     assert width(pooled_ci(same)) <= width(bootstrap_ci(same[0])) + 0.01
 
 
+def test_seeds_scored_on_the_same_items_resample_the_items_once():
+    # a crossed design: 5 seeds of one model on the same 400 items, the items' effects shared (a_i ~ N(0, 1)) and
+    # the seeds nearly alike: the pooled mean is about the items' mean, whose standard error is 1/sqrt(400) = 0.05,
+    # so its 95% interval is about 2 * 1.96 * 0.05 = 0.196 wide; resampling each seed's items on its own would
+    # average the shared item effects over 5 independent draws, an interval about sqrt(5) too narrow (0.088)
+    rng = np.random.default_rng(3)
+    items = rng.normal(size=400)
+    per_seed = [items + 0.01 * rng.normal(size=400) for _ in range(5)]
+    width = lambda ci: ci[1] - ci[0]  # noqa: E731
+    assert width(pooled_ci(per_seed)) == pytest.approx(0.196, rel=0.15)
+    # the same seeds on items of their own (one item fewer each) are resampled independently: the narrow interval
+    assert width(pooled_ci([v[: 400 - i] for i, v in enumerate(per_seed)])) == pytest.approx(0.196 / 5 ** 0.5, rel=0.2)
+
+
 def test_pooled_draws_are_deterministic_under_a_seed():
     per_seed = [np.array([0.0, 1.0, 1.0]), np.array([1.0, 0.0, 0.0, 0.0]), np.array([1.0])]
     assert np.array_equal(pooled_bootstrap(per_seed, seed=5), pooled_bootstrap(per_seed, seed=5))

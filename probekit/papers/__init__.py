@@ -26,6 +26,19 @@ def paper(study: str):
     return PAPERS.load(study)
 
 
+def effect(study: str, a: dict, b: dict) -> float:
+    """The paper's own effect ``a`` − ``b`` (each the fields of one of its rows, e.g. ``dict(model="MMT",
+    subset="all", metric="neg")``), as a fraction: what a lab claim's toy effect is set beside."""
+    rows = frame(paper(study).rows())
+
+    def value(where: dict) -> float:
+        found = rows[(rows[list(where)] == pd.Series(where)).all(axis=1)]
+        if len(found) != 1:
+            raise KeyError(f"{study}'s paper has {len(found)} rows where {where} (one was expected)")
+        return float(found["value"].iloc[0])
+    return value(a) - value(b)
+
+
 def reported(study: str, table: str | None = None) -> pd.DataFrame:
     """The numbers ``study``'s paper reports, as result rows; ``table`` (e.g. ``"Table 4"``) keeps one table."""
     rows = frame(paper(study).rows())

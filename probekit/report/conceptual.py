@@ -132,7 +132,7 @@ def seeds_text(facts: ConceptualFacts) -> str:
     if len(fseeds) < 2:
         return ""
     return (f", once per fine-tuning seed ({', '.join(map(str, fseeds))}; the same items): a patched model's row is "
-            f"the mean over the {len(fseeds)} seeds with a two-level bootstrap interval (seeds, then items), its n "
+            f"the mean over the {len(fseeds)} seeds with a two-level bootstrap interval (seeds, then the items, drawn once for all seeds), its n "
             "the items over all seeds")
 
 

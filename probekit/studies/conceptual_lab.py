@@ -28,9 +28,9 @@ from typing import Callable
 import pandas as pd
 
 from probekit.metrics import conceptual as mc
-from probekit.papers import conceptual as paper
+from probekit.papers import effect
 from probekit.papers.conceptual import PATCH_ALPHA, patch_condition
-from probekit.results import concat, empty, one, select
+from probekit.results import concat, empty, select
 from probekit.studies import conceptual_scores as cs
 from probekit.studies import patching
 from probekit.claims import UNRESOLVED
@@ -95,8 +95,8 @@ _PATCHED = {"both": "CLIP Patched (VT)", "text": "CLIP Patched (T)", "vision": "
 def paper_effect(a: str, b: str, subset: str, metric: str) -> float:
     """The paper's own effect on ``subset`` (Table 2, its patched models at α = 0.2): encoders ``a`` − ``b`` (or
     :data:`probekit.studies.patching.ORIGINAL`), as a fraction."""
-    table = select(paper.rows(), probe="patching", condition="", subset=_TABLE2[subset], metric=metric)
-    return float(one(table, model=_PATCHED[a])["value"] - one(table, model=_PATCHED[b])["value"])
+    where = dict(probe="patching", condition="", subset=_TABLE2[subset], metric=metric)
+    return effect("conceptual", {**where, "model": _PATCHED[a]}, {**where, "model": _PATCHED[b]})
 
 
 def _sweep_claim(claim: str, subset: str, metric: str, expect: str, alpha: float) -> PaperClaim:

@@ -6,7 +6,7 @@ its batches and initial state) the only thing that changes: the same triplets, e
 :func:`pooled_sweep` gives
 
 * the sweep's rows pooled over the seeds (:func:`pool`): a row of a patched model becomes the mean over seeds with
-  :func:`probekit.stats.pooled_ci` (two levels: seeds, then items within each drawn seed), ``n`` its items over all
+  :func:`probekit.stats.pooled_ci` (two levels: seeds, then the items, drawn once for all seeds since they share them), ``n`` its items over all
   seeds (:func:`probekit.studies.lab_pooled.pooled_row`); a row whose items are the same under every seed (the
   original model, α = 0) stays as it is, and a row not rebuilt from items (:mod:`probekit.studies.lab_items`) stays
   the first seed's;

@@ -6,8 +6,8 @@ metric), one array of per-item values per seed.  :func:`pooled` turns them into
 * one result row per seed (:func:`seed_rows`: that seed's value and its item-bootstrap interval, exactly the row a
   study computes today from that seed's zoo), judged on its own (``seed_verdicts``);
 * one **pooled** row (:func:`pooled_row`): the value is the mean over seeds of each seed's value, the interval is
-  :func:`probekit.stats.pooled_ci` (a two-level bootstrap stratified by seed: seeds, then items within each drawn
-  seed), ``n`` the items counted over all seeds.  It is an ordinary row of the result schema, with the same keys as
+  :func:`probekit.stats.pooled_ci` (a two-level bootstrap stratified by seed: seeds, then the items, one draw for
+  all seeds that share them, else within each drawn seed), ``n`` the items counted over all seeds.  It is an ordinary row of the result schema, with the same keys as
   each seed's row, so :func:`probekit.studies.lab.find` still finds one row per check and the verdict functions of
   :mod:`probekit.studies.lab` and :mod:`probekit.claims` judge it unchanged;
 * the **verdict**, decided by the pooled row alone, and ``seeds_agree``: whether every seed's own row gets one
@@ -71,7 +71,7 @@ def pooled_row(per_seed: Mapping[int, np.ndarray], *, statistic: Callable = np.m
                n_resamples: int = 1000, seed: int = 0, clusters: Mapping[int, np.ndarray | None] | None = None,
                **labels) -> dict:
     """The pooled result row: :func:`~probekit.stats.pooled_value` with :func:`~probekit.stats.pooled_ci` (which
-    holds it; seeds, then units within each drawn seed where ``clusters`` gives a seed's), ``n`` = ``count`` summed
+    holds it; seeds, then units, drawn once for seeds that share their items), ``n`` = ``count`` summed
     over seeds; with one seed, that seed's row exactly."""
     values = [np.asarray(v) for v in per_seed.values()]
     units = [(clusters or {}).get(s) for s in per_seed]

@@ -33,6 +33,7 @@ from probekit.metrics.head_choice import DIFF, ITM, MLM, PROBE as CHOICE, SUBSET
 from probekit.metrics.masking import accuracy_rows, common_items, drop_rows
 from probekit.toyworld.vocab import prior_topk
 from probekit.metrics.verb_pieces import pieces_correct
+from probekit.papers import effect
 from probekit.results import concat
 from probekit.scorers import can_answer
 from probekit.studies.lab import BLIND, HIGHER, PARENT, TARGET, Check, PaperClaim
@@ -54,6 +55,10 @@ def choice(condition: str, metric: str = "accuracy") -> dict:
 
 
 #: why the blanked-subject claim is not judged on the toy world
+#: the paper's rows a claim's effect is read from: ViLBERT's (the paper's first model, the claims' example)
+_TOPK = dict(probe="top-k", model="ViLBERT", subset="SVO-Probes", metric="accuracy")
+_ITM = dict(probe="itm", model="ViLBERT", condition="full image", subset="verb", metric="avg_pooled")
+
 BLANKED_BY_CONSTRUCTION = ("a toy transitive verb is drawn only in the subject's limbs and in where its object "
                            "stands beside it, so blanking the subject removes the verb's evidence by how the world is "
                            "drawn (its accuracy falls to about what the caption alone allows)")
@@ -74,13 +79,16 @@ CLAIMS = [
                "in all four models (ViLBERT 73.9% → 71.5%)", f"{SOURCE}, Table 2",
                a=("toy-vilt", where(PAPER_K, "full image")), b=("toy-vilt", where(PAPER_K, "subject ablated")),
                expect=HIGHER, diff=("toy-vilt", where(PAPER_K, "full image − subject ablated", "accuracy_diff")),
-               by_construction=True, reason=BLANKED_BY_CONSTRUCTION),
+               by_construction=True, reason=BLANKED_BY_CONSTRUCTION,
+               paper_effect=effect("masking", {**_TOPK, "condition": "full image"},
+                                   {**_TOPK, "condition": "subject ablated"})),
     PaperClaim("Image-text matching on verb negatives understates what the models know about verbs: their ITM "
                "accuracy on SVO-Probes' verb-negative pairs is 45.0–47.2% (pooled over positives and negatives, "
                "Table 1), while their masked-LM heads find the verb among the top 5 in 73.9–74.6% of captions "
                "(Table 2)", f"{SOURCE}, Tables 1 and 2",
                a=("toy-vilt", choice(MLM)), b=("toy-vilt", choice(ITM)), expect=HIGHER,
-               diff=("toy-vilt", choice(DIFF, "accuracy_diff"))),
+               diff=("toy-vilt", choice(DIFF, "accuracy_diff")),
+               paper_effect=effect("masking", {**_TOPK, "condition": "full image"}, _ITM)),
 ]
 
 

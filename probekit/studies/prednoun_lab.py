@@ -34,6 +34,7 @@ import pandas as pd
 
 from probekit.metrics import pairs
 from probekit.metrics.pairs import PAIR_CHANCE, TRIPLET_CHANCE
+from probekit.papers import effect
 from probekit.results import concat, frame
 from probekit.scorers import can_answer, load_scorer
 from probekit.toymodels import object_control
@@ -100,6 +101,10 @@ _SECT = f"{PAPER}, Tables 1 and 6, Sect. 5.1"
 _OBJECTIVE = f"{_SECT}; the objective is the toy lab's second factor"
 
 
+#: the paper's ViLT rows the cropped-task claim's effect is read from (Table 1)
+_VILT_PAIRS = dict(probe="pairs", model="ViLT", subset="all", metric="pair_accuracy")
+
+
 def _effect(a: str, b: str, claim: str, source: str, expect: str) -> PaperClaim:
     return PaperClaim(claim, source, a=(a, ALIKE), b=(b, ALIKE), expect=expect, diff=paired(a, b))
 
@@ -121,7 +126,9 @@ CLAIMS = [
                "them; pair accuracy of the ITM model",
                f"{PAPER}, Table 1, Sect. 4.1",
                a=("toy-vilt", CROPPED), b=("toy-vilt", FULL), expect=HIGHER,
-               diff=("toy-vilt", pair_row(CROP_GAIN, metric="pair_accuracy_diff"))),
+               diff=("toy-vilt", pair_row(CROP_GAIN, metric="pair_accuracy_diff")),
+               paper_effect=effect("prednoun", {**_VILT_PAIRS, "condition": "cropped"},
+                                   {**_VILT_PAIRS, "condition": "full"})),
     PaperClaim("pairs whose sentences differ in the noun are slightly easier than pairs that differ in the "
                "predicate (nouns are grounded better than predicates); pair accuracy on full images",
                f"{PAPER}, Table 8, Sect. 5.2",
