@@ -150,7 +150,14 @@ def test_lab_verdicts_travel_with_the_rows_and_the_summary_counts_them(monkeypat
     over = summary.lab_overview(lab)
     assert over.to_dict(orient="records") == [{"holds": 1, "does not hold": 0, "not resolved": 1,
                                                "decided by construction": 0, "not comparable": 0, "not testable": 0,
-                                               "checks as they should be": "1 of 2"}]
+                                               "checks as they should be": "1 of 2",
+                                               # judged: the blind check, ko's and both claims (the floor is shown);
+                                               # ko's above chance (p ~ 1e-14) and "a beats b" survive, the others
+                                               # resolved nothing
+                                               "survive Holm (5%)": "2 of 4 judged"}]
+    assert lab["survives_holm"].tolist() == [None, True, None, True, None]
+    assert summary.lab_claims(lab)["Holm (5%)"].tolist() == ["survives (adjusted p = 3.5e-05)",
+                                                             "— (nothing resolved; adjusted p = 1)"]
     cells = summary.lab_claims(lab).iloc[:, 0].tolist()
     assert [c.split("</a>: ")[1].split("<br>")[0] for c in cells] == ["a beats b", "b beats c"]
     assert [c.split('"pk-ci">')[1].split("</span>")[0] for c in cells] == ["a vs b", "b vs c"]

@@ -4,7 +4,7 @@ The last cell of every chapter calls :func:`export`, which publishes the study's
 custom MIME type :data:`MIME` (the cell is tagged ``remove-cell``, so readers never see it).  After a successful
 run, the book reads them back with :func:`rows_from_notebook` and saves them beside the notebook as
 ``<chapter>.results.parquet``, the input of the summary page.  The same output carries the toy lab's verdicts
-(:func:`probekit.studies.lab.verdict_lines`; lab rows are not result rows), read back with
+(:func:`probekit.studies.lab_holm.lines`: each line with its Holm-adjusted p; lab rows are not result rows), read back with
 :func:`lab_from_notebook`.  The study's per-item rows (``StudyResult.items``), too many for a notebook, go to
 ``$PROBEKIT_ITEMS_OUT/items.parquet`` when the executor sets that variable (it then keeps them beside the page as
 ``<chapter>.items.parquet``, with the same all-or-nothing guarantee).
@@ -20,7 +20,8 @@ import pandas as pd
 from IPython.display import display
 
 from probekit.results import COLUMNS, StudyResult, frame, items_frame
-from probekit.studies.lab import VERDICT_COLUMNS, verdict_lines
+from probekit.studies.lab import VERDICT_COLUMNS
+from probekit.studies.lab_holm import lines
 
 MIME = "application/vnd.probekit.results+json"
 ITEMS_OUT, ITEMS_FILE = "PROBEKIT_ITEMS_OUT", "items.parquet"
@@ -32,8 +33,8 @@ def export(result: StudyResult | pd.DataFrame) -> None:
                # NaN -> null (notebooks hold strict JSON); 15 digits, so that a value read back rounds as the page did
                "rows": json.loads(rows.to_json(orient="records", double_precision=15))}
     if isinstance(result, StudyResult):
-        payload["lab"] = verdict_lines(result.study, result.data.get("lab_checks"),
-                                       result.data.get("lab_claims")).to_dict(orient="records")
+        found = lines(result.study, result.data.get("lab_checks"), result.data.get("lab_claims"))
+        payload["lab"] = json.loads(found.to_json(orient="records", double_precision=15))   # NaN -> null
     display({MIME: payload}, raw=True)
     if isinstance(result, StudyResult) and os.environ.get(ITEMS_OUT):
         items_frame(result.items).to_parquet(Path(os.environ[ITEMS_OUT]) / ITEMS_FILE, index=False)
@@ -54,4 +55,7 @@ def lab_from_notebook(nb) -> pd.DataFrame | None:
     none (no lab, or a notebook executed before verdicts were exported)."""
     found = [r for cell in nb.cells if cell.get("cell_type") == "code" for out in cell.get("outputs", [])
              for r in out.get("data", {}).get(MIME, {}).get("lab", [])]
-    return pd.DataFrame(found, columns=VERDICT_COLUMNS) if found else None
+    if not found:
+        return None
+    return pd.DataFrame(found, columns=[*VERDICT_COLUMNS, *(c for c in dict.fromkeys(k for r in found for k in r)
+                                                            if c not in VERDICT_COLUMNS)])

@@ -23,7 +23,8 @@ from probekit.numbers import cell, is_plain, number
 from probekit.report.format import table
 from probekit.report.show import show_figure, show_table, show_text
 from probekit.results import COLUMNS, KEYS, OURS, load, select
-from probekit.studies import STUDIES, lab, lab_seeds
+from probekit.report.lab import holm_cell
+from probekit.studies import STUDIES, lab, lab_holm, lab_seeds
 from probekit.toymodels import seed_table
 from probekit.toymodels.zoo import ZOO
 
@@ -53,7 +54,10 @@ def lab_overview(lab: pd.DataFrame) -> pd.DataFrame:
     """One line per study: how many of its papers' claims hold, do not hold, are not resolved on the toy zoo or
     are decided by construction (claims about concepts, in a drawn world) or not comparable (rows on different
     items or chance levels),
-    and how many of its judged checks come out as they should (the others are shown, not judged, or not run)."""
+    and how many of its judged checks come out as they should (the others are shown, not judged, or not run); and
+    how many of the chapter's judged lines (checks and claims, one family) have a verdict that survives Holm's
+    correction (``survives_holm``, :func:`probekit.studies.lab_holm.lines`; shown where the lines carry it)."""
+    holm = f"survive Holm ({lab_holm.ALPHA:.0%})"
     out = []
     for study, mine in lab.groupby("study", sort=False):
         claims, checks = mine[mine["kind"] == "claim"], mine[mine["kind"] == "check"]
@@ -61,8 +65,15 @@ def lab_overview(lab: pd.DataFrame) -> pd.DataFrame:
         verdicts = claims["verdict"].value_counts()
         out.append({"study": f'<a href="{study}.html">{study}</a>',
                     **{v: int(verdicts.get(v, 0)) for v in VERDICTS},
-                    "checks as they should be": f"{int(judged['as_expected'].astype(bool).sum())} of {len(judged)}"})
-    return pd.DataFrame(out, columns=["study", *VERDICTS, "checks as they should be"]).set_index("study")
+                    "checks as they should be": f"{int(judged['as_expected'].astype(bool).sum())} of {len(judged)}",
+                    **({holm: _survivors(mine)} if "holm" in mine else {})})
+    return pd.DataFrame(out, columns=["study", *VERDICTS, "checks as they should be",
+                                      *([holm] if "holm" in lab else [])]).set_index("study")
+
+
+def _survivors(lines: pd.DataFrame) -> str:
+    """"5 of 22 judged": the lines whose verdict survives Holm, of the lines a test judged (a p)."""
+    return f"{int((lines['survives_holm'] == True).sum())} of {int(lines['holm'].notna().sum())} judged"  # noqa: E712
 
 
 def short_claim(text: str, limit: int = 80) -> str:
@@ -89,6 +100,9 @@ def lab_claims(lab: pd.DataFrame, seeds: pd.DataFrame | None = None) -> pd.DataF
     out = pd.DataFrame({"claim (study: title; the rows compared)": [
                             _claim_cell(s, w, m) for s, w, m in zip(claims["study"], claims["what"], claims["models"])],
                         "verdict": claims["verdict"]})
+    if "holm" in claims:
+        out[f"Holm ({lab_holm.ALPHA:.0%})"] = [holm_cell(p, None if pd.isna(s) else bool(s))
+                                               for p, s in zip(claims["holm"], claims["survives_holm"])]
     if seeds is not None and len(claims):
         out = out.join(lab_seeds.beside(claims, seeds))
     return out.set_axis(pd.RangeIndex(1, len(out) + 1, name="#"))

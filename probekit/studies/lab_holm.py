@@ -82,3 +82,19 @@ def tally(checks: pd.DataFrame, claims: pd.DataFrame) -> dict[str, int]:
     checks, claims = family(checks, claims)
     judged = {kind: int(f["p"].notna().sum()) for kind, f in (("checks", checks), ("claims", claims))}
     return dict(**judged, survive=int(sum(s is True for f in (checks, claims) for s in f["survives"])))
+
+
+#: what :func:`lines` adds to a chapter's verdict lines: the Holm-adjusted p and whether the verdict survives
+HOLM_FIELDS = ["holm", "survives_holm"]
+_CHECK_FIELDS, _CLAIM_FIELDS = ["verdict", "row", "expected", "role"], ["verdict", "diff", "a", "b", "expect", "margin"]
+
+
+def lines(study: str, checks: pd.DataFrame | None, claims: pd.DataFrame | None) -> pd.DataFrame:
+    """The chapter's verdict lines (:func:`probekit.studies.lab.verdict_lines`: its checks, then its claims) with
+    :data:`HOLM_FIELDS` (``family``'s ``holm`` and ``survives``), so a page that reads only the lines (the summary)
+    says which verdicts survive the chapter's correction."""
+    found = lab.verdict_lines(study, checks, claims)
+    checks = checks if checks is not None else pd.DataFrame(columns=_CHECK_FIELDS)
+    claims = claims if claims is not None else pd.DataFrame(columns=_CLAIM_FIELDS)
+    judged = pd.concat([f[["holm", "survives"]] for f in family(checks, claims)], ignore_index=True)
+    return found.assign(holm=judged["holm"].to_numpy(float), survives_holm=judged["survives"].to_numpy(object))
