@@ -117,7 +117,7 @@ def test_with_the_items_file_every_line_is_judged_over_the_seeds(small, pooled_r
     assert set(lab.SEED_FIELDS) <= set(checks.columns)
     for (_, mine), (_, today) in zip(checks.iterrows(), small.data["lab_checks"].iterrows()):
         if today["verdict"] == lab.NOT_RUN:
-            assert mine["verdict"] == lab.NOT_RUN and mine["seeds_note"].startswith("not pooled")
+            assert mine["verdict"] == lab.NOT_RUN and mine["seeds_note"].startswith(lab_pooling.ONE_SEED.format(seed=0))
             continue
         each = json.loads(mine["seed_rows"])
         assert [e["seed"] for e in each] == [0, 1, 2]
@@ -143,3 +143,19 @@ def test_lab_seeds_keeps_a_retrained_zoos_items_with_its_seed_and_only_its_membe
     monkeypatch.setattr(lab_seeds, "saved", lambda zoo: {"toy-vilt"})
     got = lab_seeds.retrained_items(str(tmp_path), [small.data["lab_items"]])
     assert set(got["seed"]) == {2} and set(got["model"]) == {"toy-vilt"}
+
+
+def test_a_chapter_whose_models_no_other_seed_retrained_says_each_line_rests_on_one_seed():
+    from types import SimpleNamespace
+
+    from probekit.studies import verbs_lab
+
+    checks = pd.DataFrame({"verdict": [lab.HOLDS] * len(verbs_lab.CHECKS)})
+    claims = pd.DataFrame({"verdict": [lab.NOT_RESOLVED] * len(verbs_lab.CLAIMS)})
+    result = SimpleNamespace(study="verbs", data={"lab_checks": checks, "lab_claims": claims})
+    others = pd.DataFrame({"study": ["masking", "masking"], "seed": [1, 2]})   # seeds 1, 2 retrained masking's only
+    lab_pooling.pool(result, others, 0)
+    for name in ("lab_checks", "lab_claims"):
+        notes = result.data[name]["seeds_note"]
+        assert notes.eq("rests on seed 0 alone, not pooled: none of its models retrained with seed 1, 2").all()
+        assert result.data[name]["verdict"].tolist() == {"lab_checks": checks, "lab_claims": claims}[name]["verdict"].tolist()

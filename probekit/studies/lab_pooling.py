@@ -39,6 +39,8 @@ from probekit.studies.lab_pooled import Pooled, pooled_row, seed_rows
 from probekit.toymodels import seed_items
 
 _POOLING: ContextVar[bool] = ContextVar("probekit_pool_seeds", default=True)
+#: how a line that cannot be pooled begins its ``seeds_note``: it rests on this run's seed alone
+ONE_SEED = "rests on seed {seed} alone, not pooled"
 #: the columns :func:`pool` adds to ``lab_checks`` and ``lab_claims``
 SEED_COLUMNS = lab.SEED_FIELDS
 
@@ -77,12 +79,12 @@ def _seeds_of(r, here: dict, there: dict, seed: int) -> tuple[dict, dict] | str:
         return "a row was not run"
     k = key(r)
     if k not in here:
-        return f"{r['model']}'s {r['metric']} row is derived, not rebuilt from items: seed {seed} only"
+        return f"{r['model']}'s {r['metric']} row is derived, not rebuilt from items"
     values, spec, units = here[k]
     lacking = [s for s, found in there.items() if k not in found or found[k][1] != spec]
     if lacking:
-        return (f"seed(s) {', '.join(map(str, lacking))} of {seed_items.ITEMS_FILE} lack {r['model']}'s "
-                f"{r['metric']} row")
+        return (f"no {r['model']} {r['metric']} row under seed {', '.join(map(str, lacking))} "
+                f"(its members not retrained with {'that seed' if len(lacking) == 1 else 'those seeds'})")
     per_seed = {seed: values, **{s: found[k][0] for s, found in there.items()}}
     clusters = {seed: units, **{s: found[k][2] for s, found in there.items()}}
     args = {**summary(spec), "clusters": clusters, **labels(r)}
@@ -95,7 +97,7 @@ def _line(rows: list, judge: Callable[[list], str], here: dict, there: dict, see
     found = [_seeds_of(r, here, there, seed) for r in rows]
     why = next((f for f in found if isinstance(f, str)), None)
     if why:
-        return dict(seeds_note=f"not pooled: {why}")
+        return dict(seeds_note=f"{ONE_SEED.format(seed=seed)}: {why}")
     each = {s: [per[s] for per, _ in found] for s in found[0][0]}
     together = [p for _, p in found]
     p = Pooled(rows={s: rs[0] for s, rs in each.items()}, seed_verdicts={s: judge(rs) for s, rs in each.items()},
@@ -118,7 +120,13 @@ def pool(result, found: pd.DataFrame, seed: int) -> None:
     mine = found[(found["study"] == result.study) & (found["seed"] != seed)]
     defined = load(f"probekit.studies.{result.study}_lab")
     checks, claims = result.data["lab_checks"], result.data["lab_claims"]
-    if not len(mine) or len(checks) != len(defined.CHECKS) or len(claims) != len(defined.CLAIMS):
+    if len(checks) != len(defined.CHECKS) or len(claims) != len(defined.CLAIMS):
+        return
+    if not len(mine):   # none of the chapter's lab models retrained with another seed: every line says so
+        others = ", ".join(map(str, sorted(set(found["seed"].astype(int)) - {seed})))
+        why = f"{ONE_SEED.format(seed=seed)}: none of its models retrained with seed {others}"
+        for name, frame in (("lab_checks", checks), ("lab_claims", claims)):
+            result.data[name] = frame.assign(**{c: None for c in SEED_COLUMNS}).assign(seeds_note=why)
         return
     here = arrays(result.data["lab_items"])
     there = {int(s): arrays(part.drop(columns="seed")) for s, part in mine.groupby("seed")}
