@@ -29,7 +29,7 @@ from ..toyworld import stream
 from . import build, loop, options
 from . import record as zoo_record
 from .batches import Batches, mask_tokens
-from .budget import QUICK, Budget, recorded
+from .budget import Budget, make as make_budget, recorded
 from .record import ZooError
 from .zoo import CHECKPOINTS, MODELS, Member, chosen, known, member as zoo_member
 
@@ -82,29 +82,36 @@ class ViltMultiTask(torch.nn.Module):
         self.config.save_pretrained(out)
 
 
+def vilt_batch(member: Member, data: Batches, tok, budget: Budget) -> tuple[dict, dict]:
+    """One step's inputs of the toy ViLT (``data``'s next draws): the ITM batch (positives, then negatives: random
+    captions, or mostly swaps for ``hard_negatives``) and the MLM batch (captions with masked tokens)."""
+    half = budget.batch // 2
+    idx = data.sample(budget.batch)
+    pos = [data.captions[i] for i in idx[:half]]
+    neg = [data.negative(i, budget.hard_negative_p if member.hard_negatives else 0.0) for i in idx[half:]]
+    enc = data.tokens(pos + neg)
+    labels = torch.cat([torch.ones(half), torch.zeros(len(idx) - half)]).to(data.device)
+    itm = {**enc, "pixel_values": data.images(idx), "labels": labels}
+    mids = data.sample(budget.batch)
+    penc = data.tokens([data.captions[i] for i in mids])
+    masked, mlabels = mask_tokens(penc["input_ids"], tok, budget.mlm_prob, data.rng)
+    return itm, {"input_ids": masked, "attention_mask": penc["attention_mask"], "pixel_values": data.images(mids),
+                 "labels": mlabels}
+
+
 def train_vilt(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None,
                size: str = build.DEFAULT_SIZE) -> dict:
     model = untrained("vilt", tok, size).to(data.device)
     model.train()
-    half = budget.batch // 2
 
     def step():
-        idx = data.sample(budget.batch)
-        pos = [data.captions[i] for i in idx[:half]]
-        neg = [data.negative(i, budget.hard_negative_p if member.hard_negatives else 0.0) for i in idx[half:]]
-        enc = data.tokens(pos + neg)
-        pixels = data.images(idx)
-        pmask = torch.ones(len(idx), pixels.shape[2], pixels.shape[3], dtype=torch.long, device=data.device)
-        logit = model.itm(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], pixel_values=pixels,
+        itm, mlm = vilt_batch(member, data, tok, budget)
+        pixels = itm["pixel_values"]
+        pmask = torch.ones(len(pixels), pixels.shape[2], pixels.shape[3], dtype=torch.long, device=data.device)
+        logit = model.itm(input_ids=itm["input_ids"], attention_mask=itm["attention_mask"], pixel_values=pixels,
                           pixel_mask=pmask).logits[:, 0]
-        labels = torch.cat([torch.ones(half), torch.zeros(len(idx) - half)]).to(data.device)
-        itm_loss = F.binary_cross_entropy_with_logits(logit, labels)
-        mids = data.sample(budget.batch)
-        penc = data.tokens([data.captions[i] for i in mids])
-        masked, mlabels = mask_tokens(penc["input_ids"], tok, budget.mlm_prob, data.rng)
-        mlm_loss = model.mlm(input_ids=masked, attention_mask=penc["attention_mask"], pixel_values=data.images(mids),
-                             pixel_mask=pmask, labels=mlabels).loss
-        return itm_loss + mlm_loss
+        itm_loss = F.binary_cross_entropy_with_logits(logit, itm["labels"])
+        return itm_loss + model.mlm(**mlm, pixel_mask=pmask).loss
 
     hist = fit(model, step, budget.lr_vilt, probe and (lambda: probe(model)))
     model.eval().cpu()
@@ -155,15 +162,14 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     known(models)
     build.size_of(size)   # an unknown size is refused before anything is written
     out = Path(out) if out else CHECKPOINTS
-    budget = Budget(**{**(QUICK if quick else {}), **overrides, **({"steps": steps} if steps else {})})
+    budget = make_budget(quick, steps, **overrides)
     if threads:
         torch.set_num_threads(threads)
     torch.manual_seed(seed)
     t0 = time.time()
     pools: dict = {}
     heldout = ev.HeldOut(seed=seed) if evaluate else None
-    header = dict(seed=seed, budget=recorded(budget), quick=quick, device=device, threads=torch.get_num_threads(),
-                  **({} if size == build.DEFAULT_SIZE else {"size": size}))
+    header = run_header(seed, budget, quick, device, size)
     record = zoo_record.start(out, header, models)   # refused if a member it keeps has other settings
     if not models:   # --missing, and every member asked for is held
         log(f"nothing to train: {out} holds every member asked for, trained with these settings")
@@ -188,6 +194,12 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     return record
 
 
+def run_header(seed: int, budget: Budget, quick: bool, device: str, size: str) -> dict:
+    """The settings a zoo's record states for its members (``record.HEADER``)."""
+    return dict(seed=seed, budget=recorded(budget), quick=quick, device=device, threads=torch.get_num_threads(),
+                **({} if size == build.DEFAULT_SIZE else {"size": size}))
+
+
 def _train_member(name, member, data, tok, budget, out, log, heldout, save_every, size=build.DEFAULT_SIZE) -> dict:
     torch.manual_seed(data.seed)
     fit = functools.partial(loop.run, name, data=data, budget=budget, out=out / name, log=log, save_every=save_every,
@@ -196,6 +208,12 @@ def _train_member(name, member, data, tok, budget, out, log, heldout, save_every
     with transformers_bars_off():   # save_pretrained draws none: the log is lines only (the probes draw none either)
         hist = TRAINERS[member.trainer](member, data, tok, budget, out / name, fit, heldout and heldout.probe_for(name),
                                         size=size)
+    return finished(name, member, hist, out, log, heldout)
+
+
+def finished(name: str, member: Member, hist: dict, out: Path, log, heldout=None) -> dict:
+    """The record entry of the member ``name``, saved in ``out/name`` with its curve ``hist``: its resume file goes,
+    and ``heldout`` (when given) scores it."""
     loop.resume_path(out / name).unlink(missing_ok=True)      # the member is saved: nothing left to resume
     entry = {"history": hist, "wall_s": hist["wall_s"], "recipe": member.recipe.describe(),
              "parent": member.parent, "factor": member.factor, "hard_negatives": member.hard_negatives}
@@ -225,6 +243,8 @@ def main(argv=None) -> int:
         p.error(str(err))
     if a.jobs < 1:
         p.error(f"--jobs {a.jobs}: give at least 1 (members trained at once)")
+    if a.jobs > 1 and a.batched:
+        p.error("--batched trains its members in one process: give --jobs 1")
     try:
         a.device = str(resolve_device(a.device))
     except (ValueError, RuntimeError) as err:
@@ -242,10 +262,12 @@ def main(argv=None) -> int:
             from .rescore import rescore
             rescore(a.out, a.models)
         else:
-            train(a.out, a.steps, a.seed, a.models, a.quick, a.threads, not a.no_eval, a.device,
-                  save_every=a.save_every, size=a.size, **({"pool": a.pool} if a.pool else {}),
-                  **{k: v for k, v in (("schedule", a.schedule), ("precision", a.precision), ("warmup", a.warmup))
-                     if v is not None})
+            from .batched import train as batched_train
+            run = batched_train if a.batched else train
+            run(a.out, a.steps, a.seed, a.models, a.quick, a.threads, not a.no_eval, a.device, save_every=a.save_every,
+                size=a.size, **({"pool": a.pool} if a.pool else {}),
+                **{k: v for k, v in (("schedule", a.schedule), ("precision", a.precision), ("warmup", a.warmup))
+                   if v is not None})
     except Interrupted as err:
         print(f"probekit train-toy: {err}", file=sys.stderr)
         return 130
