@@ -83,16 +83,16 @@ def _killed_after_first_save(monkeypatch):
     return real
 
 
-@pytest.mark.parametrize("first", [batched.train, train.train])
-def test_a_stopped_member_resumes_under_the_batched_trainer_to_the_same_weights(first, plain, tmp_path,
+@pytest.mark.parametrize("batched_first", [True, False])
+def test_a_stopped_member_resumes_under_the_batched_trainer_to_the_same_weights(batched_first, plain, tmp_path,
                                                                                   monkeypatch):
     real = _killed_after_first_save(monkeypatch)
     with pytest.raises(train.Interrupted):
-        first(tmp_path, models=["toy-vilt"], save_every=2, **TINY)
+        train.train(tmp_path, models=["toy-vilt"], save_every=2, batched=batched_first, **TINY)
     assert loop.resume_path(tmp_path / "toy-vilt").exists()
     monkeypatch.setattr(loop, "save", real)
     logged = []
-    record = batched.train(tmp_path, models=["toy-vilt"], save_every=2, **{**TINY, "log": logged.append})
+    record = train.train(tmp_path, models=["toy-vilt"], save_every=2, batched=True, **{**TINY, "log": logged.append})
     assert f"[toy-vilt] resuming at step 3 of 4 from {loop.resume_path(tmp_path / 'toy-vilt')}" in logged
     _same(record, plain[0], tmp_path, plain["out"] / "0", "toy-vilt")
 

@@ -1,8 +1,8 @@
 """``probekit train-toy --batched``: the toy ViLT members of a run trained at once, as one batched computation.
 
-Every member keeps what it has when trained alone (``train.train_vilt`` under ``loop.run``): its initial weights
-(``torch.manual_seed(seed)`` then ``train.untrained``), its recipe's pool and its own draws from it
-(``Batches.fork``, ``train.vilt_batch``), its AdamW state, learning-rate schedule, gradient clipping (per member,
+Every member keeps what it has when trained alone (``trainers.train_vilt`` under ``loop.run``): its initial weights
+(``torch.manual_seed(seed)`` then ``trainers.untrained``), its recipe's pool and its own draws from it
+(``Batches.fork``, ``trainers.vilt_batch``), its AdamW state, learning-rate schedule, gradient clipping (per member,
 to norm 1), loss curve, held-out probes and resume file (``loop.save``'s format, so a member stopped under one
 trainer resumes under the other).  What changes is that the members' weights are stacked and one step of all of
 them is one computation (``vilt_stack``): each member's batch is padded to the longest text of the step (padding
@@ -11,13 +11,12 @@ explains why that is HF's function).  ``tests/test_batched.py`` checks the curve
 
 Members are stacked when their weights have the same shapes (one vocabulary: the caption-noise members, whose
 captions add words, form their own stack); the other trainers' members (CLIP, BERT) are trained one after another
-by ``train.train``.  ``train_jobs`` trains members of several seeds (each into its own zoo directory) in one stack.
-A member's ``wall_s`` is the wall time of its stack (shared by its members).
+by ``train.train`` first.  ``train_jobs`` trains members of several seeds (each into its own zoo directory) in
+one stack.  A member's ``wall_s`` is the wall time of its stack (shared by its members).
 """
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -30,10 +29,10 @@ from ..scorers.hf import transformers_bars_off
 from ..toyworld import stream
 from . import build, loop, optim, vilt_stack
 from . import record as zoo_record
-from . import train as plain
 from .batches import Batches
-from .budget import Budget, make as make_budget
-from .zoo import CHECKPOINTS, MODELS, known, member as zoo_member
+from .budget import Budget
+from .trainers import untrained, vilt_batch
+from .zoo import member as zoo_member
 
 
 @dataclass
@@ -70,38 +69,19 @@ class _State:
         return loop.resume_path(self.job.out / self.job.name)
 
 
-def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0, models=MODELS, quick: bool = False,
-          threads: int | None = None, evaluate: bool = True, device: str = "cpu", log=print,
-          save_every: int = loop.SAVE_EVERY, size: str = build.DEFAULT_SIZE, **overrides) -> dict:
-    """``train.train`` with the ViLT members of ``models`` trained at once; return the run record."""
-    known(models)
-    out = Path(out) if out else CHECKPOINTS
-    vilts = [m for m in models if zoo_member(m).trainer == "vilt"]
-    others = [m for m in models if m not in vilts]
-    if others or not vilts:
-        plain.train(out, steps, seed, others, quick, threads, evaluate and not vilts, device, log, save_every, size,
-                    **overrides)
-    if vilts:
-        try:
-            train_jobs([Job(m, seed, out) for m in vilts], make_budget(quick, steps, **overrides), quick=quick,
-                       threads=threads, evaluate=evaluate, device=device, log=log, save_every=save_every, size=size)
-        except KeyboardInterrupt as err:
-            raise plain.Interrupted(out, [m for m in vilts if m not in zoo_record.held(out)], save_every) from err
-    return json.loads((out / "training.json").read_text())
-
-
 def train_jobs(jobs: list[Job], budget: Budget, *, quick: bool = False, threads: int | None = None,
                evaluate: bool = True, device: str = "cpu", log=print, save_every: int = loop.SAVE_EVERY,
                size: str = build.DEFAULT_SIZE) -> None:
     """Train the ViLT ``jobs`` (of any seeds and zoo directories) at once, one stack per vocabulary; write each
-    member, its record entry and (``evaluate``) the held-out scores and model cards as ``train.train`` does."""
+    member, its record entry and (``evaluate``) its held-out scores as ``train.train`` does (not the model cards:
+    ``card.write`` once the zoo is whole)."""
     from . import evaluate as ev
     build.size_of(size)
     if threads:
         torch.set_num_threads(threads)
     headers = {}
     for job in jobs:
-        headers[job.out] = plain.run_header(job.seed, budget, quick, device, size)
+        headers[job.out] = zoo_record.header(job.seed, budget, quick, device, size)
     for out, header in headers.items():   # refused if a zoo keeps members trained with other settings
         zoo_record.start(out, header, [j.name for j in jobs if j.out == out])
     pools, heldouts, groups = {}, {}, {}
@@ -118,16 +98,12 @@ def train_jobs(jobs: list[Job], budget: Budget, *, quick: bool = False, threads:
     for group in groups.values():
         states = [_start(job, data, tok, budget, size, log, heldouts.get(job.seed)) for job, data, tok in group]
         _fit(states, budget, save_every, log, heldouts, headers)
-    if evaluate:
-        from .card import write as write_card
-        for out in headers:
-            log(f"model card: {write_card(out)}")
     log(f"{len(jobs)} ViLT members trained at once in {time.time() - t0:.0f}s")
 
 
 def _start(job: Job, data: Batches, tok, budget: Budget, size: str, log, heldout) -> _State:
     torch.manual_seed(job.seed)   # the member's initial weights, as train.train draws them
-    model = plain.untrained("vilt", tok, size).to(data.device)
+    model = untrained("vilt", tok, size).to(data.device)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=budget.lr_vilt, weight_decay=0.01)
     sched = loop.schedule(opt, budget.steps, budget.warmup, budget.schedule, budget.decay)
@@ -148,7 +124,7 @@ def _fit(states: list[_State], budget: Budget, save_every: int, log, heldouts: d
     t0 = time.time()
     step = [s.first - 1 for s in states]
     while states:
-        drawn = [plain.vilt_batch(s.member, s.data, s.tok, budget) for s in states]
+        drawn = [vilt_batch(s.member, s.data, s.tok, budget) for s in states]
         itm, mlm = (_stacked([d[k] for d in drawn], pad) for k in (0, 1))
         with autocast():
             losses = vilt_stack.losses(params, config, itm, mlm)
@@ -200,7 +176,7 @@ def _finish(s: _State, model, wall: float, log, heldout, headers: dict, together
     with transformers_bars_off():
         model.save_pretrained(out / s.job.name)
         build.save_side_files(out / s.job.name, s.tok, build.vilt_processor())
-    entry = plain.finished(s.job.name, s.member, s.history, out, log, heldout)
+    entry = zoo_record.entry(s.job.name, s.member, s.history, out, log, heldout)
     entry["batched"] = together   # members in its stack when it finished
     zoo_record.save_entry(out, headers[out], s.job.name, entry)
     log(f"[{s.job.name}] seed {s.job.seed} saved in {out / s.job.name}")

@@ -114,8 +114,8 @@ def mlm_logits(p, config, ids, mask, pixels):
 
 
 def losses(p, config, itm: dict, mlm: dict) -> torch.Tensor:
-    """Each member's training loss [M] (``train.train_vilt``'s step): the ITM binary cross-entropy over its batch plus
-    the MLM cross-entropy over its masked tokens (labels -100 elsewhere, padding included)."""
+    """Each member's training loss [M] (``trainers.train_vilt``'s step): the ITM binary cross-entropy over its batch
+    plus the MLM cross-entropy over its masked tokens (labels -100 elsewhere, padding included)."""
     logit = itm_logits(p, config, itm["input_ids"], itm["attention_mask"], itm["pixel_values"])
     itm_loss = F.binary_cross_entropy_with_logits(logit, itm["labels"], reduction="none").mean(1)
     logits = mlm_logits(p, config, mlm["input_ids"], mlm["attention_mask"], mlm["pixel_values"])
