@@ -8,7 +8,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "probekit"
 MODEL_LIBRARIES = {"transformers", "open_clip"}
-ALLOWED = ("scorers/", "toymodels/build.py", "toymodels/train.py")
+ALLOWED = ("scorers/", "toymodels/build.py", "toymodels/trainers.py")
 
 
 def model_imports(source: str) -> list[tuple[int, str]]:

@@ -232,15 +232,15 @@ def test_a_resume_file_of_another_size_is_set_aside(tmp_path, capsys, monkeypatc
     from probekit.toymodels import loop
     tiny = ["--out", str(tmp_path), "--steps", "4", "--pool", "16", "--no-eval", "--threads", "1", "--save-every", "2",
             "--models", "toy-bert"]
-    real = loop._save
+    real = loop.save
 
     def killed_after_saving(*args):   # a run stopped right after its resume file of step 2
         real(*args)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(loop, "_save", killed_after_saving)
+    monkeypatch.setattr(loop, "save", killed_after_saving)
     assert main([*tiny, "--size", "small"]) == 130
-    monkeypatch.setattr(loop, "_save", real)
+    monkeypatch.setattr(loop, "save", real)
     assert loop.resume_path(tmp_path / "toy-bert").exists()
     capsys.readouterr()
     assert main(tiny) == 0                          # the default size does not resume the small model's file

@@ -3,6 +3,8 @@ hard negatives) and BERT-style masking of caption tokens."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import torch
 
@@ -22,6 +24,13 @@ class Batches:
         self.negatives = [e.negatives for e in examples]
         self.rng = np.random.default_rng([seed, 31])
         self._ids: dict[str, list[int]] = {}   # each text's token ids, encoded once (see ``tokens``)
+
+    def fork(self) -> "Batches":
+        """Another stream over the same pool, drawing as this one did at the start (members that share a recipe and
+        a seed each draw their own batches, as they do when trained one after another)."""
+        other = copy.copy(self)
+        other.rng = np.random.default_rng([self.seed, 31])
+        return other
 
     def images(self, idx) -> torch.Tensor:
         x = self.pixels[idx].to(self.device).float() / 255.0

@@ -23,6 +23,11 @@ class Budget:
 
 QUICK = dict(steps=300, pool=3000, eval_every=100)
 
+
+def make(quick: bool = False, steps: int | None = None, **overrides) -> Budget:
+    """The budget of a run: the defaults, :data:`QUICK`'s when ``quick``, then ``overrides`` and ``steps``."""
+    return Budget(**{**(QUICK if quick else {}), **overrides, **({"steps": steps} if steps else {})})
+
 _DEFAULTS = {f.name: f.default for f in fields(Budget)}
 #: budget settings added after zoos were trained, at the value those zoos used: a budget records them only when it
 #: differs (so the shipped zoo's record and resume files still match a run of its settings)

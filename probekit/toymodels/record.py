@@ -13,7 +13,9 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import budget
+import torch
+
+from . import budget, loop
 from .budget import LATER
 from .zoo import order
 
@@ -119,3 +121,21 @@ def save_entry(out: Path, header: dict, name: str, entry: dict) -> dict:
         record.setdefault("models", {})[name] = entry
         _write(path, record)
         return record
+
+
+def header(seed: int, budget_: budget.Budget, quick: bool, device: str, size: str) -> dict:
+    """The settings a run states for its members (:data:`HEADER`; the size only when not the default)."""
+    return dict(seed=seed, budget=budget.recorded(budget_), quick=quick, device=device, threads=torch.get_num_threads(),
+                **({} if size == DEFAULTS["size"] else {"size": size}))
+
+
+def entry(name: str, member, hist: dict, out: Path, log, heldout=None) -> dict:
+    """The record entry of the zoo ``member`` ``name``, saved in ``out/name`` with its curve ``hist``: its resume
+    file goes, and ``heldout`` (an ``evaluate.HeldOut``, when given) scores it."""
+    loop.resume_path(out / name).unlink(missing_ok=True)      # the member is saved: nothing left to resume
+    found = {"history": hist, "wall_s": hist["wall_s"], "recipe": member.recipe.describe(),
+             "parent": member.parent, "factor": member.factor, "hard_negatives": member.hard_negatives}
+    if heldout:
+        found["heldout"] = heldout.evaluate_dir(name, out / name)
+        log(f"[{name}] held-out: {found['heldout']}")
+    return found

@@ -21,154 +21,47 @@ import time
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 from ..device import resolve_device
 from ..scorers.hf import transformers_bars_off
 from ..toyworld import stream
-from . import build, loop, options
+from . import batched as batched_trainer, build, loop, options
 from . import record as zoo_record
-from .batches import Batches, mask_tokens
-from .budget import QUICK, Budget, recorded
+from .batches import Batches
+from .budget import Budget, make as make_budget
 from .record import ZooError
-from .zoo import CHECKPOINTS, MODELS, Member, chosen, known, member as zoo_member
-
-
-def train_clip(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None,
-               size: str = build.DEFAULT_SIZE) -> dict:
-    model = untrained("clip", tok, size).to(data.device)
-    model.train()
-
-    def step():
-        idx = data.sample(budget.batch)
-        texts = [data.captions[i] for i in idx]
-        if member.hard_negatives:
-            texts += [data.negative(i, 1.0) for i in idx]
-        enc = data.tokens(texts)
-        out_ = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], pixel_values=data.images(idx))
-        logits = out_.logits_per_image                      # (B, B) or (B, 2B): positives, then hard negatives
-        target = torch.arange(len(idx), device=data.device)
-        return (F.cross_entropy(logits, target) + F.cross_entropy(logits[:, :len(idx)].t(), target)) / 2
-
-    hist = fit(model, step, budget.lr_clip, probe and (lambda: probe(model)))
-    model.eval().cpu()
-    model.save_pretrained(out)
-    build.save_side_files(out, tok, build.clip_processor())
-    return hist
-
-
-class ViltMultiTask(torch.nn.Module):
-    """One ViLT encoder with the ITM (rank_output) and MLM heads of the two HF classes."""
-
-    def __init__(self, config):
-        super().__init__()
-        from transformers import ViltForImageAndTextRetrieval, ViltForMaskedLM
-        self.itm = ViltForImageAndTextRetrieval(config)
-        self.mlm = ViltForMaskedLM(config)
-        self.mlm.vilt = self.itm.vilt
-        self.mlm.mlm_score.decoder.weight = self.itm.vilt.embeddings.text_embeddings.word_embeddings.weight
-        self.config = config
-
-    def save_pretrained(self, out) -> None:   # what the trainer and the training curve's probe call
-        from safetensors.torch import save_file
-        out = Path(out)
-        self.itm.save_pretrained(out)
-        state = {k: v.detach().clone().contiguous() for k, v in self.itm.state_dict().items()}
-        for k, v in self.mlm.mlm_score.state_dict().items():
-            if k != "decoder.weight":    # tied to the word embeddings
-                state[f"mlm_score.{k}"] = v.detach().clone().contiguous()
-        save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
-        self.config.architectures = ["ViltForImageAndTextRetrieval", "ViltForMaskedLM"]
-        self.config.save_pretrained(out)
-
-
-def train_vilt(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None,
-               size: str = build.DEFAULT_SIZE) -> dict:
-    model = untrained("vilt", tok, size).to(data.device)
-    model.train()
-    half = budget.batch // 2
-
-    def step():
-        idx = data.sample(budget.batch)
-        pos = [data.captions[i] for i in idx[:half]]
-        neg = [data.negative(i, budget.hard_negative_p if member.hard_negatives else 0.0) for i in idx[half:]]
-        enc = data.tokens(pos + neg)
-        pixels = data.images(idx)
-        pmask = torch.ones(len(idx), pixels.shape[2], pixels.shape[3], dtype=torch.long, device=data.device)
-        logit = model.itm(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], pixel_values=pixels,
-                          pixel_mask=pmask).logits[:, 0]
-        labels = torch.cat([torch.ones(half), torch.zeros(len(idx) - half)]).to(data.device)
-        itm_loss = F.binary_cross_entropy_with_logits(logit, labels)
-        mids = data.sample(budget.batch)
-        penc = data.tokens([data.captions[i] for i in mids])
-        masked, mlabels = mask_tokens(penc["input_ids"], tok, budget.mlm_prob, data.rng)
-        mlm_loss = model.mlm(input_ids=masked, attention_mask=penc["attention_mask"], pixel_values=data.images(mids),
-                             pixel_mask=pmask, labels=mlabels).loss
-        return itm_loss + mlm_loss
-
-    hist = fit(model, step, budget.lr_vilt, probe and (lambda: probe(model)))
-    model.eval().cpu()
-    model.save_pretrained(out)
-    build.save_side_files(out, tok, build.vilt_processor())
-    return hist
-
-
-def train_bert(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None,
-               size: str = build.DEFAULT_SIZE) -> dict:
-    model = untrained("bert", tok, size).to(data.device)
-    model.train()
-
-    def step():
-        idx = data.sample(budget.batch)
-        enc = data.tokens([data.captions[i] for i in idx])
-        masked, labels = mask_tokens(enc["input_ids"], tok, budget.mlm_prob, data.rng)
-        return model(input_ids=masked, attention_mask=enc["attention_mask"], labels=labels).loss
-
-    hist = fit(model, step, budget.lr_bert, probe and (lambda: probe(model)))
-    model.eval().cpu()
-    model.save_pretrained(out)
-    build.save_side_files(out, tok)
-    return hist
-
-
-TRAINERS = {"clip": train_clip, "vilt": train_vilt, "bert": train_bert}
-
-
-def untrained(trainer: str, tok, size: str = build.DEFAULT_SIZE) -> torch.nn.Module:
-    """The freshly initialised model a ``trainer`` of ``TRAINERS`` starts from (and its held-out probe scores), of
-    the ``size`` of ``build.SIZES``."""
-    from transformers import BertForMaskedLM, CLIPModel
-    make = {"clip": lambda: CLIPModel(build.clip_config(len(tok), tok, size)),
-            "vilt": lambda: ViltMultiTask(build.vilt_config(len(tok), size)),
-            "bert": lambda: BertForMaskedLM(build.bert_config(len(tok), tok, size))}
-    return make[trainer]()
+from .trainers import TRAINERS, untrained  # noqa: F401 (train.untrained: benchmarks and tests use it)
+from .zoo import CHECKPOINTS, MODELS, chosen, known, member as zoo_member
 
 
 # ----------------------------------------------------------------------------------------------- entry points
 def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0, models=MODELS,
           quick: bool = False, threads: int | None = None, evaluate: bool = True, device: str = "cpu", log=print,
-          save_every: int = loop.SAVE_EVERY, size: str = build.DEFAULT_SIZE, **overrides) -> dict:
+          save_every: int = loop.SAVE_EVERY, size: str = build.DEFAULT_SIZE, batched: bool = False,
+          **overrides) -> dict:
     """Train ``models`` of ``size`` (``build.SIZES``; default the shipped zoo's) into ``out/<name>/`` (default: the
     shipped checkpoints dir); return the run record (budget, histories, held-out scores, wall times), also written
-    to ``out/training.json`` (its ``size`` only when not the default: a record without one is of the default)."""
+    to ``out/training.json`` (its ``size`` only when not the default: a record without one is of the default).
+    ``batched``: the ViLT members are trained at once, after the others (``batched``)."""
     from . import evaluate as ev
     known(models)
     build.size_of(size)   # an unknown size is refused before anything is written
     out = Path(out) if out else CHECKPOINTS
-    budget = Budget(**{**(QUICK if quick else {}), **overrides, **({"steps": steps} if steps else {})})
+    budget = make_budget(quick, steps, **overrides)
     if threads:
         torch.set_num_threads(threads)
     torch.manual_seed(seed)
     t0 = time.time()
     pools: dict = {}
     heldout = ev.HeldOut(seed=seed) if evaluate else None
-    header = dict(seed=seed, budget=recorded(budget), quick=quick, device=device, threads=torch.get_num_threads(),
-                  **({} if size == build.DEFAULT_SIZE else {"size": size}))
+    header = zoo_record.header(seed, budget, quick, device, size)
     record = zoo_record.start(out, header, models)   # refused if a member it keeps has other settings
     if not models:   # --missing, and every member asked for is held
         log(f"nothing to train: {out} holds every member asked for, trained with these settings")
         return record
-    for i, name in enumerate(models):
+    stacked = [m for m in models if batched and zoo_member(m).trainer == "vilt"]
+    alone = [m for m in models if m not in stacked]
+    for i, name in enumerate(alone):
         member = zoo_member(name)
         try:
             if member.recipe not in pools:
@@ -179,8 +72,16 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
             entry = _train_member(name, member, Batches(pools[member.recipe], seed, tok, device), tok, budget, out, log,
                                   heldout, save_every, size)
         except KeyboardInterrupt as err:
-            raise Interrupted(out, list(models[i:]), save_every) from err
+            raise Interrupted(out, alone[i:] + stacked, save_every) from err
         record = zoo_record.save_entry(out, header, name, entry)
+    if stacked:
+        pools.clear()
+        try:
+            batched_trainer.train_jobs([batched_trainer.Job(m, seed, out) for m in stacked], budget, quick=quick,
+                                       evaluate=evaluate, device=device, log=log, save_every=save_every, size=size)
+        except KeyboardInterrupt as err:
+            raise Interrupted(out, [m for m in stacked if m not in zoo_record.held(out)], save_every) from err
+        record = zoo_record.start(out, header, [])
     if evaluate:
         from .card import write as write_card
         log(f"model card: {write_card(out)}")
@@ -196,13 +97,7 @@ def _train_member(name, member, data, tok, budget, out, log, heldout, save_every
     with transformers_bars_off():   # save_pretrained draws none: the log is lines only (the probes draw none either)
         hist = TRAINERS[member.trainer](member, data, tok, budget, out / name, fit, heldout and heldout.probe_for(name),
                                         size=size)
-    loop.resume_path(out / name).unlink(missing_ok=True)      # the member is saved: nothing left to resume
-    entry = {"history": hist, "wall_s": hist["wall_s"], "recipe": member.recipe.describe(),
-             "parent": member.parent, "factor": member.factor, "hard_negatives": member.hard_negatives}
-    if heldout:
-        entry["heldout"] = heldout.evaluate_dir(name, out / name)
-        log(f"[{name}] held-out: {entry['heldout']}")
-    return entry
+    return zoo_record.entry(name, member, hist, out, log, heldout)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -225,6 +120,8 @@ def main(argv=None) -> int:
         p.error(str(err))
     if a.jobs < 1:
         p.error(f"--jobs {a.jobs}: give at least 1 (members trained at once)")
+    if a.jobs > 1 and a.batched:
+        p.error("--batched trains its members in one process: give --jobs 1")
     try:
         a.device = str(resolve_device(a.device))
     except (ValueError, RuntimeError) as err:
@@ -243,7 +140,7 @@ def main(argv=None) -> int:
             rescore(a.out, a.models)
         else:
             train(a.out, a.steps, a.seed, a.models, a.quick, a.threads, not a.no_eval, a.device,
-                  save_every=a.save_every, size=a.size, **({"pool": a.pool} if a.pool else {}),
+                  save_every=a.save_every, size=a.size, batched=a.batched, **({"pool": a.pool} if a.pool else {}),
                   **{k: v for k, v in (("schedule", a.schedule), ("precision", a.precision), ("warmup", a.warmup))
                      if v is not None})
     except Interrupted as err:
