@@ -31,8 +31,8 @@ class Params(Parameters):
     finetune_batch: int = param(128, "triplets per step (the authors': 128; weights cached by settings)")
     finetune_lr: float = param(0.0001, "a tenth of toy-clip's pre-training peak (the authors: 1e-3, SGD)")
     finetune_optimizer: str = param("adamw", '"adamw" (toy default) or "sgd" (the authors\' choice)')
-    finetune_seeds: int = param(2, "fine-tuning seeds (seed, seed + 1, ...): the sweep's rows and fine-tune claims "
-                                "pooled over them (2 shipped; issue 62 asks for 5)")
+    finetune_seeds: int = param(5, "fine-tuning seeds (seed, seed + 1, ...): the sweep's rows and fine-tune claims "
+                                "pooled over them (5 shipped)")
     finetune_triplets: int = param(1000, "toy training triplets of each kind (predicate, attribute swaps)")
     alphas: list[float] = param([0.0, 0.2, 0.5, 1.0], "patching weights a: theta(a) is (1-a) theta_orig + a "
                                 "theta_ft (0.2: the paper's)")
