@@ -96,12 +96,24 @@ def _list(root: Path) -> None:
               f"config), FAMILY:SOURCE (e.g. vilt:my-org/my-vilt), or an open_clip ARCH:TAG (e.g. RN50:yfcc15m)")
     except ImportError as err:
         print(f"models: unavailable ({err})")
+    print(_plugin_families())
     for chapter in ch.CHAPTERS:
         state = _executed_state(ch.output_path(root, chapter))
         print(f"\n{chapter}: {ch.title(root, chapter)}  [{state}]")
         print(f"  datasets: {', '.join(ch.dataset_choices(chapter))}")
         for p in ch.parameters(chapter).values():
             print(f"  {p.name} = {p.default!r}" + (f"    # {p.help}" if p.help else ""))
+
+
+def _plugin_families() -> str:
+    """One line: the model families installed packages add (``probekit.scorers`` entry points), each with its
+    adapter and the package it comes from; one a built-in family shadows is marked unused."""
+    from probekit.plugins import SCORERS, provenance
+    from probekit.scorers.registry import FAMILIES
+
+    found = [f"{name} ({where}{'; unused: a built-in family has that name' if name in FAMILIES else ''})"
+             for name, where in sorted(provenance(SCORERS).items())]
+    return f"plugin families: {'; '.join(found) if found else 'none installed (entry point group probekit.scorers)'}"
 
 
 def _given(root: Path, args, chapters: list[str]) -> tuple[dict[str, dict], ch.Profile | None]:

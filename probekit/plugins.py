@@ -24,3 +24,13 @@ def plugins(group: str) -> dict[str, str]:
     """name -> ``"module:object"`` of every entry point installed packages declare in ``group`` (read on every
     call: a package installed in a running session is seen)."""
     return {ep.name: ep.value for ep in entry_points(group=group)}
+
+
+def provenance(group: str) -> dict[str, str]:
+    """name -> where an entry point of ``group`` comes from: ``"module:object, from <package> <version>"`` (the
+    package that declares it; just the object where the entry point names no package)."""
+    def where(ep) -> str:
+        dist = getattr(ep, "dist", None)
+        return f"{ep.value}, from {dist.name} {dist.version}" if dist is not None else ep.value
+    return {ep.name: where(ep) for ep in entry_points(group=group)}
+

@@ -127,7 +127,8 @@ def one_or_none(rows: pd.DataFrame, **where: Any) -> pd.Series | None:
 
 #: the columns every per-item row has (one row per scored item, model and condition); a study adds its own after
 #: them (texts, image paths, scores, prediction).  ``correct`` is what the item adds to its accuracy (1, 0, 1/2
-#: for a tie scored half), NaN where the item was not scored; a study's accuracies are means of it.
+#: for a tie scored half), NaN where the item was not scored; a study's accuracies are means of it.  Each study's
+#: ``FROM_ITEMS`` says which column, over which rows, its headlines average (:class:`FromItems`).
 ITEM_COLUMNS = ["study", "probe", "model", "condition", "item_id", "correct"]
 
 
@@ -155,6 +156,28 @@ def concat_items(parts: Iterable[pd.DataFrame]) -> pd.DataFrame:
     """Several item-row frames -> one validated frame (no parts: an empty one), as :func:`concat` for rows."""
     parts = [p for p in parts if p is not None]
     return items_frame(pd.concat(parts, ignore_index=True) if parts else [])
+
+
+@dataclass(frozen=True)
+class FromItems:
+    """How a study's result row is rebuilt from its item rows (``probekit export --items``): the mean of ``column``
+    over one model's item rows whose columns equal ``where`` (NaN entries left out: items not scored, or a pair
+    counted on another row); with ``minus``, a paired difference: per ``item_id``, the value under ``where`` minus
+    the value under ``minus``, averaged over the items both hold.  Each study lists its headlines' in
+    ``FROM_ITEMS`` (:attr:`probekit.studies.Study.from_items`)."""
+
+    where: Mapping[str, str]
+    column: str = "correct"
+    minus: Mapping[str, str] | None = None
+
+    def value(self, items: pd.DataFrame, model: str) -> float:
+        def part(where: Mapping[str, str]) -> pd.Series:
+            mask = items["model"] == model
+            for key, wanted in where.items():  # a column the rows lack (``cue`` off the toy world): none match
+                mask &= (items[key] == wanted) if key in items else False
+            return items[mask].set_index("item_id")[self.column]
+        picked = part(self.where) if self.minus is None else part(self.where) - part(self.minus)
+        return float(picked.dropna().mean())
 
 
 def save(rows: pd.DataFrame, path: str | Path) -> Path:

@@ -155,3 +155,24 @@ def hand_made_annotations():
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PROBEKIT_SKIP_SHA256", "1")
         yield
+
+
+def check_headlines_from_items(result, out: Path) -> int:
+    """Write ``result``'s item rows as ``probekit export --items --format csv`` does, read them back, and assert
+    every row of its study's ``FROM_ITEMS`` (:class:`probekit.results.FromItems`) is that rebuild of the export;
+    each entry must match at least one row.  Returns how many rows were checked."""
+    import pandas as pd
+
+    from probekit.chapters.export import _write
+    from probekit.results import items_frame, select
+    from probekit.studies import STUDIES
+
+    exported = pd.read_csv(_write(items_frame(result.items), out / f"{result.study}.items.csv", "csv"))
+    checked = 0
+    for where, rebuild in STUDIES[result.study].from_items:
+        rows = select(result.ours(), **where)
+        assert len(rows), where
+        for _, row in rows.iterrows():
+            assert rebuild.value(exported, row["model"]) == pytest.approx(row["value"], rel=1e-12), (where, row)
+            checked += 1
+    return checked

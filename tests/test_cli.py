@@ -33,6 +33,7 @@ def _error_line(capsys) -> str:
     (["run", "verbs", "-p", "limit", "banana"], ["'limit'", "'banana'", "integer"]),
     (["run", "verbs", "-p", "dataset", "svo-probs"], ["'svo-probs'", "svo-probes", "toy"]),
     (["run", "verbs", "-p", "models", "toy-vilt,nosuch-model"], ["'nosuch-model'", "toy-clip", "directory"]),
+    (["run", "verbs", "-p", "models", "clip:/nonexistent/ckpt"], ["'clip:/nonexistent/ckpt'", "no such directory"]),
     (["run", "verbs", "-p", "device", "gpu"], ["'gpu'", "cuda"]),
     (["run", "verbs", "-p", "limit", "0"], ["'limit'", "at least 1"]),
     (["run", "conceptual", "-p", "alphas", "0.1,high"], ["'alphas'", "'high'"]),
@@ -46,7 +47,18 @@ def test_bad_input_is_one_line_and_exit_2_before_any_work(project, capsys, argv,
     assert code == 2
     for word in must_name:
         assert word in line, line
+    assert line.count(must_name[0]) == 1, line                   # what is wrong is named once
     assert not list((project / "book" / "chapters").iterdir())  # nothing executed
+
+
+def test_an_error_line_names_the_chapters_and_the_parameter_once(project, capsys):
+    assert main(["--root", str(project), "check", "verbs", "-p", "threshold", "1.5"]) == 2
+    assert _error_line(capsys) == ("probekit: error: verbs: parameter 'threshold': must lie in [0.0, 1.0], got 1.5 "
+                                   "(default 0.5)")
+    assert main(["--root", str(project), "check", "-p", "limit", "0"]) == 2   # one problem of every chapter: one line
+    line = _error_line(capsys)
+    assert line.startswith("probekit: error: verbs, prednoun, masking, conceptual: parameter 'limit': must be at least")
+    assert line.count("limit") == 1 and line.count("verbs") == 1
 
 
 def test_bad_params_file(project, tmp_path, capsys):

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import check_headlines_from_items
 from probekit import papers
 from probekit.claims import HIGHER, LOWER, UNRESOLVED, by_topic
 from probekit.metrics.background import average_precision
@@ -289,3 +290,7 @@ def test_facts_are_typed(result):
     assert type(result.facts) is ConceptualFacts
     with pytest.raises(AttributeError):
         result.facts.probe_r_item   # noqa: B018  (a misspelt field fails at once)
+
+
+def test_the_headlines_are_rebuilt_from_the_exported_items(result, tmp_path):
+    assert check_headlines_from_items(result, tmp_path) == 3 * len(set(result.ours()["model"]) & {"toy-vilt", "toy-clip"})

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import check_headlines_from_items
 from probekit.claims import ABOVE, HIGHER, LOWER, UNRESOLVED, by_topic
 from probekit.results import frame, items_frame, one, row, select
 from probekit.studies import masking
@@ -221,3 +222,7 @@ def test_facts_are_typed(result):
     assert type(result.facts) is masking.MaskingFacts
     with pytest.raises(AttributeError):
         result.facts.caption   # noqa: B018  (a misspelt field fails at once)
+
+
+def test_the_headlines_are_rebuilt_from_the_exported_items(result, tmp_path):
+    assert check_headlines_from_items(result, tmp_path) == 2         # top-k accuracy and its drop: toy-vilt

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from conftest import copy_project
+from conftest import REPO, copy_project
 
 ADAPTER = '''
 """A dual encoder with no weights: an image is its mean colour, a text the colours it names."""
@@ -97,6 +97,19 @@ def test_a_plugin_family_loads_by_prefix_and_by_model_type(plugin_site, tmp_path
     red, blue = Image.new("RGB", (8, 8), "red"), Image.new("RGB", (8, 8), "blue")
     probs = scorer.choose_text([red, blue], [["a red ball", "a blue ball"]] * 2)
     assert probs[0, 0] > 0.99 and probs[1, 1] > 0.99
+
+
+def test_list_names_each_installed_family_with_its_package(plugin_site, capsys):
+    from probekit.cli import main
+
+    assert main(["--root", str(REPO), "list"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("plugin families:")]
+    assert lines == ["plugin families: colour (probekit_colour:ColourScorer, from probekit-colour 0.1)"]
+    (plugin_site / "probekit_colour-0.1.dist-info" / "entry_points.txt").write_text(
+        "[probekit.scorers]\nclip = probekit_colour:ColourScorer\n")
+    assert main(["--root", str(REPO), "list"]) == 0
+    assert ("plugin families: clip (probekit_colour:ColourScorer, from probekit-colour 0.1; unused: a built-in family "
+            "has that name)") in capsys.readouterr().out.splitlines()
 
 
 def test_a_plugin_probe_source_is_a_dataset(plugin_site, tmp_path):

@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+from conftest import check_headlines_from_items
 from probekit import claims as cl
 from probekit.report import render_claims
 from probekit.report.prednoun import strata_text
@@ -268,3 +269,7 @@ def test_the_parents_line_names_the_pairs_on_which_it_is_above_chance():
     low = frame([split("limbs differ", 0.944, 0.016), split("limbs alike", 0.40, 0.03)])
     assert "below chance where their limbs look alike, 40.0%" in parent_by_limbs(checks, low)
     assert parent_by_limbs(checks, rows.iloc[:0]) == ""        # real data: no split, no line
+
+
+def test_the_headlines_are_rebuilt_from_the_exported_items(result, tmp_path):
+    assert check_headlines_from_items(result, tmp_path) == 2 * 4     # limbs alike, differ, cropped, full: 2 models

@@ -49,7 +49,7 @@ def test_a_field_added_to_a_study_is_listed_checked_and_on_the_page(throwaway, c
     assert main(["--root", str(throwaway), "check", "throwaway", "-p", "answer", "7", "--quiet"]) == 0
     capsys.readouterr()
     assert main(["--root", str(throwaway), "check", "throwaway", "-p", "answer", "many", "--quiet"]) == 2
-    assert "parameter 'answer' of chapter 'throwaway' must be an integer" in capsys.readouterr().err
+    assert "throwaway: parameter 'answer': must be an integer" in capsys.readouterr().err
     out = ch.execute(throwaway, "throwaway", ch.resolve("throwaway", {"answer": 7}), progress=False,
                      log=lambda msg: None)
     cells = nbformat.read(out, as_version=4).cells

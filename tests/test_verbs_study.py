@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import check_headlines_from_items
 from probekit import claims as cl
 from probekit.datasets import load_dataset
 from probekit.metrics.itm import negative_type
@@ -185,3 +186,13 @@ def test_facts_are_typed(study):
     assert type(result.facts) is verbs.VerbsFacts
     with pytest.raises(AttributeError):
         result.facts.n_row   # noqa: B018  (a misspelt field fails at once)
+
+
+def test_the_headlines_and_table_4_are_rebuilt_from_the_exported_items(study, tmp_path):
+    result, _ = study
+    assert check_headlines_from_items(result, tmp_path) == 2 + 2 + 2 + 2   # two cues and verb negatives: 2 models each
+    items = result.items[result.items["model"] == "toy-vilt"]               # pos and neg: the thresholded model
+    avg = one(result.ours(), model="toy-vilt", probe="svo", subset="all", metric="avg")
+    assert (items["pos_correct"].mean() + items["neg_correct"].mean()) / 2 == pytest.approx(avg["value"], rel=1e-12)
+    assert items["pos_correct"].count() + items["neg_correct"].count() == avg["n"]
+    assert result.items.loc[result.items["model"] == "toy-clip", ["pos_correct", "neg_correct"]].isna().all().all()

@@ -26,8 +26,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from probekit.chapters.model_files import model_findings
-from probekit.chapters.params import PAPER_SUITE, parameters, resolve
-from probekit.chapters.project import CHAPTERS, ParameterError
+from probekit.chapters.params import PAPER_SUITE, ValueProblem, parameters, resolve
+from probekit.chapters.project import CHAPTERS
 
 MIN_FREE_BYTES = 200 * 2**20  # a data or cache directory with less free space than this is "full"
 
@@ -200,8 +200,8 @@ def check_chapter(chapter: str, given: dict[str, Any], *, allow_toy: bool = Fals
     for name, value in given.items():
         try:
             values.update(resolve(chapter, {name: value}))
-        except ParameterError as err:
-            problems.append(Problem((chapter,), name, str(err)))
+        except ValueProblem as err:  # its text names neither the chapter nor the parameter: the line does, once
+            problems.append(Problem((chapter,), name, err.text))
             bad.add(name)
     dataset = values.get("dataset")
     toy_data = dataset == "toy"

@@ -24,6 +24,15 @@ PAPER_SUITE = "paper"  # for a chapter over several probes: each probe's own rea
 DEVICE_RE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 
 
+class ValueProblem(ParameterError):
+    """A value a chapter's parameter does not take: ``text`` says what is wrong and the valid choices without
+    naming the chapter or the parameter, which the message (and ``probekit check``'s line) names once."""
+
+    def __init__(self, chapter: str, parameter: str, text: str):
+        self.chapter, self.parameter, self.text = chapter, parameter, text
+        super().__init__(f"{chapter}: parameter {parameter!r}: {text}")
+
+
 def write_parameters(nb, chapter: str) -> None:
     """Fill the chapter notebook's one ``parameters`` cell with its study's parameters and their defaults
     (:func:`probekit.parameters.cell`); papermill injects the values given below it."""
@@ -81,17 +90,16 @@ def coerce(chapter: str, param: Parameter, value: Any) -> Any:
         value = _from_text(value, param.kind)
     elif isinstance(value, str) and value.strip().lower() in ("none", "null") and param.optional:
         value = None
-    where = f"parameter {param.name!r} of chapter {chapter!r}"
     if value is None:
         if param.optional:
             return None
-        raise ParameterError(f"{where} cannot be None; give {_type_name(param.kind)} (default {param.default!r})")
+        raise ValueProblem(chapter, param.name, f"cannot be None; give {_type_name(param.kind)} (default {param.default!r})")
     kind = param.kind
     ok = (kind is None or (kind is float and isinstance(value, (int, float)) and not isinstance(value, bool))
           or (kind is int and isinstance(value, int) and not isinstance(value, bool))
           or (kind not in (int, float) and isinstance(value, kind)))
     if not ok:
-        raise ParameterError(f"{where} must be {_type_name(kind)}, got {value!r} (default {param.default!r})")
+        raise ValueProblem(chapter, param.name, f"must be {_type_name(kind)}, got {value!r} (default {param.default!r})")
     if kind is float:
         value = float(value)
     if kind is list and param.default:
@@ -100,34 +108,33 @@ def coerce(chapter: str, param: Parameter, value: Any) -> Any:
             value = [_from_text(v, elem) if isinstance(v, str) else v for v in value]
         for v in value:
             if not (isinstance(v, elem) or (elem is float and isinstance(v, int) and not isinstance(v, bool))):
-                raise ParameterError(f"{where}: entry {v!r} must be {_type_name(elem)} like {param.default[0]!r}")
+                raise ValueProblem(chapter, param.name, f"entry {v!r} must be {_type_name(elem)} like {param.default[0]!r}")
     return value
 
 
 def check_value(chapter: str, param: Parameter, value: Any) -> None:
     """Checks beyond the type: registry names, dataset sources, device strings, positive limits."""
-    where = f"parameter {param.name!r} of chapter {chapter!r}"
     if value is None:
         return
     if param.is_models:
         from probekit.scorers.resolve import UnknownModelError, model_spec
         for name in ([value] if isinstance(value, str) else value):
             if not isinstance(name, str):
-                raise ParameterError(f"{where}: model {name!r} is not a registry name or directory")
+                raise ValueProblem(chapter, param.name, f"model {name!r} is not a registry name or directory")
             try:
                 if name:
                     model_spec(name)
             except UnknownModelError as err:
-                raise ParameterError(f"{where}: {err}") from None
+                raise ValueProblem(chapter, param.name, str(err)) from None
     elif param.name == "dataset":
         valid = dataset_choices(chapter)
         if value not in valid:
-            raise ParameterError(f"unknown dataset {value!r}{_near(value, valid)} for chapter {chapter!r}; "
-                                 f"valid: {', '.join(valid)}")
+            raise ValueProblem(chapter, param.name, f"unknown dataset {value!r}{_near(value, valid)}; "
+                                                        f"valid: {', '.join(valid)}")
     elif param.name == "device" and not DEVICE_RE.match(str(value)):
-        raise ParameterError(f"unknown device {value!r} in {where}; valid: auto, cpu, cuda, cuda:N, mps")
+        raise ValueProblem(chapter, param.name, f"unknown device {value!r}; valid: auto, cpu, cuda, cuda:N, mps")
     elif param.kind in (int, float) and (why := out_of_bounds(param.name, value)):
-        raise ParameterError(f"{where} {why}, got {value!r} (default {param.default!r})")
+        raise ValueProblem(chapter, param.name, f"{why}, got {value!r} (default {param.default!r})")
 
 
 def resolve(chapter: str, overrides: dict[str, Any]) -> dict[str, Any]:
@@ -136,8 +143,7 @@ def resolve(chapter: str, overrides: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for name, value in overrides.items():
         if name not in params:
-            raise ParameterError(f"unknown parameter {name!r}{_near(name, params)} for chapter {chapter!r}; "
-                                 f"valid: {', '.join(params)}")
+            raise ValueProblem(chapter, name, f"no such parameter{_near(name, params)}; valid: {', '.join(params)}")
         out[name] = _absolute(params[name], coerce(chapter, params[name], value))
         check_value(chapter, params[name], out[name])
     return out

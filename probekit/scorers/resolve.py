@@ -187,6 +187,8 @@ def model_spec(name: str) -> ModelSpec:
     prefix, colon, rest = name.partition(":")
     if colon and prefix in families() and rest:
         path = Path(rest).expanduser()
+        if rest.startswith((".", "/", "~")) and not path.exists():
+            raise _error(name, "no such directory", "check the path")
         config = None
         if path.is_dir() and (path / CONFIG).is_file():
             config = _read_json(name, path / CONFIG)
@@ -202,7 +204,7 @@ def model_spec(name: str) -> ModelSpec:
         raise _error(name, f"{path} is a file, not a checkpoint directory",
                      "point at the directory save_pretrained wrote (an open_clip weights file: ARCH:/path)")
     if name.startswith((".", "/", "~")) or os.sep in name and not HUB_ID.match(name):
-        raise _error(name, f"no such directory {path}", "check the path")
+        raise _error(name, "no such directory", "check the path")
     if HUB_ID.match(name):
         return _from_hub(name)
     import difflib

@@ -3,7 +3,8 @@ the lab's seed comparison.
 
 A study is ``run(params) -> probekit.results.StudyResult`` in ``probekit.studies.<study>`` (no display code), with
 the rows the summary page shows (``HEADLINES``, of which ``CONTROLS`` are controls; ``WHOLE``, where a headline is
-a part of a probe only the toy world splits, the row shown instead on other data), and its parameters, one frozen
+a part of a probe only the toy world splits, the row shown instead on other data; ``FROM_ITEMS``, how each of them
+is rebuilt from the study's item rows), and its parameters, one frozen
 dataclass in ``probekit.studies.<study>_params`` (:mod:`probekit.parameters`).  Entries are module paths imported
 only when used (:mod:`probekit.registry`): the checks read a study's parameters without importing the study.  A
 chapter notebook is its parameters cell, one ``run`` call, report calls and prose.
@@ -20,7 +21,7 @@ from probekit.registry import load
 class Study:
     name: str
     probes: tuple[str, ...]   # the probes whose dataset sources its ``dataset`` parameter names
-    module: str               # run(params), HEADLINES, CONTROLS (and WHOLE)
+    module: str               # run(params), HEADLINES, CONTROLS, FROM_ITEMS (and WHOLE)
     params: str               # "module:class" of its parameters dataclass
 
     @property
@@ -39,6 +40,12 @@ class Study:
     def controls(self) -> list[dict]:
         """The headlines that are controls, meant to be high (not counted against the toy world's ceiling)."""
         return list(load(self.module).CONTROLS)
+
+    @property
+    def from_items(self) -> list[tuple[dict, object]]:
+        """(result rows, :class:`probekit.results.FromItems`): how each headline (and its ``whole`` stand-in) is
+        rebuilt from the study's exported item rows."""
+        return list(load(self.module).FROM_ITEMS)
 
     @property
     def whole(self) -> list[tuple[dict, dict]]:

@@ -29,7 +29,7 @@ from probekit.metrics import background as mb
 from probekit.metrics import conceptual as mc
 from probekit.metrics import conceptual_items as mi
 from probekit.papers.conceptual import parse_condition, undo_readings
-from probekit.results import StudyResult, concat, concat_items, empty, select
+from probekit.results import FromItems, StudyResult, concat, concat_items, empty, select
 from probekit.studies import (conceptual_claims, conceptual_lab, finetune, finetune_cache, finetune_seeds, lab,
                               patching)
 from probekit.studies import conceptual_scores as cs
@@ -44,6 +44,10 @@ STUDY = "conceptual"
 HEADLINES = [dict(probe="probe-r", condition="", subset="predicate_swap", metric="acc"),
              dict(probe="probe-c", condition="", subset="composition", metric="group"),
              dict(probe="probe-b", condition="black", subset="x̃1", metric="map")]
+#: the headlines rebuilt from the item rows: means of ``correct`` by ``kind`` and ``split``, and of ``ap`` by ``view``
+FROM_ITEMS = [(HEADLINES[0], FromItems(dict(probe="probe-r", kind="predicate_swap"))),
+              (HEADLINES[1], FromItems(dict(probe="probe-c", split="composition"))),
+              (HEADLINES[2], FromItems(dict(probe="probe-b", condition="black", view="x̃1"), column="ap"))]
 CONTROLS: list[dict] = []
 #: the chapter's ``dataset`` parameter -> the dataset source of each probe
 SUITES = {"toy": {"probe-r": "toy", "probe-c": "toy", "probe-b": "toy"},

@@ -40,7 +40,7 @@ from probekit.ablation import CONDITIONS, PatchGrid, condition_images, patches_u
 from probekit.data.masking import pair_subject_boxes, triplet_subjects
 from probekit.datasets import default_data_dir, load_dataset, sources
 from probekit.metrics.masking import accuracy_rows, common_items, drop_rows, topk_chance, topk_items
-from probekit.results import StudyResult, concat, concat_items
+from probekit.results import FromItems, StudyResult, concat, concat_items
 from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.studies import lab, masking_lab
 from probekit.studies.masking_claims import claims
@@ -58,6 +58,11 @@ PAPER_SUBSETS = {"svo-probes": "SVO-Probes", "v-coco": "V-COCO", "toy": "SVO-Pro
 HEADLINES = [dict(probe="top-k", condition="full image", subset="all", metric="accuracy"),
              dict(probe="top-k", condition="full image − subject ablated", subset="all", metric="accuracy_diff")]
 CONTROLS: list[dict] = []
+#: the headlines rebuilt from the item rows (probe "top-k", one per caption): the mean of ``correct`` on the full
+#: image, and per caption full image minus subject ablated, averaged over the captions both scored
+_TOP_K = {cond: dict(probe="top-k", condition=cond, subset="all") for cond in ("full image", "subject ablated")}
+FROM_ITEMS = [(HEADLINES[0], FromItems(_TOP_K["full image"])),
+              (HEADLINES[1], FromItems(_TOP_K["full image"], minus=_TOP_K["subject ablated"]))]
 
 
 def _missing(value) -> bool:

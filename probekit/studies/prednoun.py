@@ -41,7 +41,7 @@ from probekit.data.prednoun import crop_to_targets
 from probekit.datasets import default_data_dir, load_dataset
 from probekit.metrics import confounds, crop_overlap, pairs
 from probekit.papers.prednoun import PAPER
-from probekit.results import StudyResult, concat, concat_items
+from probekit.results import FromItems, StudyResult, concat, concat_items
 from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.scorers.mlm import pseudo_perplexity
 from probekit.scorers.registry import REGISTRY
@@ -67,6 +67,11 @@ HEADLINES = [dict(probe=LIMBS_PROBE, condition="full", subset=LIMBS_ALIKE, metri
 CONTROLS = HEADLINES[1:]
 #: (headline, the row shown instead where a run has none of it): real data is not split by the limbs
 WHOLE = [(HEADLINES[0], dict(probe="pairs", condition="full", subset="all", metric="pair_accuracy"))]
+#: the headlines rebuilt from the item rows (one per pair, default template: probe "pairs"): means of ``correct``,
+#: on the toy world by ``limbs`` (the pair's label of :func:`probekit.toyworld.prednoun.limbs_alike`)
+FROM_ITEMS = [*[(h, FromItems(dict(probe="pairs", condition="full", limbs=h["subset"]))) for h in HEADLINES[:2]],
+              (HEADLINES[2], FromItems(dict(probe="pairs", condition="cropped"))),
+              (WHOLE[0][1], FromItems(dict(probe="pairs", condition="full")))]
 
 
 def score_run(name: str, scorer, items: pd.DataFrame, views: dict, condition: str, template: str
@@ -218,10 +223,10 @@ def run(params: Params) -> StudyResult:
         facts["lab"] = ("the lab runs on the toy world only" if dataset != "toy"
                         else "no lab models (`lab_models` is empty)")
 
-    if dataset == "toy":
+    limbs = limbs_alike(items).groupby(items["pair_id"].astype(str)).first() if dataset == "toy" else None  # per pair
+    if limbs is not None:
         facts["limbs_only"] = limbs_only_accuracy(items)
-        facts["limbs_pairs"] = {k: int(v) for k, v in limbs_alike(items).groupby(items["pair_id"]).first()
-                                .value_counts().sort_index().items()}
+        facts["limbs_pairs"] = {k: int(v) for k, v in limbs.value_counts().sort_index().items()}
         rows = concat([rows, limbs_rows(scored, seed)])
     swaps = items.assign(swap=items["pos"].map(pairs.SWAP_NAMES)).groupby("swap")
     facts.update(dataset=dataset, seed=seed, n_triplets=len(items), n_pairs=int(items["pair_id"].nunique()),
@@ -237,6 +242,8 @@ def run(params: Params) -> StudyResult:
                 counts=pd.DataFrame({"triplets": swaps.size(), "pairs": swaps["pair_id"].nunique()}),
                 scores=_stack(list(scored.values())),
                 concepts=concepts, tuples=tuples, perplexity=perplexity)
-    per_item = [pairs.pair_items(s, model=m, probe=PROBES[t], condition=c) for (m, c, t), s in scored.items()]
+    per_item = [pairs.pair_items(s, model=m, probe=PROBES[t], condition=c)
+                .pipe(lambda p: p if limbs is None else p.assign(limbs=p["item_id"].map(limbs)))
+                for (m, c, t), s in scored.items()]
     return StudyResult(STUDY, asdict(params), rows, data=data, facts=facts, claims=claims(rows, main),
                        items=concat_items(per_item))

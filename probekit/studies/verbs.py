@@ -35,7 +35,7 @@ from probekit import papers
 from probekit.datasets import load_dataset
 from probekit.metrics import itm
 from probekit.papers.guided_masking import GUIDED_MASKING_VERB_PAIRS
-from probekit.results import OURS, StudyResult, concat, concat_items, empty, select
+from probekit.results import OURS, FromItems, StudyResult, concat, concat_items, empty, select
 from probekit.scorers import REGISTRY, can_answer, head_for, load_scorer
 from probekit.studies import lab, verbs_lab
 from probekit.studies.pair_scores import score_pairs
@@ -53,6 +53,28 @@ HEADLINES = [dict(probe=CUE_PROBE, subset=svo.PLACE, metric="pairwise"),
 CONTROLS = HEADLINES[1:]
 #: (headline, the row shown instead where a run has none of it): real data is not split by the cue
 WHOLE = [(HEADLINES[0], dict(probe=itm.PROBE, subset="verb", metric="pairwise"))]
+#: the headlines, and Table 4 at the threshold on all rows (the page's first table; its "avg" is the mean of "pos"
+#: and "neg"), rebuilt from the item rows (one per triple): means of ``correct`` by ``cue`` or ``type``, and of
+#: ``pos_correct`` / ``neg_correct`` (:func:`table4_columns`)
+FROM_ITEMS = [(HEADLINES[0], FromItems(dict(probe=itm.PROBE, cue=svo.PLACE))),
+              (HEADLINES[1], FromItems(dict(probe=itm.PROBE, cue=svo.POSE))),
+              (WHOLE[0][1], FromItems(dict(probe=itm.PROBE, type="verb"))),
+              *[(dict(probe=itm.PROBE, subset="all", metric=side),
+                 FromItems(dict(probe=itm.PROBE), column=f"{side}_correct")) for side in ("pos", "neg")]]
+
+
+def table4_columns(item_rows: pd.DataFrame, threshold: float | None, cues: pd.Series | None) -> pd.DataFrame:
+    """``item_rows`` (:func:`probekit.metrics.itm.pair_items`) with what Table 4 counts on all rows at ``threshold``
+    (None: a model without a threshold head, NaN throughout): ``pos_correct`` 1 where the triple's positive pair is
+    predicted a match, on the first triple of each distinct (sentence, positive image) and NaN on its repeats;
+    ``neg_correct`` 1 where its negative pair is predicted no match, likewise once per (sentence, negative image);
+    and on the toy world ``cue``, what tells a verb negative's verb apart (:func:`probekit.toyworld.svo.verb_cue`)."""
+    out = item_rows.assign(**({} if cues is None else {"cue": item_rows["item_id"].map(cues.dropna())}))
+    for side, right in (("pos", lambda s: s >= threshold), ("neg", lambda s: s < threshold)):
+        first = ~out.duplicated(["sentence", f"{side}_image_id"])
+        out[f"{side}_correct"] = (right(out[f"{side}_score"]).astype(float).where(first) if threshold is not None
+                                  else float("nan"))
+    return out
 
 
 @dataclass(frozen=True)
@@ -182,6 +204,8 @@ def run(params: Params) -> StudyResult:
     )
     data = {"overview": overview(items, dataset), "coverage": coverage, "verb_order": verb_order,
             "triplet_negatives": triplet_negatives, **lab_data}
-    per_item = [itm.pair_items(items, *scores[name], name) for name in parts]
+    cue_of = None if cues is None else cues.set_axis(items["item_id"].astype(str))
+    per_item = [table4_columns(itm.pair_items(items, *scores[name], name),
+                               threshold if name in facts.thresholded else None, cue_of) for name in parts]
     return StudyResult(STUDY, asdict(params), rows, data, facts, claims(rows, threshold=threshold),
                        concat_items(per_item))
