@@ -16,6 +16,9 @@ COLUMN_PX = 836
 DPI = 100
 PAD_IN = 0.08
 COLUMN_IN = COLUMN_PX / DPI - 2 * PAD_IN
+#: a page's figure is a PNG of this many pixels per display pixel (saved at PIXEL_RATIO × DPI, shown at its size
+#: at DPI): sharp on high-density screens and where the page scales it down
+PIXEL_RATIO = 2
 #: the least font size of any figure text (points): 12.5 px on screen, below the theme's tick labels (9.35 pt) and
 #: above the page's 11-px floor for figure text (its table text is 13.6 px)
 SMALL = 9

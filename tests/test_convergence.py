@@ -29,8 +29,9 @@ def test_a_curve_still_climbing_is_named_with_its_slope_and_one_that_plateaued_i
     assert trends(_history([0.9] * 12), ["acc"]) == {"acc": (0.0, 0.0, 0.0)}
     falling = trends(_history([0.9 - 0.01 * i for i in range(12)]), ["acc"])
     assert cell(falling) == "acc falling -10.0 [-10.0, -10.0]"
-    # a bound just below 0 is shown as such, not as "-0.0" (toy-clip-noverb's verb choice, seed 0)
-    assert cell({"acc": (-7.8, -15.6, -0.03)}) == "acc falling -7.8 [-15.6, -0.030]"
+    # a bound just below 0 is shown to the interval's decimals and keeps its sign (toy-clip-noverb's verb choice,
+    # seed 0), not with more decimals than its interval's other bound
+    assert cell({"acc": (-7.8, -15.6, -0.03)}) == "acc falling -7.8 [-15.6, -0.0]"
 
 
 def test_flat_means_shown_within_two_points_per_10k_steps_not_merely_not_shown_moving():

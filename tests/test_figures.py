@@ -5,6 +5,7 @@ is scaled down to it: a text's size is its points × dpi / 72 × min(1, COLUMN_P
 
 from __future__ import annotations
 
+import base64
 import io
 from pathlib import Path
 from types import SimpleNamespace
@@ -21,7 +22,7 @@ from PIL import Image  # noqa: E402
 
 from probekit import report  # noqa: E402  (sets the theme)
 from probekit.metrics import itm  # noqa: E402
-from probekit.report import conceptual, masking, prednoun, summary, verbs  # noqa: E402
+from probekit.report import conceptual, figures, masking, prednoun, summary, verbs  # noqa: E402
 from probekit.results import StudyResult, concat, load, select  # noqa: E402
 from probekit.studies import verbs_lab  # noqa: E402
 from probekit.studies.conceptual import with_alpha  # noqa: E402
@@ -201,3 +202,69 @@ def masking_examples(tmp_path) -> StudyResult:
 
 def test_masking_examples_are_legible(tmp_path):
     assert_legible(masking.examples(masking_examples(tmp_path)))
+
+
+def _sweep(alphas=(0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 1.0)) -> pd.DataFrame:
+    """Patching rows as the study makes them (the paper profile's α grid), through the chapter's ``with_alpha``."""
+    from probekit.papers.conceptual import patch_condition
+    from probekit.results import frame, row
+    metrics = [("probe-r predicate_swap", "mu_c", 0.81), ("probe-c composition", "group", 0.88), ("general", "top1", 0.74)]
+    return with_alpha(frame([row(study="conceptual", probe="patching", model="toy-clip", subset=s, metric=m,
+                                 condition=patch_condition(enc, a), value=v + 0.03 * a * (k + 1),
+                                 ci=(v + 0.03 * a * (k + 1) - 0.04, v + 0.03 * a * (k + 1) + 0.04), n=140)
+                             for k, enc in enumerate(("text", "vision", "both")) for a in alphas for s, m, v in metrics]))
+
+
+def test_the_alpha_sweep_shows_alpha_zero_and_every_interval_with_labels_apart():
+    fig = conceptual.alpha_sweep(_sweep())
+    axes = [ax for ax in fig.axes if ax.has_data()]
+    assert len(axes) == 3
+    for ax in axes:
+        low, high = ax.get_ylim()
+        assert [t.get_text() for t in ax.get_xticklabels() if t.get_text()][0] == "0"   # the original model
+        assert ax.get_xticklabels()[-1].get_text() == "1"
+        bars = [seg for c in ax.collections for seg in c.get_segments()]
+        assert bars and all(low <= y <= high for seg in bars for _, y in seg)           # every interval in view
+    assert_legible(fig)   # among the rest: no two α labels overlap
+
+
+def test_thinned_ticks_leave_out_only_a_label_that_would_touch_its_neighbour():
+    fig, ax = plt.subplots(figsize=(1.2, 1.0))
+    figures.thin_ticks(ax, [0.0, 0.01, 0.5, 1.0], ["0", "0.01", "0.5", "1"])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "", "0.5", "1"]
+    assert_legible(fig)
+
+
+def test_heatmap_colour_is_centred_on_each_cells_chance():
+    against = figures.against_chance(np.array([38.0, 16.7, 0.0, 100.0, 40.0, np.nan]),
+                                     np.array([16.7, 16.7, 16.7, 50.0, np.nan, 50.0]))
+    assert against[:5] == pytest.approx([(38 - 16.7) / (100 - 16.7), 0.0, -1.0, 1.0, 0.0]) and np.isnan(against[5])
+    rows = pd.DataFrame({"probe": ["Probe-C group", "Probe-R acc"], "model": "toy-vilt", "metric": "acc",
+                         "value": [0.38, 0.38], "chance": [1 / 6, 0.5]})
+    fig = report.heatmap(rows, "probe", "model")
+    colour = fig.axes[0].collections[0].get_array()
+    assert colour[0] > 0 > colour[1]   # 38% is above Probe-C's chance (16.7%) and below Probe-R's (50%)
+    assert [t.get_text() for t in fig.axes[0].texts] == ["38", "38"]
+    assert_legible(fig)
+
+
+def test_both_panels_of_ours_beside_the_paper_order_their_groups_alike():
+    rows = lambda source, conds: pd.DataFrame({"condition": conds, "metric": "gamma", "value": 1.0, "ci_low": 0.9,
+                                               "ci_high": 1.1, "chance": np.nan, "source": source})
+    fig = report.paper_vs_ours(rows("ours", ["black", "gray", "noise"]), rows("paper", ["noise", "black", "gray"]),
+                               x="condition")
+    assert [[t.get_text() for t in ax.get_xticklabels()] for ax in fig.axes[:2]] == [["black", "gray", "noise"]] * 2
+    plt.close(fig)
+
+
+def test_a_page_figure_is_a_png_of_twice_its_display_size(monkeypatch):
+    from probekit.report import show
+    shown = []
+    monkeypatch.setattr(show, "display", lambda data, raw, metadata: shown.append((data, metadata)))
+    fig, _ = plt.subplots(figsize=(4.0, 2.0))
+    show.show_figure(fig)
+    (data, metadata), = shown
+    png = Image.open(io.BytesIO(base64.b64decode(data["image/png"])))
+    shown_size = metadata["image/png"]["width"], metadata["image/png"]["height"]
+    assert png.size[0] / shown_size[0] == pytest.approx(2, abs=0.01) and png.size[1] / shown_size[1] == 2
+    assert 340 <= shown_size[0] <= 420   # 4 inches at 100 dpi, bar the tight margins

@@ -105,3 +105,39 @@ def test_a_rebuild_that_reproduces_the_page_keeps_it_and_one_that_does_not_rewri
     assert [p.read_bytes() for p in files] != first                                # another source: rewritten
     assert "2 of 8 result values equal" in log[-1]                                 # only the two n's
     assert results.load(files[1])["value"].round(4).tolist() == [0.6161, 0.7272]
+
+
+def _git(repo, *args) -> str:
+    import subprocess
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_the_start_page_names_the_commit_of_the_sources_the_pages_were_executed_from(tmp_path, monkeypatch):
+    """Issue 65: the start page said "executed from commit `4767677-dirty`" (the checkout with the new pages not
+    yet committed) while the pages were built at another commit.  It names the last commit of the sources the
+    fingerprint reads, which the commit of the executed pages leaves as it is, and "-dirty" only for the sources."""
+    repo = tmp_path / "repo"
+    for path, text in (("pkg/a.py", "x = 1\n"), ("book/src/verbs.md", "# verbs\n"), ("book/chapters/verbs.ipynb", "{}")):
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "sources")
+    sources = _git(repo, "rev-parse", "HEAD")[:12]
+    (repo / "book/chapters/verbs.ipynb").write_text('{"executed": true}')
+    assert reproduce.sources_commit(repo, (repo / "pkg", repo / "book/src")) == sources   # a new page: not dirty
+    _git(repo, "commit", "-qam", "pages")
+    monkeypatch.setattr(reproduce, "sources", lambda root: (repo / "pkg", repo / "book/src"))
+    assert reproduce.sources_commit(repo) == sources                                      # nor a later commit
+
+    built = {"sources": reproduce.fingerprint(repo), "versions": {"torch": "2"}, "python": "3.11",
+             "machine": "Linux", "device": "cpu"}
+    text = reproduce.write_built_with(repo, {"verbs": built, "masking": {**built, "sources": "0123"}}).read_text()
+    assert f"the sources of commit `{sources}`" in text
+    assert "- verbs: torch 2;" in text and "- masking: torch 2; Python 3.11 on Linux, device `cpu`; sources " \
+        "fingerprint `0123` (executed from other sources than this commit's)." in text
+
+    (repo / "pkg/b.py").write_text("y = 2\n")                                            # a new source file
+    assert reproduce.sources_commit(repo) == sources + "-dirty"
+    assert reproduce.sources_commit(tmp_path) == reproduce.NO_COMMIT                      # not a checkout

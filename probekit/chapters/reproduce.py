@@ -47,13 +47,18 @@ def normalise(nb) -> None:
     nb.metadata.pop("papermill", None)
 
 
-def fingerprint(root: Path) -> str:
-    """What a page's numbers come from besides its parameters, as a hash of files by path and bytes: the
-    probekit package that runs (code and shipped checkpoints) and the book's chapter sources."""
+def sources(root: Path) -> tuple[Path, Path]:
+    """What a page's numbers come from besides its parameters: the probekit package that runs (code and shipped
+    checkpoints) and the book's chapter sources."""
     import probekit
 
+    return Path(probekit.__file__).parent, Path(root) / "book" / "src"
+
+
+def fingerprint(root: Path) -> str:
+    """The :func:`sources` as a hash of files by path and bytes."""
     digest = hashlib.sha256()
-    for top in (Path(probekit.__file__).parent, Path(root) / "book" / "src"):
+    for top in sources(root):
         for path in sorted(p for p in top.rglob("*")
                            if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")):
             digest.update(f"{top.name}/{path.relative_to(top)}".encode() + b"\0" + path.read_bytes() + b"\0")
@@ -67,15 +72,25 @@ def _version(package: str) -> str:
         return "not installed"
 
 
-def commit(root: Path) -> str:
-    """The checkout's commit (``git describe --always --dirty``: ``-dirty`` when files differ from it), or
-    "not a git checkout"."""
+NO_COMMIT = "not a git checkout"
+
+
+def sources_commit(root: Path, tops=None) -> str:
+    """The commit of the sources the pages are executed from (``tops``, by default the :func:`sources` the
+    fingerprint reads): the last commit that changed them, its first 12 hex digits, with "-dirty" when they differ
+    from it (changed or new files), or :data:`NO_COMMIT` (no git, or sources outside the checkout at ``root``).
+    Executed pages and result files committed after it leave it as it is, so that a rebuild at a later commit of
+    the same sources names the same commit, as the rebuild check (:func:`reproduces`) finds the same fingerprint."""
+    paths = [str(t) for t in (tops or sources(root))]
     try:
-        out = subprocess.run(["git", "describe", "--always", "--dirty", "--exclude", "*"], cwd=root,
-                             capture_output=True, text=True, timeout=30)
+        last, status = (subprocess.run(["git", *args, "--", *paths], cwd=root, capture_output=True, text=True,
+                                       timeout=30)
+                        for args in (["log", "-1", "--format=%H"], ["status", "--porcelain", "--untracked-files=all"]))
     except (OSError, subprocess.SubprocessError):
-        return "not a git checkout"
-    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "not a git checkout"
+        return NO_COMMIT
+    if last.returncode or status.returncode or not last.stdout.strip():
+        return NO_COMMIT
+    return last.stdout.strip()[:12] + ("-dirty" if status.stdout.strip() else "")
 
 
 def identity(root: Path, device: str) -> dict:
@@ -144,18 +159,20 @@ def _describe(built: dict) -> str:
 
 def write_built_with(root: Path, pages: dict) -> Path:
     """The start page's paragraph on what the pages were built with (``pages``: chapter -> its notebook's
-    ``built_with``), with the commit of the checkout it was written from.  Kept as it is when every page's
-    identity is unchanged, so that a rebuild that reproduces the book leaves it alone."""
+    ``built_with``): the commit of the sources they were executed from (:func:`sources_commit`), and a page
+    executed from other sources (a chapter that failed and kept its previous page) marked as such.  Written only
+    when it changes, so that a rebuild that reproduces the book leaves it alone."""
     out = Path(root) / BUILT_WITH
+    current = fingerprint(root)
     groups: dict[str, list[str]] = {}
     for chapter, built in pages.items():
         if built:
-            groups.setdefault(_describe(built), []).append(chapter)
+            other = "" if built["sources"] == current else " (executed from other sources than this commit's)"
+            groups.setdefault(_describe(built) + other, []).append(chapter)
     lines = [f"- {', '.join(chs)}: {text}." for text, chs in groups.items()] or ["- no chapter has been executed."]
-    body = "\n".join(lines) + "\n"
-    if out.exists() and out.read_text().split("\n\n", 1)[-1] == body:
-        return out
-    head = (f"The pages of this book were executed from commit `{commit(root)}` (`-dirty`: with changes not yet "
-            f"committed; the sources fingerprint says which code exactly) with:")
-    out.write_text(head + "\n\n" + body)
+    text = (f"The pages of this book were executed from the sources of commit `{sources_commit(root)}` (the last "
+            "commit that changed `probekit/` or `book/src/`; `-dirty`: with changes to them not yet committed; the "
+            "sources fingerprint says which code exactly) with:\n\n" + "\n".join(lines) + "\n")
+    if not (out.exists() and out.read_text() == text):
+        out.write_text(text)
     return out

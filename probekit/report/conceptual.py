@@ -9,7 +9,7 @@ import pandas as pd
 import seaborn as sns
 
 from probekit.metrics.background import LABEL, VIEWS
-from probekit.report.figures import label_points, subplots
+from probekit.report.figures import fill, subplots, thin_ticks
 from probekit.report.format import table
 from probekit.results import select
 from probekit.theme import COLUMN_IN
@@ -52,38 +52,42 @@ def training_loss(history: pd.DataFrame, window: int = 5):
     return fig
 
 
-#: the α-sweep figure's default panels: (subset, metric, label) of the probe metrics
+#: the α-sweep figure's default panels: (subset, metric, label), the probes' and the held-out task's
 SWEEP_PANELS = (("probe-r predicate_swap", "mu_c", "Probe-R predicate swap μ(c)"),
-                ("probe-c composition", "group", "Probe-C composition group"))
+                ("probe-c composition", "group", "Probe-C composition group"),
+                ("general", "top1", "held-out task top-1"))
+#: how far apart the encoder settings' points stand at one α (a share of the α axis), so that intervals do not cover
+#: each other
+DODGE = 0.025
 
 
-def alpha_sweep(sweep: pd.DataFrame, panels=SWEEP_PANELS, general: tuple[str, str] = ("general", "top1"),
-                title: str = ""):
-    """Each probe metric against the held-out task along the patching weight α, one line per encoder setting (one
-    legend above the panels), α beside its points (:func:`probekit.report.figures.label_points`: one label where
-    the settings meet, none where no place is free).  ``sweep``: patching rows with ``encoders`` and ``alpha``
-    columns; ``panels``: (subset, metric, label) of the probe metrics, one panel each; ``general``: (subset,
-    metric) of the x axis."""
-    fig, axes = subplots(1, len(panels), figsize=(4.4 * len(panels), 3.8), squeeze=False)
-    x_rows = sweep[(sweep["subset"] == general[0]) & (sweep["metric"] == general[1])]
-    drawn = []
+def alpha_sweep(sweep: pd.DataFrame, panels=SWEEP_PANELS):
+    """Each metric along the patching weight α, one panel per metric (its own y scale, which holds every point's
+    95% interval and α = 0, the original model), one line per encoder setting with its intervals (one legend above
+    the panels), α on the x axis.  ``sweep``: patching rows with ``encoders`` and ``alpha`` columns; ``panels``:
+    (subset, metric, label), one panel each.  An α label that would touch its neighbour's is left out
+    (:func:`probekit.report.figures.thin_ticks`)."""
+    fig, axes = subplots(1, len(panels), figsize=(COLUMN_IN, 3.0), squeeze=False)
+    encoders = list(dict.fromkeys(sweep["encoders"]))
+    alphas = sorted(set(sweep["alpha"]))
+    colours = dict(zip(encoders, sns.color_palette(n_colors=max(len(encoders), 1))))
     for ax, (subset, metric, label) in zip(axes[0], panels):
-        y_rows = sweep[(sweep["subset"] == subset) & (sweep["metric"] == metric)]
-        both = x_rows.merge(y_rows, on=["encoders", "alpha"], suffixes=("_x", "_y")).sort_values("alpha")
-        both = both.assign(x=100 * both["value_x"], y=100 * both["value_y"])
-        sns.lineplot(both, x="x", y="y", hue="encoders", marker="o", sort=False, ax=ax, estimator=None,
-                     legend=ax is axes[0, 0])
-        ax.margins(0.12)   # room for the labels of the outermost points
-        ax.set_xlabel(f"{general[0]} {general[1]} (%)")
-        ax.set_ylabel(f"{label} (%)")
-        ax.set_title(f"{label} vs {general[0]} {general[1]}" if not title else title)
-        drawn.append((ax, [(x, y, f"{a:g}") for x, y, a in zip(both["x"], both["y"], both["alpha"])]))
-    if (legend := axes[0, 0].get_legend()) is not None:   # none without rows
-        legend.remove()
-        handles, names = axes[0, 0].get_legend_handles_labels()
-        fig.legend(handles, names, loc="outside upper center", ncols=len(names), title="encoders (α beside the points)")
-    for ax, points in drawn:
-        label_points(ax, points)
+        rows = sweep[(sweep["subset"] == subset) & (sweep["metric"] == metric)]
+        for k, enc in enumerate(encoders):
+            part = rows[rows["encoders"] == enc].sort_values("alpha")
+            x = part["alpha"].to_numpy(float) + (k - (len(encoders) - 1) / 2) * DODGE * max(alphas[-1], 1)
+            y, low, high = (100 * part[c].to_numpy(float) for c in ("value", "ci_low", "ci_high"))
+            ax.errorbar(x, y, yerr=[y - low, high - y], marker="o", ms=4, lw=1.2, capsize=2, color=colours[enc],
+                        label=enc)
+        ax.set_xlabel("α")
+        ax.set_title(fill(label, fig.get_figwidth() / len(panels)))
+    axes[0, 0].set_ylabel("%")
+    handles, names = axes[0, 0].get_legend_handles_labels()
+    if handles:   # none without rows
+        fig.legend(handles, names, loc="outside upper center", ncols=len(names),
+                   title="encoders fine-tuned (α = 0: the original model; bars: 95% intervals)")
+    for ax in axes[0]:
+        thin_ticks(ax, alphas, [f"{a:g}" for a in alphas])
     return fig
 
 

@@ -13,7 +13,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-from matplotlib.transforms import Bbox
 
 from probekit.numbers import is_plain
 from probekit.theme import CHANCE_STYLE, COLUMN_IN, SMALL
@@ -39,7 +38,7 @@ TICK_CHARS = 12
 CHAR_IN = 0.075
 
 
-def _fill(text: str, inches: float) -> str:
+def fill(text: str, inches: float) -> str:
     """``text`` on lines about ``inches`` wide at the theme's font sizes."""
     return textwrap.fill(text, max(int(inches / CHAR_IN), TICK_CHARS), break_long_words=False)
 
@@ -113,81 +112,90 @@ def bar_ci(rows: pd.DataFrame, x: str, hue: str | None = None, *, ax=None, order
     return fig
 
 
+def against_chance(value: np.ndarray, chance: np.ndarray, top: float = 100.0) -> np.ndarray:
+    """Where each value stands between 0 and its chance level (-1 … 0) or between chance and ``top`` (0 … 1): the
+    colour of a heatmap centred on each cell's own chance (0: at chance; NaN chance: 0, no colour; NaN value:
+    NaN, a blank cell)."""
+    value, chance = np.asarray(value, float), np.asarray(chance, float)
+    below = (value - chance) / np.where(chance > 0, chance, np.nan)
+    above = (value - chance) / np.where(top > chance, top - chance, np.nan)
+    out = np.clip(np.where(value < chance, below, np.where(value > chance, above, 0.0)), -1, 1)
+    return np.where(np.isnan(value), np.nan, np.where(np.isnan(chance), 0.0, out))
+
+
 def heatmap(rows: pd.DataFrame, index: str, columns: str, *, ax=None, index_order: Sequence | None = None,
             column_order: Sequence | None = None, title: str | None = None, annot: bool = True, cmap: str = "vlag_r",
-            center: float | None = None, figsize=None):
-    """``value`` as an index × columns heatmap (percent unless plain), annotated; NaN cells left blank.
-    ``center`` defaults to the rows' common chance level, so colour says above or below chance."""
+            figsize=None):
+    """``value`` as an index × columns heatmap (percent unless plain), annotated; NaN cells left blank.  Percent
+    cells are coloured by where they stand against their own chance level (:func:`against_chance`): white at
+    chance, blue towards 100%, red towards 0%, whatever the chance (16.7% or 50%); a cell without a chance level
+    is left white."""
     scale = _scale(rows)
     wide = rows.pivot_table(index=index, columns=columns, values="value", aggfunc="first", sort=False) * scale
     wide = wide.reindex(index=_order(pd.Series(wide.index), index_order),
                         columns=_order(pd.Series(wide.columns), column_order))
-    if center is None:
-        chances = rows["chance"].dropna().unique()
-        center = float(chances[0]) * scale if len(chances) == 1 else None
     longest = max((len(str(v)) for v in wide.index), default=0)   # the row labels stand left of the cells
     own = ax is None
     fig, ax = _axis(ax, figsize or (2.0 + 0.75 * wide.shape[1] + CHAR_IN * longest, 1.0 + 0.4 * wide.shape[0]))
-    sns.heatmap(wide, ax=ax, annot=annot, fmt=".0f" if scale == 100 else ".2f", cmap=cmap, center=center,
-                vmin=0 if scale == 100 else None, vmax=100 if scale == 100 else None, linewidths=0.5,
-                cbar_kws={"label": "%" if scale == 100 else ""}, annot_kws={"fontsize": SMALL})
+    fmt = ".0f" if scale == 100 else ".2f"
+    if scale == 100:
+        chance = (rows.pivot_table(index=index, columns=columns, values="chance", aggfunc="first", sort=False,
+                                   dropna=False).reindex_like(wide) * scale) if "chance" in rows else wide * np.nan
+        colour = pd.DataFrame(against_chance(wide, chance), index=wide.index, columns=wide.columns)
+        sns.heatmap(colour, ax=ax, annot=wide.map(lambda v: "" if np.isnan(v) else f"{v:{fmt}}") if annot else False, fmt="", cmap=cmap,
+                    center=0, vmin=-1, vmax=1, linewidths=0.5, annot_kws={"fontsize": SMALL},
+                    cbar_kws={"ticks": [-1, 0, 1]})
+        ax.collections[0].colorbar.set_ticklabels(["0%", "chance", "100%"])
+    else:
+        sns.heatmap(wide, ax=ax, annot=annot, fmt=fmt, cmap=cmap, linewidths=0.5, annot_kws={"fontsize": SMALL})
     ax.grid(False)   # the theme's grid would cross the blank cells
     ax.tick_params(axis="y", rotation=0)   # row labels read across, not stacked end to end
     ax.set_xlabel(columns)
     ax.set_ylabel(index)
     if title and own:   # above the colour bar too, on lines no wider than the figure
-        fig.suptitle(_fill(title, fig.get_figwidth()), fontsize=plt.rcParams["axes.titlesize"])
+        fig.suptitle(fill(title, fig.get_figwidth()), fontsize=plt.rcParams["axes.titlesize"])
     elif title:
         ax.set_title(title)
     return fig
 
 
-#: half a line plot's marker, and the least gap between two labels (px): a point's label keeps off both
-MARKER_PX, LABEL_GAP_PX = 4, 2
-#: where a point's label may go, tried in turn, nearest first: its offset (points) and alignment
-_NEAR = [(r * dx, r * dy, {1: "left", 0: "center", -1: "right"}[dx], {1: "bottom", 0: "center", -1: "top"}[dy])
-         for r in (3, 8) for dx, dy in ((1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1), (0, -1), (1, 0), (-1, 0))]
+#: the least gap between two tick labels (px)
+LABEL_GAP_PX = 2
 
 
-def label_points(ax, points: Sequence[tuple[float, float, str]]) -> None:
-    """Label each (x, y, text) point of ``ax`` at the nearest place around it (:data:`_NEAR`) where the label stays
-    inside the axes and covers no point's marker and no label placed before; points at the same place share one
-    label ("0, 0.25"), and a point with no free place is left unlabelled.  Call it when everything else is drawn
+def thin_ticks(ax, ticks: Sequence[float], labels: Sequence[str]) -> None:
+    """Put ``labels`` at the x ``ticks`` of ``ax``, leaving blank each that would touch the last one kept, left to
+    right (close values, α = 0.2 and 0.3 in a narrow panel, stay apart).  Call it when everything else is drawn
     (it lays the figure out)."""
-    same = {}
-    for x, y, text in points:
-        same.setdefault((x, y), []).append(text)
+    ax.set_xticks(ticks, labels)
     ax.figure.draw_without_rendering()
-    renderer, inside = ax.figure.canvas.get_renderer(), ax.get_window_extent()
-    placed = [Bbox.from_bounds(*(ax.transData.transform((x, y)) - MARKER_PX), 2 * MARKER_PX, 2 * MARKER_PX)
-              for x, y in same]
-    for (x, y), texts in same.items():
-        for dx, dy, ha, va in _NEAR:
-            label = ax.annotate(", ".join(dict.fromkeys(texts)), (x, y), xytext=(dx, dy), textcoords="offset points",
-                                ha=ha, va=va, fontsize=SMALL)
-            box = label.get_window_extent(renderer)
-            if (inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0 and box.y1 <= inside.y1
-                    and not any(box.padded(LABEL_GAP_PX).overlaps(other) for other in placed)):
-                placed.append(box)
-                break
-            label.remove()
+    renderer, kept, shown = ax.figure.canvas.get_renderer(), None, []
+    for label in ax.get_xticklabels():
+        box = label.get_window_extent(renderer)
+        touches = kept is not None and box.padded(LABEL_GAP_PX).overlaps(kept)
+        shown.append("" if touches else label.get_text())
+        kept = kept if touches else box
+    ax.set_xticks(ticks, shown)
 
 
 def paper_vs_ours(ours: pd.DataFrame, paper: pd.DataFrame, x: str, hue: str | None = None, *,
                   order: Sequence | None = None, hue_order: Sequence | None = None, ours_title: str = "ours",
                   paper_title: str = "the paper", ylabel: str | None = None, figsize=None):
-    """Two panels on one y scale, each as wide as its bar groups and its title on lines that fit it: our rows with
-    intervals, and the paper's rows (hatched, no intervals); one legend beside the right panel, and one beside ours
+    """Two panels on one y scale, each as wide as its bar groups and its title on lines that fit it, their bar
+    groups in one order (``order``, or ours then the paper's others): our rows with intervals, and the paper's rows
+    (hatched, no intervals); one legend beside the right panel, and one beside ours
     too when its ``hue`` values are not the paper's."""
+    if order is None:   # both panels in one order: ours, then the paper's others
+        order = list(dict.fromkeys([*ours[x], *paper[x]]))
     n_ours, n_paper = (max(len(set(rows[x])), 1) for rows in (ours, paper))
     fig, axes = subplots(1, 2, figsize=figsize or (2 * (1.5 + 0.6 * max(n_ours, n_paper) * 2), 3.2), sharey=True,
                          gridspec_kw={"width_ratios": [n_ours, n_paper]})
     panel = 0.75 * fig.get_figwidth() / (n_ours + n_paper)   # inches per bar group, less the labels and legend
     apart = hue is not None and set(ours[hue]) != set(paper[hue])
-    bar_ci(ours, x, hue, ax=axes[0], order=order, hue_order=hue_order, title=_fill(ours_title, panel * n_ours),
+    bar_ci(ours, x, hue, ax=axes[0], order=order, hue_order=hue_order, title=fill(ours_title, panel * n_ours),
            ylabel=ylabel, legend=not len(paper) or apart)
     if len(paper):
-        bar_ci(paper, x, hue, ax=axes[1], order=order, hue_order=hue_order, title=_fill(paper_title, panel * n_paper),
+        bar_ci(paper, x, hue, ax=axes[1], order=order, hue_order=hue_order, title=fill(paper_title, panel * n_paper),
                ylabel=ylabel, hatch="//")
         axes[1].set_ylabel("")   # the shared scale is labelled once, on the left
     else:

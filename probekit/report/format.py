@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from probekit.claims import Claim
-from probekit.numbers import cell, missing, number
+from probekit.numbers import cell, missing, number, shown
 
 
 def magnitude(r: Mapping[str, Any]) -> dict:
@@ -73,8 +73,8 @@ class _RowView:
 
     @property
     def ci(self) -> str:
-        m = str(self._r["metric"])
-        return f"[{number(self._r['ci_low'], m, unit=False)}, {number(self._r['ci_high'], m, unit=False)}]"
+        parts = shown(self._r)
+        return "[n/a, n/a]" if parts is None else f"[{parts[1]}, {parts[2]}]"
 
     @property
     def size(self) -> str:

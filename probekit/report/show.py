@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import io
+import struct
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -10,6 +13,7 @@ from IPython.display import Markdown, display
 
 from probekit.report import layout
 from probekit.report.format import render_claims
+from probekit.theme import DPI, PIXEL_RATIO
 
 TABLE_CLASS = "probekit-table"
 SHORT_CELL = 32  # characters: "100.0 [100.0, 100.0] (n = 1000)" fits
@@ -41,9 +45,16 @@ def _show_one(table: pd.DataFrame, caption: str | None) -> None:
 
 
 def show_figure(fig) -> None:
-    """Show a figure once and release it (a returned figure is not drawn a second time)."""
-    display(fig)
+    """Show a figure once and release it (a returned figure is not drawn a second time): a PNG at
+    :data:`probekit.theme.PIXEL_RATIO` × the theme's resolution, shown at its display size (the output's width
+    and height metadata, which the book's image tag carries)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI * PIXEL_RATIO)
     plt.close(fig)
+    png = buf.getvalue()
+    width, height = struct.unpack(">II", png[16:24])   # the PNG header's IHDR chunk
+    display({"image/png": base64.b64encode(png).decode("ascii")}, raw=True,
+            metadata={"image/png": {"width": round(width / PIXEL_RATIO), "height": round(height / PIXEL_RATIO)}})
 
 
 def show_text(text: str) -> None:

@@ -265,8 +265,9 @@ def show(chapters_dir: str | Path = "book/chapters", studies: Sequence[str] = ST
                    "interval and n, per model; percent unless the metric is plain (e.g. Pearson's r)")
         shares = rows[rows["metric"].map(is_share)]
         if len(shares):
-            show_figure(heatmap(shares, index=LABEL, columns="model", title="Headline probes in percent (paired "
-                                "differences and plain metrics: table only; blank: model not in that chapter)"))
+            show_figure(heatmap(shares, index=LABEL, columns="model", title="Headline probes in percent, coloured "
+                                "against each one's chance level (white: at chance; paired differences and plain "
+                                "metrics: table only; blank: model not in that chapter)"))
         if said := ceiling_text(hard_toy_rows(rows, controls(list(results)))):
             show_text(said)
     lab = load_lab(chapters_dir, list(results))

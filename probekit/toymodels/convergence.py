@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from ..numbers import signed
+from ..numbers import interval
 
 PER_STEPS = 10_000     # slopes are in points of accuracy per this many steps
 #: a curve is flat when its slope's 95% CI lies within +-this many points per PER_STEPS: another 10,000 steps would
@@ -61,4 +61,4 @@ def cell(found: dict[str, tuple[float, float, float]]) -> str:
     left = unsettled(found)
     if not left:
         return "flat"
-    return "; ".join(f"{k} {verdict(t)} {signed(t[0])} [{signed(t[1])}, {signed(t[2])}]" for k, t in left.items())
+    return "; ".join(f"{k} {verdict(t)} {interval(*t, sign=True, least=1)}" for k, t in left.items())
