@@ -7,7 +7,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from probekit.toymodels import batched, build, loop, train, vilt_stack
+from probekit.toymodels import batched, build, loop, stack_ops, train, vilt_stack
 from probekit.toymodels.budget import make as make_budget
 
 pytest.importorskip("transformers")
@@ -43,7 +43,7 @@ def test_the_stacked_forward_is_hfs_vilt_for_each_member():
     for seed in range(3):
         torch.manual_seed(seed)
         models.append(train.untrained("vilt", tok, "small").eval())
-    params = vilt_stack.stack(models)
+    params = stack_ops.stack(models)
     ids = torch.randint(5, len(tok), (3, 5, 9))
     mask = torch.ones(3, 5, 9, dtype=torch.long)
     mask[:, :2, 6:] = 0                                     # two texts padded
