@@ -20,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from probekit.scorers.hf import transformers_bars_off
 from probekit.toymodels import batched, build, loop, trainers
 from probekit.toymodels.batches import Batches
 from probekit.toymodels.budget import make
@@ -47,7 +48,7 @@ def one_after_another(names, pool, budget, size, warm: int) -> float:
                             log=lambda *a: None, save_every=10 ** 9, size=size)
 
         torch.manual_seed(0)
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp, transformers_bars_off():
             trainers.TRAINERS[member(name).trainer](member(name), data, tok, budget, Path(tmp) / name, fit, size=size)
         spent += marks[-1] - marks[warm]   # steps warm .. last-1
     return spent / (len(names) * (budget.steps - 1 - warm))
