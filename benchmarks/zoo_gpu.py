@@ -5,9 +5,9 @@ files into a zoo directory.
     PYTHONPATH=. python benchmarks/zoo_gpu.py run --out /tmp/zoo --pack $OUT --zoo next --seeds 0 1 2 --device cuda
     PYTHONPATH=. python benchmarks/zoo_gpu.py ingest $OUT/* --into zoo-runs/next
 
-``run`` trains, per seed, into ``<out>/seed<S>/``: the ViLT members of all seeds at once (``batched.train_jobs``,
-one stack per vocabulary), then the other members one after another (``train.train``).  It is resumable: run it
-again and members finished are kept (``--missing``), members stopped resume from their resume files.  It then runs
+``run`` trains, per seed, into ``<out>/seed<S>/``: the members of all seeds at once (``batched.train_jobs``, one
+stack per trainer and vocabulary: ViLT, CLIP and BERT each batched).  It is resumable: run it again and members
+finished are kept, members stopped resume from their resume files.  It then runs
 ``probekit.studies.lab_seeds`` over the seeds' zoos (on the CPU, as it stands; ``--no-score`` skips it) and packs:
 ``records.json`` (every seed's training record), ``seed_verdicts.csv`` and ``seed_items.parquet`` (lab_seeds'
 outputs), and the weights of ``--ship-seed``'s members as ``weights-<k>.tar`` (each at most 16 MiB).  No torch or
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from probekit.toymodels import batched, card, record, train, zoo
+from probekit.toymodels import batched, card, record, zoo
 from probekit.toymodels.budget import make
 from probekit.toymodels.seed_items import ITEMS_FILE
 from probekit.toymodels.seed_table import SEEDS_FILE
@@ -37,16 +37,11 @@ def run(a) -> None:
     models = zoo.chosen(a.zoo, a.models)
     budget = make(steps=a.steps, **({"pool": a.pool} if a.pool else {}), **({"eval_every": 0} if a.no_eval else {}))
     dirs = {s: Path(a.out) / f"seed{s}" for s in a.seeds}
-    vilts = [m for m in models if zoo.member(m).trainer == "vilt"]
-    jobs = [batched.Job(m, s, d) for s, d in dirs.items() for m in vilts if m not in record.held(d)]
+    jobs = [batched.Job(m, s, d) for s, d in dirs.items() for m in models if m not in record.held(d)]
     if jobs:
         batched.train_jobs(jobs, budget, evaluate=not a.no_eval, device=a.device, size=a.size)
-    print(f"ViLT members: {len(jobs)} trained in {time.time() - t0:.0f}s", flush=True)
-    for s, d in dirs.items():
-        rest = [m for m in models if m not in vilts and m not in record.held(d)]
-        train.train(d, a.steps, s, rest, evaluate=not a.no_eval, device=a.device, size=a.size,
-                    **({"pool": a.pool} if a.pool else {}), **({"eval_every": 0} if a.no_eval else {}))
-        if not a.no_eval:
+    if not a.no_eval:
+        for d in dirs.values():
             card.write(d)
     print(f"all members trained in {time.time() - t0:.0f}s", flush=True)
     pack = Path(a.pack)

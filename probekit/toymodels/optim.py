@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import torch
 
-from . import vilt_stack
+from . import stack_ops
 
 
 def start(states) -> tuple[dict, dict]:
     """The stacked weights (leaves that require grad) and AdamW state of ``states`` (``batched._State``: each
     model and optimiser as built or restored from a resume file)."""
-    params = {n: p.requires_grad_() for n, p in vilt_stack.stack([s.model for s in states]).items()}
+    params = {n: p.requires_grad_() for n, p in stack_ops.stack([s.model for s in states]).items()}
     group = states[0].opt.param_groups[0]
     named = [dict(s.model.named_parameters()) for s in states]
     moments = {which: {n: torch.stack([_moment(s.opt, mine[n], which) for s, mine in zip(states, named)])
@@ -34,7 +34,7 @@ def _shape(p: torch.Tensor) -> tuple:
 @torch.no_grad()
 def clip(params: dict, max_norm: float) -> None:
     """Scale each member's gradients so that their norm over all its parameters is at most ``max_norm``."""
-    norms = torch.stack([torch.linalg.vector_norm(p.grad.flatten(1), dim=1) for p in params.values()])
+    norms = torch.stack([torch.linalg.vector_norm(p.grad.reshape(len(p), -1), dim=1) for p in params.values()])
     coef = (max_norm / (torch.linalg.vector_norm(norms, dim=0) + 1e-6)).clamp(max=1.0)
     for p in params.values():
         p.grad.mul_(coef.view(_shape(p)))
@@ -61,7 +61,7 @@ def step(params: dict, adam: dict, lrs: list[float], steps: list[int]) -> None:
 def member(params: dict, adam: dict, i: int, state, done: int):
     """``state``'s model with member ``i``'s weights, its optimiser with member ``i``'s moments after ``done``
     steps (as ``torch.optim.AdamW`` holds them); returns the model."""
-    vilt_stack.unstack(params, i, state.model)
+    stack_ops.unstack(params, i, state.model)
     for n, p in state.model.named_parameters():
         state.opt.state[p] = {"step": torch.tensor(float(done)), "exp_avg": adam["exp_avg"][n][i].clone(),
                               "exp_avg_sq": adam["exp_avg_sq"][n][i].clone()}

@@ -39,8 +39,8 @@ def parser(description: str, steps: int) -> argparse.ArgumentParser:
                    help="members trained at once, one process each (one per CPU core; several processes sharing one "
                         "GPU are slow, see benchmarks/README.md); default 1")
     p.add_argument("--batched", action="store_true",
-                   help="train the ViLT members at once, as one batched computation (probekit.toymodels.batched; "
-                        "the same curves and weights up to float rounding); the others one after another as without")
+                   help="train the members at once, one batched computation per trainer and vocabulary "
+                        "(probekit.toymodels.batched; on the CPU the same curves and weights up to float rounding)")
     p.add_argument("--missing", action="store_true",
                    help="train only the members of --models that --out does not hold finished yet (a zoo built over "
                         "several runs: run the same command again; a member stopped mid-training resumes)")

@@ -42,7 +42,7 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     """Train ``models`` of ``size`` (``build.SIZES``; default the shipped zoo's) into ``out/<name>/`` (default: the
     shipped checkpoints dir); return the run record (budget, histories, held-out scores, wall times), also written
     to ``out/training.json`` (its ``size`` only when not the default: a record without one is of the default).
-    ``batched``: the ViLT members are trained at once, after the others (``batched``)."""
+    ``batched``: the members are trained at once, one stack per trainer and vocabulary (``batched``)."""
     from . import evaluate as ev
     known(models)
     build.size_of(size)   # an unknown size is refused before anything is written
@@ -59,7 +59,7 @@ def train(out: str | Path | None = None, steps: int | None = None, seed: int = 0
     if not models:   # --missing, and every member asked for is held
         log(f"nothing to train: {out} holds every member asked for, trained with these settings")
         return record
-    stacked = [m for m in models if batched and zoo_member(m).trainer == "vilt"]
+    stacked = models if batched else []
     alone = [m for m in models if m not in stacked]
     for i, name in enumerate(alone):
         member = zoo_member(name)

@@ -14,21 +14,27 @@ from .budget import Budget
 from .zoo import Member
 
 
+def clip_batch(member: Member, data: Batches, budget: Budget) -> dict:
+    """One step's inputs of the toy CLIP (``data``'s next draws): the batch's images and texts (its captions, then
+    for ``hard_negatives`` each one's swap)."""
+    idx = data.sample(budget.batch)
+    texts = [data.captions[i] for i in idx]
+    if member.hard_negatives:
+        texts += [data.negative(i, 1.0) for i in idx]
+    return {**data.tokens(texts), "pixel_values": data.images(idx)}
+
+
 def train_clip(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None,
                size: str = build.DEFAULT_SIZE) -> dict:
     model = untrained("clip", tok, size).to(data.device)
     model.train()
 
     def step():
-        idx = data.sample(budget.batch)
-        texts = [data.captions[i] for i in idx]
-        if member.hard_negatives:
-            texts += [data.negative(i, 1.0) for i in idx]
-        enc = data.tokens(texts)
-        out_ = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], pixel_values=data.images(idx))
-        logits = out_.logits_per_image                      # (B, B) or (B, 2B): positives, then hard negatives
-        target = torch.arange(len(idx), device=data.device)
-        return (F.cross_entropy(logits, target) + F.cross_entropy(logits[:, :len(idx)].t(), target)) / 2
+        batch = clip_batch(member, data, budget)
+        logits = model(**batch).logits_per_image            # (B, B) or (B, 2B): positives, then hard negatives
+        n = len(logits)
+        target = torch.arange(n, device=data.device)
+        return (F.cross_entropy(logits, target) + F.cross_entropy(logits[:, :n].t(), target)) / 2
 
     hist = fit(model, step, budget.lr_clip, probe and (lambda: probe(model)))
     model.eval().cpu()
@@ -100,16 +106,20 @@ def train_vilt(member: Member, data: Batches, tok, budget: Budget, out: Path, fi
     return hist
 
 
+def bert_batch(data: Batches, tok, budget: Budget) -> dict:
+    """One step's inputs of the toy BERT (``data``'s next draws): captions with masked tokens."""
+    enc = data.tokens([data.captions[i] for i in data.sample(budget.batch)])
+    masked, labels = mask_tokens(enc["input_ids"], tok, budget.mlm_prob, data.rng)
+    return {"input_ids": masked, "attention_mask": enc["attention_mask"], "labels": labels}
+
+
 def train_bert(member: Member, data: Batches, tok, budget: Budget, out: Path, fit, probe=None,
                size: str = build.DEFAULT_SIZE) -> dict:
     model = untrained("bert", tok, size).to(data.device)
     model.train()
 
     def step():
-        idx = data.sample(budget.batch)
-        enc = data.tokens([data.captions[i] for i in idx])
-        masked, labels = mask_tokens(enc["input_ids"], tok, budget.mlm_prob, data.rng)
-        return model(input_ids=masked, attention_mask=enc["attention_mask"], labels=labels).loss
+        return model(**bert_batch(data, tok, budget)).loss
 
     hist = fit(model, step, budget.lr_bert, probe and (lambda: probe(model)))
     model.eval().cpu()

@@ -20,42 +20,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from .stack_ops import heads as _heads, linear as _linear, lookup as _lookup, merge, norm as _norm, patches as _patches
+
 PREFIX = "itm.vilt."
-
-
-def stack(models) -> dict[str, torch.Tensor]:
-    """Each parameter of ``models`` (``ViltMultiTask``s of one configuration; tied ones once) stacked on a new
-    leading axis, as fresh leaf tensors."""
-    names = [n for n, _ in models[0].named_parameters()]
-    return {n: torch.stack([dict(m.named_parameters())[n].detach() for m in models]).contiguous() for n in names}
-
-
-def unstack(params: dict[str, torch.Tensor], i: int, model) -> None:
-    """Copy member ``i`` of the stacked ``params`` into ``model`` (a ``ViltMultiTask`` of their configuration)."""
-    with torch.no_grad():
-        for n, p in model.named_parameters():
-            p.copy_(params[n][i])
-
-
-def _linear(x, p, name):
-    """``x`` [M, ..., in] through each member's ``name`` Linear: one batched product."""
-    w, b = p[name + ".weight"], p[name + ".bias"]
-    m, out = w.shape[0], w.shape[1]
-    y = torch.baddbmm(b[:, None, :], x.reshape(m, -1, x.shape[-1]), w.transpose(1, 2))
-    return y.reshape(*x.shape[:-1], out)
-
-
-def _norm(x, p, name, eps):
-    m = x.shape[0]
-    shape = (m,) + (1,) * (x.dim() - 2) + (x.shape[-1],)
-    return F.layer_norm(x, x.shape[-1:], eps=eps) * p[name + ".weight"].view(shape) + p[name + ".bias"].view(shape)
-
-
-def _lookup(table, ids):
-    """Each member's rows of ``table`` [M, V, H] at ``ids`` [M, ...]."""
-    m, v = table.shape[:2]
-    offset = (torch.arange(m, device=ids.device) * v).view((m,) + (1,) * (ids.dim() - 1))
-    return F.embedding(ids + offset, table.reshape(m * v, -1))
 
 
 def _embed(p, config, ids, mask, pixels):
@@ -66,16 +33,13 @@ def _embed(p, config, ids, mask, pixels):
         + p[e + "text_embeddings.token_type_embeddings.weight"][:, None, None, 0] \
         + p[e + "text_embeddings.position_embeddings.weight"][:, None, :length]
     text = _norm(text, p, e + "text_embeddings.LayerNorm", eps)
-    c, cell = pixels.shape[2], config.patch_size
-    g = pixels.shape[-1] // cell
-    patches = pixels.reshape(m, b, c, g, cell, g, cell).permute(0, 1, 3, 5, 2, 4, 6).reshape(m, b, g * g, -1)
-    w = p[e + "patch_embeddings.projection.weight"]
-    proj = {"x.weight": w.reshape(m, w.shape[1], -1), "x.bias": p[e + "patch_embeddings.projection.bias"]}
-    image = torch.cat([p[e + "cls_token"].expand(m, b, 1, -1), _linear(patches, proj, "x")], dim=2)
+    patches = _patches(pixels, p, e + "patch_embeddings.projection", config.patch_size)
+    g2 = patches.shape[2]
+    image = torch.cat([p[e + "cls_token"].expand(m, b, 1, -1), patches], dim=2)
     image = image + p[e + "position_embeddings"]
     modality = p[e + "token_type_embeddings.weight"]
     seq = torch.cat([text + modality[:, None, None, 0], image + modality[:, None, None, 1]], dim=2)
-    keep = torch.cat([mask.bool(), mask.new_ones(m, b, g * g + 1, dtype=torch.bool)], dim=2)
+    keep = torch.cat([mask.bool(), mask.new_ones(m, b, g2 + 1, dtype=torch.bool)], dim=2)
     return seq, keep
 
 
@@ -83,14 +47,14 @@ def _encode(p, config, ids, mask, pixels):
     """The last hidden states [M, B, T, H] of HF's ViltModel (after its final layernorm)."""
     x, keep = _embed(p, config, ids, mask, pixels)
     m, b, t, h = x.shape
-    heads, eps = config.num_attention_heads, config.layer_norm_eps
+    eps = config.layer_norm_eps
     attend = keep.reshape(m * b, 1, 1, t)
     for i in range(config.num_hidden_layers):
         layer = f"{PREFIX}encoder.layer.{i}."
         y = _norm(x, p, layer + "layernorm_before", eps)
-        q, k, v = (_linear(y, p, f"{layer}attention.attention.{n}").reshape(m * b, t, heads, -1).transpose(1, 2)
-                   for n in ("query", "key", "value"))
-        a = F.scaled_dot_product_attention(q, k, v, attn_mask=attend).transpose(1, 2).reshape(m, b, t, h)
+        q, k, v = _heads(p, y, tuple(f"{layer}attention.attention.{n}" for n in ("query", "key", "value")),
+                         config.num_attention_heads)
+        a = merge(F.scaled_dot_product_attention(q, k, v, attn_mask=attend), m)
         x = x + _linear(a, p, layer + "attention.output.dense")
         y = F.gelu(_linear(_norm(x, p, layer + "layernorm_after", eps), p, layer + "intermediate.dense"))
         x = x + _linear(y, p, layer + "output.dense")
