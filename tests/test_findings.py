@@ -141,3 +141,23 @@ def test_the_headline_figure_draws_every_headline_row(study):
     expected = sum(len(rows[(rows["source"] == "ours")].pipe(lambda r: r.loc[
         pd.concat([r[k] == v for k, v in h.items()], axis=1).all(axis=1)])) for h in heads)
     assert len(bars) == expected > 0
+
+
+def test_the_patching_claims_are_one_table_a_row_per_setting_and_the_papers_numbers_stay_sentences():
+    from probekit.claims import claim
+    from probekit.report.conceptual import PATCHING_COLUMNS, patching_reported, patching_table
+
+    def diff(setting, metric, value, ci):
+        return row(study="conceptual", probe="patching", model="toy-clip", condition=f"{setting} − original",
+                   subset="general", metric=metric, value=value, ci=ci, n=278)
+
+    claims = [claim("both α=0.2: probe", HIGHER, "{a}", {"a": diff("both, α = 0.2", "mu_c_diff", 0.01, (0.005, 0.02))}),
+              claim("both α=0.2: general task", UNRESOLVED, "{a}",
+                    {"a": diff("both, α = 0.2", "top1_diff", -0.002, (-0.01, 0.008))}),
+              claim("text α=1: probe", HIGHER, "{a}", {"a": diff("text, α = 1", "mu_c_diff", 0.03, (0.02, 0.04))}),
+              claim("paper: patching", "reported", "the paper")]
+    shown = patching_table(claims)
+    assert list(shown.index) == ["both, α = 0.2", "text, α = 1"]
+    assert shown.loc["both, α = 0.2", PATCHING_COLUMNS["top1_diff"]].endswith(f": {UNRESOLVED}")
+    assert shown.loc["text, α = 1", PATCHING_COLUMNS["top1_diff"]] == ""
+    assert [c.topic for c in patching_reported(claims)] == ["paper: patching"]

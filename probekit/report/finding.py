@@ -140,11 +140,18 @@ def sentence(f: Finding) -> str:
     return f"{f.text}: **{cell(r, with_n=True, unit=True)}**, *{f.verdict}*{chance}; {paper}."
 
 
+#: under the findings: how to read them
+LEGEND = ("*Each number is value [95% CI] (n); its verdict is the book's rule: against chance by the equivalence "
+          f"test (at chance only when the interval lies within chance ± {100 * lab.CHANCE_MARGIN:g} points), a "
+          "paired difference by whether its interval excludes 0, a toy-lab line by the lab's verdict; \"not "
+          "resolved\" where the interval decides neither way.*")
+
+
 def render(found: Sequence[Finding]) -> str:
     """The findings block: one bullet per finding (Markdown)."""
     if not found:
         return "*No findings: the run produced none of the rows they rest on.*"
-    return "\n".join(f"- {sentence(f)}" for f in found)
+    return "\n".join(f"- {sentence(f)}" for f in found) + "\n\n" + LEGEND
 
 
 def lead(found: Sequence[Finding]) -> str:

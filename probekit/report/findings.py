@@ -130,8 +130,9 @@ def headline_figure(rows: pd.DataFrame, study: str):
     shown = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     if not len(shown):
         return None
-    return bar_ci(shown, x="headline", hue="model", ylabel="headline score",
-                  title="the headlines, 95% CI; dashed: chance")
+    bars, groups = len(shown), shown["headline"].nunique()
+    return bar_ci(shown, x="headline", hue="model", ylabel="headline score", title="95% CI; dashed: chance",
+                  figsize=(max(4.5, 1.2 + 0.5 * bars + 0.4 * groups), 3.2))
 
 
 def _label(head: dict, probe: bool) -> str:
