@@ -22,7 +22,7 @@ from PIL import Image  # noqa: E402
 
 from probekit import report  # noqa: E402  (sets the theme)
 from probekit.metrics import itm  # noqa: E402
-from probekit.report import conceptual, figures, masking, prednoun, summary, verbs  # noqa: E402
+from probekit.report import conceptual, figures, findings, masking, prednoun, summary, verbs  # noqa: E402
 from probekit.results import StudyResult, concat, load, select  # noqa: E402
 from probekit.studies import verbs_lab  # noqa: E402
 from probekit.studies.conceptual import with_alpha  # noqa: E402
@@ -133,6 +133,8 @@ def _figures_from_rows():
     yield "prednoun Table 1", lambda: prednoun.accuracy_figure(pn)
     yield "prednoun concepts", lambda: prednoun.concepts(pn)
     yield "prednoun tuples", lambda: prednoun.tuples(pn)
+    for study in findings.BY_STUDY:
+        yield f"{study} headlines", lambda study=study: findings.headline_figure(_rows(study), study)
 
 
 def _prednoun(images: list | None = None) -> StudyResult:

@@ -10,6 +10,7 @@ import seaborn as sns
 
 from probekit.metrics.background import LABEL, VIEWS
 from probekit.report.figures import fill, subplots, thin_ticks
+from probekit.numbers import cell
 from probekit.report.format import table
 from probekit.results import select
 from probekit.theme import COLUMN_IN
@@ -145,3 +146,28 @@ def sweep_table(ours: pd.DataFrame) -> pd.DataFrame:
     and metric."""
     sweep = select(ours, probe="patching", subset=SWEEP_SUBSETS, metric=SWEEP_METRICS)
     return table(sweep, "condition", ["subset", "metric"])
+
+
+#: the patching claims' measures (:func:`probekit.studies.conceptual_claims.patching_claims`), as columns
+PATCHING_COLUMNS = {"mu_c_diff": "predicate-swap μ(c): change", "top1_diff": "held-out task top-1: change"}
+
+
+def patching_table(claims) -> pd.DataFrame:
+    """The patching claims as one table instead of a bullet each: a row per fine-tuned setting and α, a column per
+    measure, each cell the paired change from the original model [95% CI] (n) and its verdict (higher, lower or
+    not resolved, from the claim)."""
+    cells: dict[str, dict[str, str]] = {}
+    for c in claims:
+        r = c.rows.get("a")
+        if r is not None and r["metric"] in PATCHING_COLUMNS:
+            setting = str(r["condition"]).removesuffix(" − original")
+            cells.setdefault(setting, {})[PATCHING_COLUMNS[r["metric"]]] = (
+                f"{cell(r, with_n=True, unit=True)}: {c.verdict}")
+    columns = [v for v in PATCHING_COLUMNS.values() if any(v in row for row in cells.values())]
+    return pd.DataFrame.from_dict(cells, orient="index", columns=columns).fillna("").rename_axis(
+        "fine-tuned, patched at")
+
+
+def patching_reported(claims) -> list:
+    """The patching claims :func:`patching_table` does not hold (the paper's own numbers), still sentences."""
+    return [c for c in claims if c.rows.get("a") is None or c.rows["a"]["metric"] not in PATCHING_COLUMNS]

@@ -1,0 +1,163 @@
+"""The findings block each chapter opens with: every finding's number and verdict are what the committed rows say
+(book/chapters/<study>.results.parquet and .lab.parquet), and on hand-made rows a comparison the interval does not
+resolve says so, and "at chance" stands only where the equivalence test puts it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+import pandas as pd
+import pytest
+
+from probekit.claims import HIGHER, UNRESOLVED
+from probekit.numbers import cell
+from probekit.report import findings
+from probekit.report.finding import Finding, lead, render
+from probekit.results import frame, load, one, row
+from probekit.studies import lab
+from probekit.toyworld.prednoun import LIMBS_ALIKE
+from probekit.toyworld.svo import PLACE, POSE
+
+matplotlib.use("Agg")
+CHAPTERS = Path(__file__).resolve().parents[1] / "book" / "chapters"
+
+
+def committed(study: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return load(CHAPTERS / f"{study}.results.parquet"), pd.read_parquet(CHAPTERS / f"{study}.lab.parquet")
+
+
+def _same_row(f: Finding, r) -> None:
+    assert (f.value, f.ci, f.n) == (float(r["value"]), (float(r["ci_low"]), float(r["ci_high"])), int(r["n"]))
+
+
+@pytest.mark.parametrize("study", list(findings.BY_STUDY))
+def test_each_chapter_has_3_to_6_findings_headline_first_each_with_its_interval_and_n(study):
+    found = findings.BY_STUDY[study](*committed(study))
+    assert 3 <= len(found) <= 6
+    assert found[0].headline
+    assert all(f.n is not None and f.ci[0] <= f.value <= f.ci[1] for f in found)
+
+
+def test_verbs_headline_is_the_object_place_rows_at_chance_as_the_equivalence_test_says():
+    rows, lines = committed("verbs")
+    found = findings.verbs(rows, lines)
+    heads = [f for f in found if f.headline]
+    assert [f.row["model"] for f in heads] == ["toy-vilt", "toy-clip"]
+    for f in heads:
+        r = one(rows, source="ours", model=f.row["model"], probe="svo-verb-cue", subset=PLACE, metric="pairwise")
+        _same_row(f, r)
+        assert f.verdict == lab.check_verdict(r, lab.TARGET) == lab.AT_CHANCE
+    pose = [f for f in found if f.row.get("subset") == POSE]
+    assert [f.verdict for f in pose] == [lab.ABOVE, lab.ABOVE]
+    itm = next(f for f in found if f.row.get("metric") == "neg")
+    assert itm.paper_value == one(rows, model="MMT", subset="verb", metric="neg",
+                                  source="Hendricks & Nematzadeh 2021, Table 4")["value"]
+    parent = lines[(lines["models"] == "toy-vilt-hardneg") & lines["what"].str.contains("object's place")].iloc[0]
+    passed = next(f for f in found if f.row["model"] == "toy-vilt-hardneg")
+    assert (passed.verdict, passed.value) == (parent["verdict"], json.loads(parent["rows"])[0]["value"])
+
+
+def test_prednoun_headline_is_the_look_alike_pairs_not_resolved_against_chance_and_the_crop_gain_resolved():
+    rows, lines = committed("prednoun")
+    found = findings.prednoun(rows, lines)
+    head = found[0]
+    r = one(rows, source="ours", model="toy-vilt", probe="pairs-limbs", subset=LIMBS_ALIKE, metric="pair_accuracy")
+    _same_row(head, r)
+    # 23.2% [19.0, 27.5]: holds chance (25%) but reaches past its 5-point margin: neither at nor off chance
+    assert head.verdict == lab.check_verdict(r, lab.TARGET) == lab.NOT_RESOLVED
+    assert head.paper_value == one(rows, model="ViLT", condition="full", probe="pairs", metric="pair_accuracy",
+                                   source="Nikolaus et al. 2022, Table 1")["value"]
+    gain = next(f for f in found if f.row["metric"] == "pair_accuracy_diff" and f.row["model"] == "toy-vilt")
+    assert gain.verdict == HIGHER
+    assert gain.paper_value == pytest.approx(0.75 - 0.40)   # the paper's ViLT, cropped − full (its Table 1 rows)
+    claim = next(f for f in found if f.row["model"] == "toy-clip-hardneg")
+    line = lines[lines["models"] == "toy-clip-hardneg|toy-vilt-hardneg"].iloc[0]
+    assert (claim.verdict, claim.value) == (line["verdict"], json.loads(line["rows"])[0]["value"])
+
+
+def test_masking_findings_read_the_top5_rows_and_the_paper_table2():
+    rows, lines = committed("masking")
+    found = findings.masking(rows, lines)
+    full = one(rows, source="ours", model="toy-vilt", probe="top-k", condition="full image", metric="accuracy")
+    _same_row(found[0], full)
+    assert found[0].verdict == lab.ABOVE
+    assert found[0].paper_value == one(rows, model="ViLBERT", condition="full image", subset="SVO-Probes",
+                                       metric="accuracy")["value"]
+    blind = next(f for f in found if f.row["model"] == "toy-bert")
+    assert blind.verdict == lab.check_verdict(one(rows, source="ours", model="toy-bert", metric="accuracy"), lab.TARGET)
+
+
+def test_conceptual_findings_quote_the_probe_headlines_beside_the_papers_models():
+    rows, lines = committed("conceptual")
+    found = findings.conceptual(rows, lines)
+    group = next(f for f in found if f.row["model"] == "toy-vilt" and f.row["metric"] == "group")
+    _same_row(group, one(rows, source="ours", model="toy-vilt", probe="probe-c", subset="composition", metric="group"))
+    assert group.paper_value == one(rows, model="ViLT", probe="probe-c", subset="composition", metric="group")["value"]
+    context = next(f for f in found if f.row["metric"] == "delta_c_pts")
+    assert context.verdict == lines[lines["what"].str.startswith("“When objects")].iloc[0]["verdict"]
+
+
+def _verbs_rows(place: tuple[float, float, float]) -> pd.DataFrame:
+    value, low, high = place
+    return frame([row(study="verbs", probe="svo-verb-cue", model="toy-vilt", subset=PLACE, metric="pairwise",
+                      value=value, ci=(low, high), n=400, chance=0.5)])
+
+
+def test_a_row_within_the_chance_margin_is_at_chance_and_one_reaching_past_it_is_not_resolved():
+    at = findings.verbs(_verbs_rows((0.51, 0.47, 0.545)))
+    assert [f.verdict for f in at] == [lab.AT_CHANCE]
+    wide = findings.verbs(_verbs_rows((0.51, 0.44, 0.58)))
+    assert [f.verdict for f in wide] == [lab.NOT_RESOLVED]
+    above = findings.verbs(_verbs_rows((0.62, 0.57, 0.66)))
+    assert [f.verdict for f in above] == [lab.ABOVE]
+    assert "*at chance*" in render(at) and "*at chance*" not in render(wide)
+
+
+def test_a_difference_whose_interval_holds_0_is_not_resolved():
+    rows = frame([row(study="prednoun", probe="pairs", model="toy-vilt", condition="cropped − full",
+                      metric="pair_accuracy_diff", value=0.02, ci=(-0.01, 0.05), n=800, chance=0.0)])
+    [gain] = findings.prednoun(rows)
+    assert gain.verdict == UNRESOLVED and gain.paper is None
+    assert "*not resolved*" in render([gain])
+
+
+def test_the_lead_opens_with_the_headlines_only_and_a_run_without_rows_has_no_findings():
+    rows, lines = committed("verbs")
+    found = findings.verbs(rows, lines)
+    text = lead(found)
+    assert all((cell(f.row, with_n=True, unit=True) in text) == f.headline for f in found if f.row["model"] in
+               ("toy-vilt", "toy-clip"))
+    assert findings.verbs(rows.iloc[0:0]) == [] and lead([]) == ""
+
+
+@pytest.mark.parametrize("study", list(findings.BY_STUDY))
+def test_the_headline_figure_draws_every_headline_row(study):
+    rows, _ = committed(study)
+    fig = findings.headline_figure(rows, study)
+    bars = [p for ax in fig.axes for p in ax.patches if p.get_height() > 0]
+    heads = [h for h in findings.STUDIES[study].headlines if not h["metric"].endswith("_diff")]
+    expected = sum(len(rows[(rows["source"] == "ours")].pipe(lambda r: r.loc[
+        pd.concat([r[k] == v for k, v in h.items()], axis=1).all(axis=1)])) for h in heads)
+    assert len(bars) == expected > 0
+
+
+def test_the_patching_claims_are_one_table_a_row_per_setting_and_the_papers_numbers_stay_sentences():
+    from probekit.claims import claim
+    from probekit.report.conceptual import PATCHING_COLUMNS, patching_reported, patching_table
+
+    def diff(setting, metric, value, ci):
+        return row(study="conceptual", probe="patching", model="toy-clip", condition=f"{setting} − original",
+                   subset="general", metric=metric, value=value, ci=ci, n=278)
+
+    claims = [claim("both α=0.2: probe", HIGHER, "{a}", {"a": diff("both, α = 0.2", "mu_c_diff", 0.01, (0.005, 0.02))}),
+              claim("both α=0.2: general task", UNRESOLVED, "{a}",
+                    {"a": diff("both, α = 0.2", "top1_diff", -0.002, (-0.01, 0.008))}),
+              claim("text α=1: probe", HIGHER, "{a}", {"a": diff("text, α = 1", "mu_c_diff", 0.03, (0.02, 0.04))}),
+              claim("paper: patching", "reported", "the paper")]
+    shown = patching_table(claims)
+    assert list(shown.index) == ["both, α = 0.2", "text, α = 1"]
+    assert shown.loc["both, α = 0.2", PATCHING_COLUMNS["top1_diff"]].endswith(f": {UNRESOLVED}")
+    assert shown.loc["text, α = 1", PATCHING_COLUMNS["top1_diff"]] == ""
+    assert [c.topic for c in patching_reported(claims)] == ["paper: patching"]
