@@ -1,5 +1,6 @@
 """Headless Chromium for the page tests (Debian's chromium, driven over the DevTools protocol): navigate,
-evaluate, set the window's width, collect console errors, screenshot."""
+evaluate, set the window's width, collect console errors, screenshot; and a page of tables in a stand-in for the
+book's theme with the book's CSS (:func:`page`), measured at a window's width (:func:`measure`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -123,3 +126,51 @@ TABLE_LAYOUT = """(() => {
   return {window: window.innerWidth, page: document.scrollingElement.scrollWidth, tables: tables.length,
           wide, broken};
 })()"""
+
+
+REPO = Path(__file__).resolve().parents[1]
+#: a stand-in for the book theme's page (sphinx-book-theme, widths as measured on the built pages): a 253-px
+#: sidebar, a text column of at most 740 px and the page's table of contents from 992 px up, one column below;
+#: a full-width block 1.36 times the column, as the theme sets it
+THEME = """
+body { margin: 0; font: 16px/1.5 sans-serif; }
+.bd-container { display: flex; }
+.bd-sidebar-primary { flex: 0 0 253px; }
+.bd-sidebar-secondary { flex: 0 0 272px; }
+article.bd-article { flex: 0 1 740px; min-width: 0; padding: 0 1rem; box-sizing: border-box; }
+div.full-width { position: relative; z-index: 2; width: 136%; max-width: 136%; }
+@media (max-width: 991px) {
+  .bd-sidebar-primary, .bd-sidebar-secondary { display: none; }
+  article.bd-article { flex: 1 1 auto; }
+  div.full-width { width: auto; max-width: none; }
+}
+"""
+
+
+def page(path: Path, body: str, css: str | None = None) -> str:
+    """A page of ``body`` (tables as ``report.show_table`` writes them) in :data:`THEME` with ``css`` (the book's
+    ``probekit.css`` unless given), written to ``path``; its URL."""
+    css = (REPO / "book" / "_static" / "probekit.css").read_text() if css is None else css
+    path.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{THEME}</style><style>{css}</style>"
+                    f"</head><body><div class='bd-container'><div class='bd-sidebar-primary'></div>"
+                    f"<article class='bd-article'>{body}</article><div class='bd-sidebar-secondary'></div></div>"
+                    f"</body></html>")
+    return path.as_uri()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """A headless Chromium for a test module; the module's tests skip where it is not installed."""
+    exe = chromium()
+    if exe is None:
+        pytest.skip("Debian's chromium is not installed (`make test` installs it: apt-get install chromium)")
+    b = Browser(exe, tmp_path_factory.mktemp("chromium-profile"))
+    yield b
+    b.close()
+
+
+def measure(browser: Browser, url: str, width: int) -> dict:
+    """:data:`TABLE_LAYOUT` of the page at ``url`` in a window ``width`` px wide."""
+    browser.resize(width)
+    browser.open(url)
+    return browser.evaluate(TABLE_LAYOUT)

@@ -9,29 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from browser import TABLE_LAYOUT, Browser, chromium
+from browser import browser, measure, page  # noqa: F401 (browser: the fixture)
 from probekit.report import layout, show, summary, table
 from probekit.results import load, select
 
 REPO = Path(__file__).resolve().parents[1]
 CHAPTERS = REPO / "book" / "chapters"
 
-#: a stand-in for the book theme's page (sphinx-book-theme, widths as measured on the built pages): a 253-px
-#: sidebar, a text column of at most 740 px and the page's table of contents from 992 px up, one column below;
-#: a full-width block 1.36 times the column, as the theme sets it
-THEME = """
-body { margin: 0; font: 16px/1.5 sans-serif; }
-.bd-container { display: flex; }
-.bd-sidebar-primary { flex: 0 0 253px; }
-.bd-sidebar-secondary { flex: 0 0 272px; }
-article.bd-article { flex: 0 1 740px; min-width: 0; padding: 0 1rem; box-sizing: border-box; }
-div.full-width { position: relative; z-index: 2; width: 136%; max-width: 136%; }
-@media (max-width: 991px) {
-  .bd-sidebar-primary, .bd-sidebar-secondary { display: none; }
-  article.bd-article { flex: 1 1 auto; }
-  div.full-width { width: auto; max-width: none; }
-}
-"""
 #: running text with a long name in code, as the chapters write a model's or a file's name
 TEXT = ("<p>The knock-out <code>toy-vilt-hardneg-without-the-verb-of-the-caption-and-its-object_removed</code> is "
         "trained like its parent.</p>")
@@ -55,37 +39,13 @@ def _tables(monkeypatch) -> list[str]:
     return shown
 
 
-def _page(path: Path, body: str, css: str) -> str:
-    path.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{THEME}</style><style>{css}</style>"
-                    f"</head><body><div class='bd-container'><div class='bd-sidebar-primary'></div>"
-                    f"<article class='bd-article'>{body}</article><div class='bd-sidebar-secondary'></div></div>"
-                    f"</body></html>")
-    return path.as_uri()
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    exe = chromium()
-    if exe is None:
-        pytest.skip("Debian's chromium is not installed (`make test` installs it: apt-get install chromium)")
-    b = Browser(exe, tmp_path_factory.mktemp("chromium-profile"))
-    yield b
-    b.close()
-
-
-def _layout(browser: Browser, url: str, width: int) -> dict:
-    browser.resize(width)
-    browser.open(url)
-    return browser.evaluate(TABLE_LAYOUT)
-
-
 def test_tables_fit_at_1280_px_and_scroll_in_their_box_at_390_px_with_no_word_broken(browser, monkeypatch, tmp_path):
     tables = _tables(monkeypatch)
     assert all(html.count('class="pk-caption"') == 1 for html in tables)           # a caption once, no parts
-    url = _page(tmp_path / "tables.html", TEXT + "".join(tables), (REPO / "book/_static/probekit.css").read_text())
-    wide = _layout(browser, url, 1280)
+    url = page(tmp_path / "tables.html", TEXT + "".join(tables))
+    wide = measure(browser, url, 1280)
     assert wide["tables"] == 3 and wide["wide"] == [] and wide["broken"] == []
-    phone = _layout(browser, url, 390)
+    phone = measure(browser, url, 390)
     assert phone["page"] <= phone["window"], f"the page scrolls sideways: {phone['page']} px in {phone['window']}"
     assert phone["broken"] == []
     assert phone["wide"], "at 390 px the confound table is wider than the phone: it should scroll in its box"
@@ -98,6 +58,6 @@ def test_the_measurement_sees_a_name_broken_and_a_page_that_scrolls_sideways(bro
     old = "td.any { overflow-wrap: anywhere; } td.one-line { white-space: nowrap; }"
     body = ("<table><tr>" + '<td class="any">toy-vilt-hardneg</td>' * 30 + "</tr></table>"
             "<table><tr>" + '<td class="one-line">LXMERT</td>' * 30 + "</tr></table>")
-    got = _layout(browser, _page(tmp_path / "old.html", body, old), 390)
+    got = measure(browser, page(tmp_path / "old.html", body, old), 390)
     assert "toy-vilt-hardneg" in got["broken"] and "LXMERT" not in got["broken"]
     assert got["page"] > got["window"] and len(got["wide"]) == 1   # the names broken letter by letter fit

@@ -11,6 +11,7 @@ import pytest
 
 from probekit import results
 from probekit.report import summary
+from probekit.report.lab import HOLM
 from probekit.report.export import rows_from_notebook
 
 ex = importlib.import_module("probekit.report.export")  # the module; ``probekit.report.export`` is the function
@@ -156,8 +157,7 @@ def test_lab_verdicts_travel_with_the_rows_and_the_summary_counts_them(monkeypat
                                                # resolved nothing
                                                "survive Holm (5%)": "2 of 4 judged"}]
     assert lab["survives_holm"].tolist() == [None, True, None, True, None]
-    assert summary.lab_claims(lab)["Holm (5%)"].tolist() == ["survives (adjusted p = 3.5e-05)",
-                                                             "— (nothing resolved; adjusted p = 1)"]
+    assert summary.lab_claims(lab)[HOLM].tolist() == ["✓ p = 3.5e-05", "○ p = 1"]
     cells = summary.lab_claims(lab).iloc[:, 0].tolist()
     assert [c.split("</a>: ")[1].split("<br>")[0] for c in cells] == ["a beats b", "b beats c"]
     assert [c.split('"pk-ci">')[1].split("</span>")[0] for c in cells] == ["a vs b", "b vs c"]

@@ -24,7 +24,7 @@ from probekit.report.format import table
 from probekit.report.layout import chip
 from probekit.report.show import show_figure, show_table, show_text
 from probekit.results import COLUMNS, KEYS, OURS, load, select
-from probekit.report.lab import holm_cell
+from probekit.report.lab import HOLM, holm_cell
 from probekit.studies import STUDIES, lab, lab_holm, lab_seeds
 from probekit.toymodels import seed_table
 from probekit.toymodels.zoo import ZOO
@@ -93,8 +93,8 @@ def lab_claims(lab: pd.DataFrame, seeds: pd.DataFrame | None = None) -> pd.DataF
                             _claim_cell(s, w, m) for s, w, m in zip(claims["study"], claims["what"], claims["models"])],
                         "verdict": claims["verdict"]})
     if "holm" in claims:
-        out[f"Holm ({lab_holm.ALPHA:.0%})"] = [holm_cell(p, None if pd.isna(s) else bool(s))
-                                               for p, s in zip(claims["holm"], claims["survives_holm"])]
+        out[HOLM] = [holm_cell(p, None if pd.isna(s) else bool(s))
+                     for p, s in zip(claims["holm"], claims["survives_holm"])]
     if seeds is not None and len(claims):
         out = out.join(lab_seeds.beside(claims, seeds))
     return out.set_axis(pd.RangeIndex(1, len(out) + 1, name="#"))
