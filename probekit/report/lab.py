@@ -131,7 +131,7 @@ def _pooled(table: pd.DataFrame, found: pd.DataFrame, result: str, rows: str = "
     notes = [n if isinstance(n, str) and n else "" for n in found[note]]
     table = table.assign(**{result: [f"pooled over {over}: {t}" if p else t
                                      for t, p in zip(table[result], pooled)]})
-    table.insert(table.columns.get_loc(result) + 1, f"each {over.removesuffix('s')} (its number: value)",
+    table.insert(table.columns.get_loc(result) + 1, f"each {over.removesuffix('s')}",
                  [per_seed(r) for r in found[rows]])
     return table.assign(verdict=[f"{v} ({n})" if n else v for v, n in zip(table["verdict"], notes)])
 
