@@ -3,23 +3,19 @@ HTML, and the pages load in a real (headless Chromium) browser with their figure
 
 from __future__ import annotations
 
-import base64
 import functools
 import http.server
-import json
 import re
-import shutil
 import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from html import unescape
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
 
+from browser import Browser, chromium
 from conftest import copy_project
 from probekit import chapters as ch
 from probekit.report import cell, summary
@@ -144,81 +140,6 @@ def test_rerun_with_new_parameter_value_appears_in_html(executed_book, executed_
 
 # ------------------------------------------------------------------------------------ headless Chromium
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0"]
-
-
-class Browser:
-    """Just enough of the Chrome DevTools protocol: navigate, collect console errors, evaluate, screenshot."""
-
-    def __init__(self, exe: str, profile_dir: Path, width: int = 1280):
-        self.proc = subprocess.Popen([exe, *CHROMIUM_FLAGS, f"--window-size={width},900",
-                                      f"--user-data-dir={profile_dir}", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        port_file = profile_dir / "DevToolsActivePort"
-        for _ in range(300):
-            if port_file.exists() and port_file.read_text().strip():
-                break
-            time.sleep(0.1)
-        port = int(port_file.read_text().split()[0])
-        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10))
-        ws_url = next(t["webSocketDebuggerUrl"] for t in targets if t["type"] == "page")
-        import websocket
-        self.ws = websocket.create_connection(ws_url, timeout=30, suppress_origin=True)
-        self.next_id = 0
-        self.events: list[dict] = []
-        for domain in ("Page", "Runtime", "Log"):
-            self.call(f"{domain}.enable")
-
-    def call(self, method: str, **params) -> dict:
-        self.next_id += 1
-        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
-        while True:
-            msg = json.loads(self.ws.recv())
-            if msg.get("id") == self.next_id:
-                if "error" in msg:
-                    raise RuntimeError(f"{method}: {msg['error']}")
-                return msg.get("result", {})
-            self.events.append(msg)
-
-    def open(self, url: str, timeout: float = 30) -> None:
-        self.events.clear()
-        self.call("Page.navigate", url=url)
-        deadline = time.time() + timeout
-        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
-            assert time.time() < deadline, f"{url} did not load in {timeout} s"
-            self.events.append(json.loads(self.ws.recv()))
-        self.evaluate("new Promise(r => setTimeout(r, 500))")  # let late scripts report
-
-    def evaluate(self, expression: str):
-        result = self.call("Runtime.evaluate", expression=expression, awaitPromise=True, returnByValue=True)
-        if "exceptionDetails" in result:
-            raise RuntimeError(result["exceptionDetails"])
-        return result["result"].get("value")
-
-    def console_errors(self) -> list[str]:
-        errors = []
-        for e in self.events:
-            m, p = e.get("method"), e.get("params", {})
-            if m == "Runtime.consoleAPICalled" and p["type"] in ("error", "assert"):
-                errors.append(" ".join(str(a.get("value", a.get("description"))) for a in p["args"]))
-            elif m == "Runtime.exceptionThrown":
-                errors.append(p["exceptionDetails"].get("exception", {}).get("description", str(p)))
-            elif m == "Log.entryAdded" and p["entry"]["level"] == "error":
-                errors.append(f"{p['entry'].get('url', '')}: {p['entry']['text']}")
-        return errors
-
-    def screenshot(self, path: Path) -> None:
-        path.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", format="png",
-                                                    captureBeyondViewport=True)["data"]))
-
-    def close(self) -> None:
-        self.ws.close()
-        self.proc.terminate()
-        self.proc.wait(timeout=20)
-
-
 @pytest.fixture
 def served_book(executed_book):
     """The built HTML served over http on 127.0.0.1 (as GitHub Pages would serve it)."""
@@ -234,15 +155,20 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-#: a page's layout at the window's width: the text column's width, every table, image, code block or figure wider
-#: than it, and every table with no text in its body
+#: a page's layout at the window's width: the text column's width, every table wider than its box (its scrolling
+#: container; a table wider than the text column takes the page's full width, report.layout), every image, code
+#: block or figure wider than the column, and every table with no text in its body
 LAYOUT = """(() => {
   const col = document.querySelector('article.bd-article') || document.querySelector('main');
   const width = col.clientWidth;
+  const box = el => el.closest('.pk-scroll') || el.closest('.full-width') || col;
   const wide = Array.from(col.querySelectorAll('table, img, pre, svg, .cell_output > div'))
+    .filter(el => !el.querySelector('.full-width'))
     .map(el => ({tag: el.tagName, w: Math.ceil(Math.max(el.scrollWidth, el.getBoundingClientRect().width)),
-                 text: ((el.querySelector && el.querySelector('caption')) || el).textContent.slice(0, 80)}))
-    .filter(e => e.w > width + 1);
+                 box: box(el).clientWidth,
+                 text: ((el.closest('.pk-table') || el).querySelector('.pk-caption, caption') || el)
+                   .textContent.slice(0, 80)}))
+    .filter(e => e.w > e.box + 1);
   const empty = Array.from(col.querySelectorAll('table'))
     .filter(t => !Array.from(t.querySelectorAll('tbody td')).some(td => td.textContent.trim()))
     .map(t => ((t.querySelector('caption') || t).textContent || '').slice(0, 80));
@@ -257,13 +183,13 @@ def test_every_page_fits_the_text_column_at_1400_px_with_no_empty_table(served_b
         executed_chapter(chapter)
     profile = tmp_path / "chromium-profile"
     profile.mkdir()
-    browser = Browser(shutil.which("chromium") or shutil.which("chromium-browser"), profile, width=1400)
+    browser = Browser(chromium(), profile, width=1400)
     try:
         for page in PAGES:
             browser.open(f"{served_book}/{page}")
             layout = browser.evaluate(LAYOUT)
             assert layout["width"] > 500, page
-            assert layout["wide"] == [], f"{page}: wider than the {layout['width']}-px text column: {layout['wide']}"
+            assert layout["wide"] == [], f"{page}: wider than their box: {layout['wide']}"
             assert layout["empty"] == [], f"{page}: tables with nothing in them: {layout['empty']}"
             assert "IPython.core.display" not in browser.evaluate("document.body.innerText"), page
     finally:
@@ -275,7 +201,7 @@ IMAGES = ("Promise.all(Array.from(document.images).map(i => i.decode().catch(() 
 
 
 def test_pages_load_in_chromium_with_figures(served_book, executed_chapter, tmp_path):
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    exe = chromium()
     if exe is None:
         pytest.fail("Debian's chromium is not installed (the README's test command installs it)")
     executed_chapter("verbs")

@@ -60,8 +60,8 @@ BLIND_CHECKS = [c for c in CHECKS if c.model == "toy-bert-blind"]
 def test_blind_checks_judge_the_counterbalanced_probe_c_and_show_probe_r_as_a_text_floor():
     found = lab.checks(frame(_blind()), BLIND_CHECKS)
     assert list(found["verdict"]) == [lab.NOT_ABOVE] * 2 + [lab.BY_DESIGN] * 3 and found["ok"].all()
-    assert list(lab_report.checks_table(found)["as it should be"])[2:] == [
-        "not judged (these items cannot be won without the image)"] * 3
+    assert [v.split("; chance ")[0] for v in lab_report.checks_table(found)["verdict"][2:]] == [
+        f"{lab.BY_DESIGN}, not judged (these items cannot be won without the image)"] * 3
     assert [r["subset"] for r in found["row"]] == ["predicate_swap", "subject_swap"] + ["composition"] * 3
     assert [r["metric"] for r in found["row"]] == ["acc", "acc", "text", "image", "group"]
     # Probe-R's unlikely captions can be refused from the text alone (the paper's design): the verdict says so,
@@ -70,8 +70,9 @@ def test_blind_checks_judge_the_counterbalanced_probe_c_and_show_probe_r_as_a_te
     assert list(leaky["verdict"]) == [ABOVE, lab.NOT_ABOVE, ABOVE, ABOVE, ABOVE]
     assert list(leaky["ok"]) == [True, True, False, False, False]
     table = lab_report.checks_table(leaky)
-    assert list(table["as it should be"])[:3] == ["not judged (a text floor by the paper's design)"] * 2 + [
-        "no (should be not above chance)"]
+    assert [v.split("; chance ")[0] for v in table["verdict"][:3]] == [
+        f"{v}, not judged (a text floor by the paper's design)" for v in (ABOVE, lab.NOT_ABOVE)] + [
+        f"{ABOVE} ✗ (should be not above chance)"]
     assert list(lab.checks(frame([_r("toy-clip", 0.9, 0.8, 1.0)]), CHECKS)["verdict"]) == [lab.NOT_RUN] * 6
 
 

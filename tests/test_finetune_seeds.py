@@ -115,7 +115,7 @@ def test_the_lab_claim_shows_each_seed_and_says_when_they_disagree():
     table = lab_report.claims_table(found)
     assert table.iloc[0]["on the toy world"].startswith("pooled over fine-tuning seeds: ")
     each_seed = table["each fine-tuning seed"]
-    assert each_seed.iloc[0].startswith("seed 0: ") and each_seed.iloc[1] == ""
+    assert each_seed.iloc[0].startswith("0: ") and each_seed.iloc[1] == ""
 
 
 @pytest.fixture(scope="module")

@@ -32,8 +32,9 @@ def test_every_role_gets_its_verdict_from_the_interval():
                                       "above chance", "above chance", lab.FAILS, lab.NOT_RUN]
     assert list(found["ok"]) == [True, True, True, True, True, False, False, False, False]
     table = lab_report.checks_table(found)
-    assert list(table.index) == [c.model for c in checks] and table["result"].iloc[-1] == "not run"
-    assert table["as it should be"].iloc[5] == "no (should be not above chance)"
+    assert list(table.index) == [c.model for c in checks] and table["result [95% CI] (n)"].iloc[-1] == "not run"
+    assert table["verdict"].iloc[5] == "above chance ✗ (should be not above chance); chance 50.0%"
+    assert table["verdict"].iloc[0].startswith("at chance ✓")
 
 
 def test_at_chance_is_an_equivalence_test_with_a_stated_margin():
@@ -59,7 +60,8 @@ def test_a_trained_models_control_needs_the_higher_floor():
     found = lab.checks(rows, [lab.Check(m, role, "c", {"condition": "crop"}) for m, role in roles])
     assert list(found["verdict"]) == [lab.PASSES, lab.AT_FLOOR, lab.PASSES, lab.FAILS]
     assert list(found["ok"]) == [True, False, True, False]
-    assert lab_report.checks_table(found)["as it should be"].iloc[1] == "no (should be passes)"
+    assert list(lab_report.checks_table(found)["verdict"])[:2] == ["passes ✓; chance 50.0%",
+                                                                   "at the floor ✗ (should be passes); chance 50.0%"]
     assert lab_report.judged_by(found) == (
         "verdict from the 95% interval; a control passes when its interval lies at or above 85% (a knock-out) or 90% "
         "(a model trained on everything), fails when it lies below, and is at the floor when it holds the floor")
@@ -237,4 +239,5 @@ def test_a_knock_in_is_judged_against_zero_on_its_difference_row():
     assert list(found["ok"]) == [True, False, False]
     judged, _ = lab_holm.family(found, lab.claims(rows, []))
     assert judged["p"].iloc[0] < 0.05 < judged["p"].iloc[1] and judged["survives"].iloc[0] is True
-    assert lab_report.checks_table(found)["role"].iloc[0].startswith("knock-in")
+    assert lab_report.checks_table(found)["probe (role)"].iloc[0].endswith("(knock-in, its information always there "
+                                                                          "(positive control))")

@@ -58,10 +58,9 @@ def test_each_judged_line_gets_the_p_of_its_verdicts_test_and_one_holm_family():
 
 def test_the_lab_tables_show_the_holm_column_and_the_count_of_judgements():
     checks, claims = _family()
-    column = f"Holm ({lab_holm.ALPHA:.0%})"
+    column = lab_report.HOLM
     shown = lab_report.checks_table(checks, claims=claims)[column]
-    assert list(shown.str.split(" ").str[0]) == ["survives", "survives", "does", "—"]
-    assert list(lab_report.claims_table(claims, checks=checks)[column].str.split(" ").str[0]) == ["survives", "—",
-                                                                                                 "—"]
+    assert list(shown.str.split(" ").str[0]) == ["✓", "✓", "✗", "—"]
+    assert list(lab_report.claims_table(claims, checks=checks)[column].str.split(" ").str[0]) == ["✓", "○", "—"]
     assert column not in lab_report.claims_table(claims).columns          # without the family, no column
     assert lab_report.judgements(checks, claims).startswith("3 checks and 2 claims judged; 3 of their verdicts")

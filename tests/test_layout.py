@@ -1,5 +1,6 @@
-"""Tables fitted to the text column: a number's interval under it, width estimates, and a table too wide for
-the column split into parts that each fit (checked in Chromium by tests/test_book.py)."""
+"""A table on the page: a number's interval under it, names kept whole, verdict chips, the width estimate that
+sends a table to the page's full width, and every table shown whole with its caption once (its layout in the
+browser is checked in Chromium by tests/test_pages_layout.py)."""
 
 from __future__ import annotations
 
@@ -15,37 +16,57 @@ def test_an_interval_goes_on_its_own_line_and_links_stay_links():
     assert layout.cell_html(link) == link and layout.text_width(link) == len("pairwise")
 
 
+def test_a_name_with_a_dash_or_a_slash_is_kept_whole_and_tags_are_left_alone():
+    word = '<span class="pk-word">{}</span>'.format
+    assert layout.cell_html("toy-vilt-hardneg vs toy-vilt") == f"{word('toy-vilt-hardneg')} vs {word('toy-vilt')}"
+    assert layout.cell_html("CLIP ViT-B/16, 2.1–3.0 points") == f"CLIP {word('ViT-B/16,')} {word('2.1–3.0')} points"
+    assert layout.cell_html('<a href="pred-noun.html">toy-clip</a>: a - b') == \
+        f'<a href="pred-noun.html">{word("toy-clip")}</a>: a - b'             # the link's address untouched
+    assert layout.cell_html("LXMERT") == "LXMERT" and layout.visible(layout.cell_html("a-b")) == "a-b"
+
+
+def test_a_verdict_chip_is_classed_by_its_verdict():
+    assert layout.chip("does not hold") == '<span class="pk-chip pk-does-not-hold">does not hold</span>'
+    assert layout.chip("holds") == '<span class="pk-chip pk-holds">holds</span>'
+
+
 def test_widths_count_the_longer_line_and_wrap_long_text():
     assert layout.text_width("62.3 [55.0, 70.1]") == 12
     assert layout.text_width("a short one") == 11
-    assert layout.text_width("the model ranks the matching caption above the swapped one") == layout.WRAP
+    assert layout.text_width("the model ranks the matching caption above the swapped one and the other") == \
+        layout.WRAP
     assert layout.text_width("x" * 40 + " y") == 40                    # never narrower than its longest word
 
 
-def test_a_table_too_wide_is_split_into_parts_that_fit_and_a_narrow_one_is_not():
+def test_a_table_wider_than_the_column_is_wide_and_a_narrow_one_is_not():
     cells = {f"toy-model-{i}": ["62.3 [55.0, 70.1]", "50.0 [40.0, 60.0]"] for i in range(12)}
     wide = pd.DataFrame(cells, index=pd.Index(["pairwise", "verb negatives"], name="metric"))
-    groups = layout.column_groups(wide)
-    assert len(groups) > 1 and [i for g in groups for i in g] == list(range(12))   # every column once, in order
-    widths = layout.column_widths(wide)
-    for g in groups:
-        assert layout.index_width(wide) + sum(widths[i] for i in g) <= layout.COLUMN_CHARS
-    assert layout.column_groups(wide.iloc[:, :3]) == [[0, 1, 2]]
+    # 12 columns of 12 characters and 3 of padding, beside "verb negatives" and its padding
+    assert layout.width(wide) == 12 * 15 + 14 + 3 and layout.is_wide(wide)
+    assert not layout.is_wide(wide.iloc[:, :3])
 
 
-def test_show_table_numbers_the_parts_of_a_split_table(monkeypatch):
+def _shown(monkeypatch) -> list[str]:
+    shown: list[str] = []
+    monkeypatch.setattr(show, "display", lambda obj: shown.append(obj.data))
+    return shown
+
+
+def test_show_table_shows_a_wide_table_whole_with_its_caption_once(monkeypatch):
+    shown = _shown(monkeypatch)
     cells = {f"toy-model-{i}": ["62.3 [55.0, 70.1]"] for i in range(12)}
-    shown = []
-    monkeypatch.setattr(show, "display", lambda styler: shown.append(styler.to_html()))
-    show.show_table(pd.DataFrame(cells, index=["pairwise"]), caption="Pairwise accuracy (%)")
-    n = len(layout.column_groups(pd.DataFrame(cells, index=["pairwise"])))
-    assert len(shown) == n > 1 and f"Pairwise accuracy (%) (1 of {n})" in shown[0]
-    assert all("pairwise" in html and 'class="pk-ci"' in html for html in shown)     # row labels in every part
+    show.show_table(pd.DataFrame(cells, index=["pairwise"]), caption="Pairwise accuracy (%) & more")
+    show.show_table(pd.DataFrame(cells, index=["pairwise"]).iloc[:, :2])
+    assert len(shown) == 2 and shown[0].count("<table") == 1 and shown[0].count('class="pk-ci"') == 12
+    assert shown[0].startswith('<div class="pk-table full-width"><div class="pk-caption">Pairwise accuracy (%) '
+                               '&amp; more</div><div class="pk-scroll" role="region" tabindex="0"')
+    assert shown[0].count("Pairwise accuracy") == 2 and "<caption" not in shown[0]    # the caption, its box's label
+    assert shown[1].startswith('<div class="pk-table"><div class="pk-scroll">')
+    assert '<span class="pk-word">toy-model-11</span>' in shown[0]                    # headers kept whole too
 
 
 def test_a_table_shown_twice_is_the_same_html(monkeypatch):
-    shown = []
-    monkeypatch.setattr(show, "display", lambda styler: shown.append(styler.to_html()))
+    shown = _shown(monkeypatch)
     table = pd.DataFrame({"toy-vilt": ["62.3 [55.0, 70.1]"]}, index=["pairwise"])
     show.show_table(table, caption="Pairwise accuracy (%)")
     show.show_table(table, caption="Pairwise accuracy (%)")

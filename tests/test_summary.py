@@ -11,10 +11,11 @@ import pytest
 
 from probekit import results
 from probekit.report import summary
+from probekit.report.lab import HOLM
 from probekit.report.export import rows_from_notebook
 
 ex = importlib.import_module("probekit.report.export")  # the module; ``probekit.report.export`` is the function
-from probekit.studies import STUDIES
+from probekit.studies import STUDIES, lab_seeds
 
 
 def _row(study, probe, model, value, *, subset="all", metric="pairwise", condition="", chance=0.5, n=40,
@@ -156,8 +157,7 @@ def test_lab_verdicts_travel_with_the_rows_and_the_summary_counts_them(monkeypat
                                                # resolved nothing
                                                "survive Holm (5%)": "2 of 4 judged"}]
     assert lab["survives_holm"].tolist() == [None, True, None, True, None]
-    assert summary.lab_claims(lab)["Holm (5%)"].tolist() == ["survives (adjusted p = 3.5e-05)",
-                                                             "— (nothing resolved; adjusted p = 1)"]
+    assert summary.lab_claims(lab)[HOLM].tolist() == ["✓ p = 3.5e-05", "○ p = 1"]
     cells = summary.lab_claims(lab).iloc[:, 0].tolist()
     assert [c.split("</a>: ")[1].split("<br>")[0] for c in cells] == ["a beats b", "b beats c"]
     assert [c.split('"pk-ci">')[1].split("</span>")[0] for c in cells] == ["a vs b", "b vs c"]
@@ -181,7 +181,7 @@ def test_each_claim_is_set_beside_its_verdict_under_the_other_seed():
                          ).drop(columns=["verdict", "as_expected"]).rename(columns={"rows": "seed 0 (shipped) rows"})
     seeds["study"] = ["verbs", "verbs", "masking", "prednoun"]
     claims = summary.lab_claims(page, seeds)
-    assert list(claims.columns) == ["claim (study: title; the rows compared)", "verdict",
+    assert list(claims.columns) == ["claim (study: the claim; the rows compared)", "verdict",
                                     "under seed 1 (cpu, 1 thread)"]
     assert claims["under seed 1 (cpu, 1 thread)"].tolist() == ["holds", "holds", NOT_RETRAINED, OTHER_RUN]
     assert list(claims.index) == [1, 2, 3, 4]
@@ -323,7 +323,7 @@ def test_an_empty_text_shows_nothing(monkeypatch):
     assert [s.data for s in shown] == ["a *line*"]
 
 
-def test_the_claims_table_is_compact_a_title_the_rows_compared_and_same_where_a_seed_agrees():
+def test_the_claims_table_shows_each_claim_whole_its_rows_its_verdict_chip_and_same_where_a_seed_agrees():
     lab = pd.DataFrame({"kind": ["claim", "claim", "check"], "study": ["verbs", "masking", "verbs"],
                         "what": ["A model pretrained on noisier captions over-predicts matches: its accuracy on "
                                  "negative pairs is lower (34.8 vs 60.9)", "x " * 60, "a check"],
@@ -332,8 +332,15 @@ def test_the_claims_table_is_compact_a_title_the_rows_compared_and_same_where_a_
     claims = summary.lab_claims(lab)
     first, second = claims.iloc[:, 0]
     assert first.startswith('<a href="verbs.html"') and ": A model pretrained on noisier captions over-predicts " \
-        "matches<br>" in first and "toy-vilt-noisy vs toy-vilt" in first
+        "matches: its accuracy on negative pairs is lower (34.8 vs 60.9)<br>" in first   # whole, not cut at ": "
+    assert "toy-vilt-noisy vs toy-vilt" in first and ("x " * 60).strip() in second
     assert second.endswith('<span class="pk-ci">toy-vilt</span>')          # one model's two rows: one name
-    assert summary.short_claim("x " * 60).endswith("…") and len(summary.short_claim("x " * 60)) <= 81
-    seeded = claims.assign(**{"under seed 1": ["holds", "does not hold"]})
-    assert summary.seed_agreement(seeded)["under seed 1"].tolist() == ["same", "does not hold"]
+    seeded = claims.assign(**{"under seed 1": ["holds", lab_seeds.NOT_RETRAINED]})
+    agreed = summary.seed_agreement(seeded)
+    assert agreed["under seed 1"].tolist() == ["same", lab_seeds.NOT_RETRAINED]
+    shown = summary.with_chips(agreed.assign(**{"under seed 1": ["does not hold", lab_seeds.NOT_RETRAINED]}))
+    assert list(shown.columns)[0] == "verdict"                             # beside the row's number
+    assert shown["verdict"].tolist() == ['<span class="pk-chip pk-holds">holds</span>',
+                                         '<span class="pk-chip pk-not-resolved">not resolved</span>']
+    assert shown["under seed 1"].tolist() == ['<span class="pk-chip pk-does-not-hold">does not hold</span>',
+                                              lab_seeds.NOT_RETRAINED]     # not a verdict: no chip

@@ -60,13 +60,20 @@ def _cell(r) -> str:
                    if chance is not None and chance == chance else "")
 
 
-def _judged(ok: bool, expected, verdict: str) -> str:
+def _verdict(r, ok: bool, expected, verdict: str) -> str:
+    """A check's verdict cell: the verdict, ✓ where it is the one the check expects (else ✗ and the one it expects;
+    a row shown, not judged, says why), and the row's chance level."""
+    chance = r.get("chance") if isinstance(r, Mapping) else None
+    level = (f"; chance {cell({**r, 'value': chance, 'ci_low': None, 'ci_high': None}, unit=True)}"
+             if chance is not None and chance == chance else "")
     if verdict == lab.NOT_RUN:
-        return "—"
+        return verdict
     if not isinstance(expected, str):   # None (pandas may hold it as NaN): a row shown, not judged
-        return ("not judged (these items cannot be won without the image)" if verdict == lab.BY_DESIGN
-                else "not judged (a text floor by the paper's design)")
-    return "yes" if ok else f"no (should be {expected})"
+        mark = (", not judged (these items cannot be won without the image)" if verdict == lab.BY_DESIGN
+                else ", not judged (a text floor by the paper's design)")
+    else:
+        mark = " ✓" if ok else f" ✗ (should be {expected})"
+    return verdict + mark + level
 
 
 _FLOOR_OF = {lab.CONTROL: "a knock-out", lab.TRAINED: "a model trained on everything"}
@@ -99,14 +106,14 @@ def judged_by(found: pd.DataFrame) -> str:
 
 
 def per_seed(seed_rows) -> str:
-    """A pooled line's seeds in one cell: "seed 0: 61.2% · seed 1: 58.0%" (a line deciding on two rows: "a vs b");
-    "" for a line not judged over seeds."""
+    """A pooled line's seeds in one cell, each seed's number before its value: "0: 61.2% · 1: 58.0%" (a line deciding
+    on two rows: "a vs b"); "" for a line not judged over seeds."""
     if not isinstance(seed_rows, str) or not seed_rows:
         return ""
     each: dict = {}
     for e in json.loads(seed_rows):
         each.setdefault(e["seed"], []).append(cell({**e, "ci_low": None, "ci_high": None}, unit=True))
-    return " · ".join(f"seed {s}: {' vs '.join(v)}" for s, v in each.items())
+    return " · ".join(f"{s}: {' vs '.join(v)}" for s, v in each.items())
 
 
 #: the seeds a lab line may be pooled over: the zoo's training seeds (:mod:`probekit.studies.lab_pooling`) and the
@@ -142,20 +149,23 @@ def _beside(table: pd.DataFrame, lines: pd.DataFrame, study: str | None, seeds: 
     return table.assign(**{column: under[column].to_numpy() for column in under.columns})
 
 
+#: the Holm column's header: what its marks mean
+HOLM = f"Holm {lab_holm.ALPHA:.0%}: ✓ survives, ✗ does not, ○ nothing resolved (adjusted p)"
+
+
 def holm_cell(p: float, survives) -> str:
-    """A line's Holm cell: whether its resolved verdict survives, with the adjusted p; "—" for a line not judged or
-    one that resolved nothing."""
-    if survives is None or p != p:
-        return "—" if p != p else f"— (nothing resolved; adjusted p = {p:.2g})"
-    return f"{'survives' if survives else 'does not survive'} (adjusted p = {p:.2g})"
+    """A line's Holm cell, short: ✓ where its resolved verdict survives, ✗ where it does not, ○ where it resolved
+    nothing, with the adjusted p ("✓ p = 0.003"); "—" for a line not judged."""
+    if p != p:
+        return "—"
+    return f"{'○' if survives is None else '✓' if survives else '✗'} p = {p:.2g}"
 
 
 def _holm(table: pd.DataFrame, judged: pd.DataFrame | None) -> pd.DataFrame:
-    """``table`` with a "Holm (5%)" column from ``judged`` (its lines with :func:`lab_holm.family`'s columns)."""
+    """``table`` with a :data:`HOLM` column from ``judged`` (its lines with :func:`lab_holm.family`'s columns)."""
     if judged is None:
         return table
-    return table.assign(**{f"Holm ({lab_holm.ALPHA:.0%})": [holm_cell(p, s) for p, s in
-                                                             zip(judged["holm"], judged["survives"])]})
+    return table.assign(**{HOLM: [holm_cell(p, s) for p, s in zip(judged["holm"], judged["survives"])]})
 
 
 def judgements(checks: pd.DataFrame, claims: pd.DataFrame) -> str:
@@ -167,15 +177,19 @@ def judgements(checks: pd.DataFrame, claims: pd.DataFrame) -> str:
 
 def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None,
                  claims: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Model | role | probe | result [95% CI] (n); chance | verdict | as it should be? (| Holm, with the chapter's
-    ``claims`` in the family | the verdict under each zoo retrained from another seed, for a named study)"""
+    """Model | probe (role) | result [95% CI] (n) | verdict (✓ as it should be, or what it should be; the chance
+    level) (| Holm, with the chapter's ``claims`` in the family | the verdict under each zoo retrained from another
+    seed, for a named study)"""
     table = pd.DataFrame({
-        "model": found["model"], "role": [role(r, m) for r, m in zip(found["role"], found["model"])], "probe": found["what"],
-        "result": [_cell(r) for r in found["row"]], "verdict": found["verdict"],
-        "as it should be": [_judged(ok, e, v) for ok, e, v in zip(found["ok"], found["expected"], found["verdict"])],
+        "model": found["model"],
+        "probe (role)": [f"{w} ({role(r, m)})" for w, r, m in zip(found["what"], found["role"], found["model"])],
+        "result [95% CI] (n)": [cell(r, with_n=True, unit=True) if isinstance(r, Mapping) else lab.NOT_RUN
+                                for r in found["row"]],
+        "verdict": [_verdict(r, ok, e, v) for r, ok, e, v in
+                    zip(found["row"], found["ok"], found["expected"], found["verdict"])],
     })
     for rows, note, over in SEED_KINDS:
-        table = _pooled(table, found, "result", rows, note, over) if rows in found else table
+        table = _pooled(table, found, "result [95% CI] (n)", rows, note, over) if rows in found else table
     table = _holm(table, None if claims is None else lab_holm.family(found, claims)[0]).set_index("model")
     return _beside(table, lab.verdict_lines(study or "", found, None), study, seeds)
 

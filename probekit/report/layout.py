@@ -1,33 +1,49 @@
-"""Fitting a table to the page's text column: a number's interval under it, long text wrapped, and a table
-still too wide split into several, each repeating the row labels.
+"""A table on the page: each cell as shown (a number's interval on a line of its own, names kept whole, a verdict
+as a chip), and whether the table is wide enough to take the page's full width.
 
-Widths are estimated in characters of the table's font (the book's tables are set at 0.85 em); the text column of
-the book's theme at a 1,400-px window holds about :data:`COLUMN_CHARS` of them (measured in Chromium; the page
-test checks every table of the book against the real column).
+The browser lays the table out, whole, in a box of its own that scrolls sideways where the page is too narrow
+(``book/_static/probekit.css``).  Widths are estimated in characters of the table's font (the book's tables are
+set at 0.85 em): the text column of the book's theme at a 1,280-px window holds about :data:`COLUMN_CHARS` of
+them; a wider table takes the theme's full width (class ``full-width``: over the page's table of contents, about
+1.36 times the column), checked in Chromium by tests/test_pages_layout.py.
 """
 
 from __future__ import annotations
 
 import html
 import re
-from typing import Sequence
 
 import pandas as pd
 
-COLUMN_CHARS = 120  # characters of table text that fit the text column, padding included
+COLUMN_CHARS = 105  # characters of table text that fit the text column at 1,280 px, padding included
 PADDING = 3         # characters' worth of cell padding and border per column
-WRAP = 28           # a cell of words wraps to about this many characters
+WRAP = 32           # a cell of words wraps to about this many characters (its column is at least 16 em)
 INTERVAL = re.compile(r"^(?P<value>\S+) (?P<ci>\[[^\]]*\])(?P<rest>.*)$")
-TAG = re.compile(r"<[^>]+>")
+TAG = re.compile(r"(<[^>]+>)")
+WORD = re.compile(r"[^\s<>]+")
+#: a place other than a space where a browser may break a word ("toy-vilt", "ViT-B/16", "2.1–3.0")
+BREAK = re.compile(r"[-/–—]")
+
+
+def whole_words(text: str) -> str:
+    """HTML in which every word that holds a dash or a slash is kept on one line (``<span class="pk-word">``), so
+    that a name breaks only at a space, never as "toy-" over "vilt"; tags (a link around a name) left as they are."""
+    parts = TAG.split(text)
+    return "".join(p if TAG.fullmatch(p) else WORD.sub(_whole, p) for p in parts)
+
+
+def _whole(m: re.Match) -> str:
+    word = m[0]
+    return f'<span class="pk-word">{word}</span>' if BREAK.search(word) and BREAK.sub("", word) else word
 
 
 def cell_html(value) -> str:
-    """A cell as the page shows it: "62.3 [55.0, 70.1] (n = 120)" puts its interval (and n) on a second, smaller
-    line; any other cell as it is (the book's cells may hold links)."""
+    """A cell or label as the page shows it: "62.3 [55.0, 70.1] (n = 120)" puts its interval (and n) on a second,
+    smaller line; any other cell as it is (the book's cells may hold links), with its names kept whole."""
     text = "" if value is None else str(value)
     m = INTERVAL.match(text)
     if not m:
-        return text
+        return whole_words(text)
     rest = m["rest"].strip()
     return f'{m["value"]}<br><span class="pk-ci">{m["ci"]}{" " + rest if rest else ""}</span>'
 
@@ -37,6 +53,12 @@ def visible(value) -> str:
     return html.unescape(TAG.sub("", "" if value is None else str(value)))
 
 
+def chip(verdict: str) -> str:
+    """A verdict as a small label coloured by its class ("does not hold" -> class ``pk-does-not-hold``)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", verdict.lower()).strip("-")
+    return f'<span class="pk-chip pk-{slug}">{html.escape(verdict)}</span>'
+
+
 def text_width(value) -> int:
     """How wide a cell or label is, in characters, once laid out: the longer line of a number and its interval,
     a run of words wrapped at about :data:`WRAP` (never narrower than its longest word)."""
@@ -44,40 +66,24 @@ def text_width(value) -> int:
     m = INTERVAL.match(text)
     if m:
         return max(len(m["value"]), len(m["ci"]) + len(m["rest"]))
-    words = re.split(r"[\s]+", text)
-    longest = max((len(w) for w in words), default=0)
+    longest = max((len(w) for w in text.split()), default=0)
     return len(text) if len(text) <= WRAP else max(WRAP, longest)
 
 
 def _label_width(label) -> int:
-    parts = label if isinstance(label, tuple) else (label,)
-    return max((max((len(w) for w in re.split(r"[\s\-]+", visible(p))), default=0) for p in parts), default=0)
+    return max((text_width(p) for p in (label if isinstance(label, tuple) else (label,))), default=0)
 
 
-def column_widths(table: pd.DataFrame) -> list[int]:
-    """The laid-out width of each column (its widest cell or its header, whichever is wider), padding included."""
-    return [max([_label_width(label)] + [text_width(v) for v in table.iloc[:, i]]) + PADDING
-            for i, label in enumerate(table.columns)]
+def width(table: pd.DataFrame) -> int:
+    """The table's laid-out width in characters: each column's widest cell or header, and each level of row
+    labels, padding included."""
+    index = [max([text_width(v) for v in table.index.get_level_values(level)] +
+                 [_label_width(table.index.names[level] or "")]) + PADDING for level in range(table.index.nlevels)]
+    columns = [max([_label_width(label)] + [text_width(v) for v in table.iloc[:, i]]) + PADDING
+               for i, label in enumerate(table.columns)]
+    return sum(index) + sum(columns)
 
 
-def index_width(table: pd.DataFrame) -> int:
-    labels = [v for level in range(table.index.nlevels) for v in table.index.get_level_values(level)]
-    per_level = [max([text_width(v) for v in table.index.get_level_values(level)] +
-                     [_label_width(table.index.names[level] or "")]) + PADDING
-                 for level in range(table.index.nlevels)]
-    return sum(per_level) if labels else 0
-
-
-def column_groups(table: pd.DataFrame, limit: int = COLUMN_CHARS) -> list[Sequence[int]]:
-    """The table's columns in consecutive groups, each of which fits ``limit`` characters beside the row labels
-    (a single column wider than that is a group of its own); one group when the whole table fits."""
-    room = max(limit - index_width(table), 1)
-    groups: list[list[int]] = [[]]
-    used = 0
-    for i, width in enumerate(column_widths(table)):
-        if groups[-1] and used + width > room:
-            groups.append([])
-            used = 0
-        groups[-1].append(i)
-        used += width
-    return [g for g in groups if g]
+def is_wide(table: pd.DataFrame) -> bool:
+    """Whether the table is wider than the text column (it then takes the page's full width)."""
+    return width(table) > COLUMN_CHARS

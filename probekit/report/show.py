@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import io
 import struct
 
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import HTML, Markdown, display
 
 from probekit.report import layout
 from probekit.report.format import render_claims
@@ -20,28 +21,23 @@ SHORT_CELL = 32  # characters: "100.0 [100.0, 100.0] (n = 1000)" fits
 
 
 def show_table(table: pd.DataFrame, caption: str | None = None) -> None:
-    """A table in the book's one table style (caption above, index bold, no row striping by pandas), each
-    number's interval on a line under it; a table wider than the text column is shown as several, each with
-    the row labels and the caption numbered "(1 of 2)", ... (:mod:`probekit.report.layout`)."""
-    groups = layout.column_groups(table)
-    for k, columns in enumerate(groups):
-        part = f"({k + 1} of {len(groups)})" if len(groups) > 1 else ""
-        _show_one(table.iloc[:, list(columns)], " ".join(t for t in (caption, part) if t) or None)
-
-
-def _show_one(table: pd.DataFrame, caption: str | None) -> None:
+    """A table in the book's one table style, whole however wide: its caption once above it, the table in a box
+    of its own that scrolls sideways where the page is narrower than the table, its first column staying in view
+    (``book/_static/probekit.css``); a table wider than the text column takes the page's full width.  Row labels
+    bold, each number's interval on a line under it, names never broken inside (:func:`layout.cell_html`);
+    short cells (a number with its interval) on one line each, long text wrapped at spaces in a readable column."""
     # the table's HTML id from its content, not pandas' random one, so that a page rebuilt from the same numbers
     # is the same file
     uuid = hashlib.sha256(f"{caption}\n{table.to_csv()}".encode()).hexdigest()[:8]
-    styler = table.style.set_uuid(uuid).set_table_attributes(f'class="{TABLE_CLASS}"').format(layout.cell_html)
-    # short cells (a number with its interval) stay on one line each; long text wraps, in a column kept readable
+    styler = (table.style.set_uuid(uuid).set_table_attributes(f'class="{TABLE_CLASS}"').format(layout.cell_html)
+              .format_index(layout.cell_html, axis=0).format_index(layout.cell_html, axis=1))
     if table.index.is_unique and table.columns.is_unique:  # pandas styles cells by label
-        styler = styler.set_td_classes(table.map(lambda v: "pk-short" if len(str(v)) <= SHORT_CELL else "pk-text"))
-    if caption:
-        styler = styler.set_caption(caption)
-    styler = styler.set_table_styles([{"selector": "caption", "props": "caption-side: top; text-align: left;"},
-                                      {"selector": "th.row_heading", "props": "font-weight: bold;"}], overwrite=False)
-    display(styler)
+        styler = styler.set_td_classes(table.map(
+            lambda v: "pk-short" if len(layout.visible(v)) <= SHORT_CELL else "pk-text"))
+    label = f' role="region" tabindex="0" aria-label="{html.escape(caption)}"' if caption else ""
+    head = f'<div class="pk-caption">{html.escape(caption)}</div>' if caption else ""
+    full = " full-width" if layout.is_wide(table) else ""
+    display(HTML(f'<div class="pk-table{full}">{head}<div class="pk-scroll"{label}>{styler.to_html()}</div></div>'))
 
 
 def show_figure(fig) -> None:

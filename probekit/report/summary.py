@@ -21,9 +21,10 @@ from probekit.claims import ABOVE, NO_CHANCE, versus_chance
 from probekit.report.figures import heatmap
 from probekit.numbers import cell, is_plain, number
 from probekit.report.format import table
+from probekit.report.layout import chip
 from probekit.report.show import show_figure, show_table, show_text
 from probekit.results import COLUMNS, KEYS, OURS, load, select
-from probekit.report.lab import holm_cell
+from probekit.report.lab import HOLM, holm_cell
 from probekit.studies import STUDIES, lab, lab_holm, lab_seeds
 from probekit.toymodels import seed_table
 from probekit.toymodels.zoo import ZOO
@@ -76,33 +77,24 @@ def _survivors(lines: pd.DataFrame) -> str:
     return f"{int((lines['survives_holm'] == True).sum())} of {int(lines['holm'].notna().sum())} judged"  # noqa: E712
 
 
-def short_claim(text: str, limit: int = 80) -> str:
-    """A claim's title: its first clause (up to ": "), or its first words up to ``limit`` characters and "…"."""
-    head = text.split(": ", 1)[0]
-    if len(head) <= limit:
-        return head
-    cut = head[:limit].rsplit(" ", 1)[0]
-    return cut.rstrip(",;") + "…"
-
-
 def _claim_cell(study: str, what: str, models: str) -> str:
     compared = " vs ".join(dict.fromkeys(models.split("|")))
-    return (f'<a href="{study}.html" title="{html.escape(what)}">{study}</a>: {html.escape(short_claim(what))}'
+    return (f'<a href="{study}.html" title="{html.escape(what)}">{study}</a>: {html.escape(what)}'
             f'<br><span class="pk-ci">{html.escape(compared)}</span>')
 
 
 def lab_claims(lab: pd.DataFrame, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Every paper's claim the lab tested: its study (linked to the chapter, whose lab section states it whole),
-    its title (:func:`short_claim`) over the zoo's rows it compares ("a vs b"; one name when both are one
-    model's), and its verdict on the toy zoo; with a seed comparison (``seed_table.read()``), a column per
+    """Every paper's claim the lab tested: its study (linked to the chapter's lab section) and the claim whole
+    (claims of one paper often share their first words), over the zoo's rows it compares ("a vs b"; one name when
+    both are one model's), and its verdict on the toy zoo; with a seed comparison (``seed_table.read()``), a column per
     retrained zoo: the claim's verdict there (``lab_seeds.beside``)."""
     claims = lab[lab["kind"] == "claim"].reset_index(drop=True)
-    out = pd.DataFrame({"claim (study: title; the rows compared)": [
+    out = pd.DataFrame({"claim (study: the claim; the rows compared)": [
                             _claim_cell(s, w, m) for s, w, m in zip(claims["study"], claims["what"], claims["models"])],
                         "verdict": claims["verdict"]})
     if "holm" in claims:
-        out[f"Holm ({lab_holm.ALPHA:.0%})"] = [holm_cell(p, None if pd.isna(s) else bool(s))
-                                               for p, s in zip(claims["holm"], claims["survives_holm"])]
+        out[HOLM] = [holm_cell(p, None if pd.isna(s) else bool(s))
+                     for p, s in zip(claims["holm"], claims["survives_holm"])]
     if seeds is not None and len(claims):
         out = out.join(lab_seeds.beside(claims, seeds))
     return out.set_axis(pd.RangeIndex(1, len(out) + 1, name="#"))
@@ -113,6 +105,16 @@ def seed_agreement(claims: pd.DataFrame) -> pd.DataFrame:
     out = claims.copy()
     for col in [c for c in claims.columns if c.startswith(lab_seeds.UNDER)]:
         out[col] = ["same" if v == verdict else v for v, verdict in zip(claims[col], claims["verdict"])]
+    return out
+
+
+def with_chips(claims: pd.DataFrame) -> pd.DataFrame:
+    """:func:`seed_agreement`'s table as shown: the verdict first, beside the row's number (in view on a phone,
+    where the claims scroll), and every verdict (the toy zoo's, and a retrained zoo's where it differs) as a chip
+    coloured by its class (:func:`probekit.report.layout.chip`)."""
+    out = claims[["verdict", *[c for c in claims.columns if c != "verdict"]]].copy()
+    for col in ["verdict", *[c for c in claims.columns if c.startswith(lab_seeds.UNDER)]]:
+        out[col] = [chip(v) if v in VERDICTS else v for v in claims[col]]
     return out
 
 
@@ -275,9 +277,9 @@ def show(chapters_dir: str | Path = "book/chapters", studies: Sequence[str] = ST
         show_table(lab_overview(lab), caption="The toy lab (each chapter's last two sections): the papers' claims "
                    "tested on the toy zoo by verdict, and the knock-out and blind checks that came out as they should")
         claims = lab_claims(lab, seed_table.read())
-        show_table(seed_agreement(claims), caption="Every claim the toy lab tested, with its verdict (the chapter "
-                   "states the claim whole and shows the two rows compared, their 95% intervals and n) and, where "
-                   "the zoo was retrained under another seed, its verdict there (\"same\": the verdict shown; the "
+        show_table(with_chips(seed_agreement(claims)), caption="Every claim the toy lab tested, with its verdict "
+                   "(the chapter shows the two rows compared, their 95% intervals and n) and, where the zoo was "
+                   "retrained under another seed, its verdict there (\"same\": the verdict shown; the "
                    "model card gives the numbers behind both)")
         if said := seed_sentences(claims):
             show_text(said)
