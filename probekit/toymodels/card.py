@@ -99,9 +99,11 @@ def _not_flat(rec: dict) -> str:
             "these members' numbers are this budget's, not a converged model's): " + ", ".join(names) + ".")
 
 
-def _agreeing(t, kind: str) -> str:
+def _kept(t) -> str:
+    """"4 of 5 checks compared keep their verdict" (a kind none of whose lines was compared is left out)."""
     from .seed_table import agreeing
-    return "{} of {}".format(*agreeing(t, kind))
+    parts = [f"{same} of {n} {kind}s" for kind in ("claim", "check") for same, n in [agreeing(t, kind)] if n]
+    return (" and ".join(parts) + " compared keep their verdict.") if parts else "No line is compared yet."
 
 
 def _not_compared(t) -> str:
@@ -150,7 +152,7 @@ intervals.
 The lines compared are the lab's claims and checks as they stood when the comparison was run, on the items the
 chapters drew then (each cell's n): claims added to the lab since, and chapters whose items have changed since, are
 not compared here (the summary page counts them).
-{_agreeing(t, "claim")} claims and {_agreeing(t, "check")} checks compared keep their verdict.{_not_compared(t)}
+{_kept(t)}{_not_compared(t)}
 
 | study | kind | check or claim | {' | '.join(zoos)} | same |
 |---|---|---|{'---|' * len(zoos)}---|
