@@ -131,18 +131,18 @@ TABLE_LAYOUT = """(() => {
 REPO = Path(__file__).resolve().parents[1]
 #: a stand-in for the book theme's page (sphinx-book-theme, widths as measured on the built pages): a 253-px
 #: sidebar, a text column of at most 740 px and the page's table of contents from 992 px up, one column below;
-#: a full-width block 1.36 times the column, as the theme sets it
+#: a wide block (class pk-wide) 1.36 times the column, as the theme sets it
 THEME = """
 body { margin: 0; font: 16px/1.5 sans-serif; }
 .bd-container { display: flex; }
 .bd-sidebar-primary { flex: 0 0 253px; }
 .bd-sidebar-secondary { flex: 0 0 272px; }
 article.bd-article { flex: 0 1 740px; min-width: 0; padding: 0 1rem; box-sizing: border-box; }
-div.full-width { position: relative; z-index: 2; width: 136%; max-width: 136%; }
+div.pk-wide { position: relative; z-index: 2; width: 136%; max-width: 136%; }
 @media (max-width: 991px) {
   .bd-sidebar-primary, .bd-sidebar-secondary { display: none; }
   article.bd-article { flex: 1 1 auto; }
-  div.full-width { width: auto; max-width: none; }
+  div.pk-wide { width: auto; max-width: none; }
 }
 """
 

@@ -81,7 +81,7 @@ def _summary_table(page: Path) -> tuple[dict[tuple[str, str], str], dict[str, st
     models = [th.get_text(strip=True) for th in table.select("thead tr")[0].select("th")[1:]]
     cells, links = {}, {}
     for tr in table.select("tbody tr"):
-        label = tr.select_one("th").get_text(strip=True)
+        label = " ".join(tr.select_one("th").get_text(" ", strip=True).split())   # names are spans of their own
         links[label] = tr.select_one("th a")["href"]
         for model, td in zip(models, tr.select("td")):
             if model != "chance" and td.get_text(strip=True):
@@ -161,9 +161,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 LAYOUT = """(() => {
   const col = document.querySelector('article.bd-article') || document.querySelector('main');
   const width = col.clientWidth;
-  const box = el => el.closest('.pk-scroll') || el.closest('.full-width') || col;
+  const box = el => el.closest('.pk-scroll') || el.closest('.pk-wide') || col;
   const wide = Array.from(col.querySelectorAll('table, img, pre, svg, .cell_output > div'))
-    .filter(el => !el.querySelector('.full-width'))
+    .filter(el => !el.querySelector('.pk-wide'))
     .map(el => ({tag: el.tagName, w: Math.ceil(Math.max(el.scrollWidth, el.getBoundingClientRect().width)),
                  box: box(el).clientWidth,
                  text: ((el.closest('.pk-table') || el).querySelector('.pk-caption, caption') || el)

@@ -73,7 +73,7 @@ def test_chapter_that_exports_nothing_changes_nothing(project):
     assert {p: p.read_bytes() for p in before} == before
 
 
-def test_fold_code_leaves_parameters_removed_and_markdown_alone():
+def test_fold_code_folds_the_parameters_too_and_leaves_removed_cells_and_markdown_alone():
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# T"),
                 nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
@@ -83,7 +83,7 @@ def test_fold_code_leaves_parameters_removed_and_markdown_alone():
                 nbformat.v4.new_code_cell("figure()", metadata={"tags": ["hide-input"]})]
     ch.fold_code(nb)
     assert [c.metadata.get("tags") for c in nb.cells] == [
-        None, ["parameters"], ["remove-cell"], ["remove-input"], ["hide-input"], ["hide-input"]]
+        None, ["parameters", "hide-input"], ["remove-cell"], ["remove-input"], ["hide-input"], ["hide-input"]]
 
 
 def test_drop_stderr_keeps_other_outputs():

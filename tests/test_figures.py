@@ -270,3 +270,5 @@ def test_a_page_figure_is_a_png_of_twice_its_display_size(monkeypatch):
     shown_size = metadata["image/png"]["width"], metadata["image/png"]["height"]
     assert png.size[0] / shown_size[0] == pytest.approx(2, abs=0.01) and png.size[1] / shown_size[1] == 2
     assert 340 <= shown_size[0] <= 420   # 4 inches at 100 dpi, bar the tight margins
+    show.show_figure(None)   # a figure function with nothing to draw (no concept shown often enough): nothing shown
+    assert len(shown) == 1

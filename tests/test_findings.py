@@ -161,3 +161,22 @@ def test_the_patching_claims_are_one_table_a_row_per_setting_and_the_papers_numb
     assert shown.loc["both, α = 0.2", PATCHING_COLUMNS["top1_diff"]].endswith(f": {UNRESOLVED}")
     assert shown.loc["text, α = 1", PATCHING_COLUMNS["top1_diff"]] == ""
     assert [c.topic for c in patching_reported(claims)] == ["paper: patching"]
+
+
+def test_a_lab_finding_says_whether_it_is_pooled_over_training_seeds_that_agree_or_rests_on_one():
+    from probekit.report.finding import seeds
+
+    rows = json.dumps([{"seed": 0, "model": "m", "value": 0.6}, {"seed": 1, "model": "m", "value": 0.52}])
+    disagree = {"seed_rows": rows, "seeds_agree": False,
+                "seeds_note": "seeds disagree: seed 0 above chance, seed 1 not resolved"}
+    assert seeds(disagree) == (" (pooled over training seeds 0 and 1, which disagree: seed 0 above chance, "
+                               "seed 1 not resolved)")
+    assert seeds({"seed_rows": rows, "seeds_agree": True, "seeds_note": ""}) == \
+        " (pooled over training seeds 0 and 1, which agree)"
+    assert seeds({"seed_rows": None, "seeds_note": "rests on seed 0 alone, not pooled: no m row under seed 1"}) == \
+        " (one training seed)"
+    assert seeds({"rows": "[]"}) == ""   # no other seed's items at hand: nothing said
+    # the verbs page's last finding, on the committed lab lines: the parent is pooled over seeds 0 and 1
+    lines = pd.read_parquet(Path(__file__).parents[1] / "book" / "chapters" / "verbs.lab.parquet")
+    parent = findings.verbs(load(Path(__file__).parents[1] / "book" / "chapters" / "verbs.results.parquet"), lines)[-1]
+    assert "pooled over training seeds 0 and 1" in parent.text

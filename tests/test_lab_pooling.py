@@ -25,7 +25,17 @@ def root(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def small(root):
+def no_items_file(tmp_path_factory):
+    """The lab's zoo folder without a seeds' items file (the shipped zoo has one)."""
+    mp = pytest.MonkeyPatch()
+    empty = tmp_path_factory.mktemp("no-items-file")
+    mp.setattr(seed_items, "zoo", lambda: empty)
+    yield empty
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
+def small(root, no_items_file):
     return verbs.run(_verbs(root))
 
 
@@ -68,7 +78,7 @@ def test_every_verbs_lab_line_is_rebuilt_from_its_items(small):
 
 
 @pytest.mark.parametrize("study", sorted(SMALL_RUNS))
-def test_every_lab_line_of_a_small_run_is_rebuilt_from_its_items(study, root):
+def test_every_lab_line_of_a_small_run_is_rebuilt_from_its_items(study, root, no_items_file):
     result = SMALL_RUNS[study](root / study)
     assert _rebuilt_every_line(result) > 0
 
@@ -159,3 +169,14 @@ def test_a_chapter_whose_models_no_other_seed_retrained_says_each_line_rests_on_
         notes = result.data[name]["seeds_note"]
         assert notes.eq("rests on seed 0 alone, not pooled: none of its models retrained with seed 1, 2").all()
         assert result.data[name]["verdict"].tolist() == {"lab_checks": checks, "lab_claims": claims}[name]["verdict"].tolist()
+
+
+def test_a_run_on_other_items_than_the_seeds_file_is_not_pooled_with_it(root):
+    # the shipped zoo's seeds' items are the chapter's defaults; a run with a limit scores fewer, other items
+    shipped = seed_items.read()
+    assert shipped is not None and (shipped["model"] == "toy-vilt-hardneg").any()
+    result = SMALL_RUNS["masking"](root / "masking-shipped")
+    line = result.data["lab_checks"].set_index("model").loc["toy-vilt-hardneg"]
+    assert line["seeds_note"].startswith(lab_pooling.ONE_SEED.format(seed=0))
+    assert "scored on other items than this run's" in line["seeds_note"] and pd.isna(line["seed_rows"])
+    assert _rebuilt_every_line(result) > 0   # each line as this run's items give it, not averaged with the file's

@@ -58,7 +58,7 @@ def test_show_table_shows_a_wide_table_whole_with_its_caption_once(monkeypatch):
     show.show_table(pd.DataFrame(cells, index=["pairwise"]), caption="Pairwise accuracy (%) & more")
     show.show_table(pd.DataFrame(cells, index=["pairwise"]).iloc[:, :2])
     assert len(shown) == 2 and shown[0].count("<table") == 1 and shown[0].count('class="pk-ci"') == 12
-    assert shown[0].startswith('<div class="pk-table full-width"><div class="pk-caption">Pairwise accuracy (%) '
+    assert shown[0].startswith('<div class="pk-table pk-wide"><div class="pk-caption">Pairwise accuracy (%) '
                                '&amp; more</div><div class="pk-scroll" role="region" tabindex="0"')
     assert shown[0].count("Pairwise accuracy") == 2 and "<caption" not in shown[0]    # the caption, its box's label
     assert shown[1].startswith('<div class="pk-table"><div class="pk-scroll">')

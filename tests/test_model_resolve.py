@@ -139,19 +139,20 @@ def test_own_checkpoints_run_in_a_chapter_and_the_page_names_them(executed_book,
     assert proc.returncode == 0, proc.stderr[-3000:]
     page = BeautifulSoup((project / "_build" / "html" / "book" / "chapters" / "verbs.html").read_text(),
                          "html.parser")
-    rows = {}   # the coverage table, whose parts (a table too wide for the column is split) are joined by row
-    for table in page.select("table"):
-        caption = table.select_one("caption")
+    rows = {}   # the coverage table: a box with its caption above the table
+    for box in page.select("div.pk-table"):
+        caption = box.select_one(".pk-caption")
         if caption is None or "that answered" not in caption.get_text():
             continue
-        head = [th.get_text(strip=True) for th in table.select("thead th")]
+        table = box.select_one("table")
+        head = [" ".join(th.get_text(" ", strip=True).split()) for th in table.select("thead th")]
         for tr in table.select("tbody tr"):
-            cells = [c.get_text(" ", strip=True) for c in tr.find_all(["th", "td"])]
-            rows.setdefault(cells[0], {}).update(zip(head[-len(cells):], cells))
+            cells = [" ".join(c.get_text(" ", strip=True).split()) for c in tr.find_all(["th", "td"])]
+            rows[cells[0]] = dict(zip(head[-len(cells):], cells))
     for family, head in (("clip", "similarity"), ("vilt", "match")):
         path = str(mine / f"my-{family}")
-        assert rows[path]["family"] == family and rows[path]["head"] == head
-        assert rows[path]["head of checkpoint"].endswith(f"checkpoint {path}")
+        answered = rows[path]["head (checkpoint; family; scored as)"]   # "<head>: how; checkpoint <path>; <family> ..."
+        assert answered.startswith(f"{head}:") and f"; checkpoint {path}; {family} family; scored as " in answered
 
 
 def test_fine_tuning_takes_a_clip_by_any_name_and_refuses_another_family(tiny):

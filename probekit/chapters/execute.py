@@ -4,7 +4,8 @@
 does it move the notebook to ``book/chapters/<name>.ipynb`` and save the result rows the chapter exported (its
 last cell, ``report.export(result)``) beside it as ``<name>.results.parquet``, and its lab's verdict lines as
 ``<name>.lab.parquet`` (what the summary page reads); a failing chapter changes none of them, nor any other
-page.  For readers, every code cell but the parameters is folded (tag ``hide-input``), the kernel starts quiet
+page.  For readers, every code cell is folded (tag ``hide-input``; the parameters too, so that a chapter's first
+screen is its findings: the page's box says which parameters were given), the kernel starts quiet
 (:func:`probekit.progress.quiet_kernel`: no bars and no warnings on the page, its scoring bars on the terminal),
 and anything a library still writes to stderr goes to the terminal, not the page.
 """
@@ -37,13 +38,13 @@ def kernel_arguments(bars: bool) -> list[str]:
     return ["--IPKernelApp.log_level=CRITICAL", "--IPKernelApp.capture_fd_output=False",
             f"--IPKernelApp.exec_lines={kernel_startup(bars)}"]
 
-#: code cells left as they are: shown unfolded (the parameters, and those a run injected), removed, or folded
-LEFT_AS_THEY_ARE = {"parameters", "injected-parameters", "remove-cell", "remove-input", "hide-input"}
+#: code cells left as they are: removed, or folded already
+LEFT_AS_THEY_ARE = {"remove-cell", "remove-input", "hide-input"}
 
 
 def fold_code(nb) -> None:
-    """Tag every code cell ``hide-input`` (its source folded, its outputs shown) except the parameters cell
-    and cells already removed or folded."""
+    """Tag every code cell ``hide-input`` (its source folded, its outputs shown), the parameters and those a run
+    injected included, except cells already removed or folded."""
     for cell in nb.cells:
         if cell.cell_type == "code" and not LEFT_AS_THEY_ARE & set(cell.metadata.get("tags", [])):
             cell.metadata["tags"] = [*cell.metadata.get("tags", []), "hide-input"]

@@ -39,7 +39,7 @@ def verbs(rows: pd.DataFrame, lines: pd.DataFrame | None = None) -> list[Finding
     out.append(of_row(rows, "At the paper's threshold 0.5, **toy-vilt** rejects verb-negative pairs", mmt,
                       model="toy-vilt", probe="svo", subset="verb", metric="neg", condition="threshold 0.5"))
     parent = next(c for c in verbs_lab.CHECKS if c.role == lab.PARENT and c.where == verbs_lab.PLACE)
-    out.append(of_check(lines, parent, f"The headline can be passed: **{parent.model}**, trained on swap negatives, "
+    out.append(of_check(lines, parent, f"Can the headline be passed? **{parent.model}**, trained on swap negatives, "
                                        "on the same rows"))
     return kept(out)
 

@@ -4,8 +4,10 @@ as a chip), and whether the table is wide enough to take the page's full width.
 The browser lays the table out, whole, in a box of its own that scrolls sideways where the page is too narrow
 (``book/_static/probekit.css``).  Widths are estimated in characters of the table's font (the book's tables are
 set at 0.85 em): the text column of the book's theme at a 1,280-px window holds about :data:`COLUMN_CHARS` of
-them; a wider table takes the theme's full width (class ``full-width``: over the page's table of contents, about
-1.36 times the column), checked in Chromium by tests/test_pages_layout.py.
+them; a wider table takes the full width (class ``pk-wide``: over the page's table of contents, about 1.36 times
+the column, as the theme's own ``full-width`` blocks, whose script fails on a page without a table of contents;
+``book/_static/probekit.js`` folds the contents while one is in view), checked in Chromium by
+tests/test_pages_layout.py.
 """
 
 from __future__ import annotations

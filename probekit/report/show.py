@@ -36,14 +36,17 @@ def show_table(table: pd.DataFrame, caption: str | None = None) -> None:
             lambda v: "pk-short" if len(layout.visible(v)) <= SHORT_CELL else "pk-text"))
     label = f' role="region" tabindex="0" aria-label="{html.escape(caption)}"' if caption else ""
     head = f'<div class="pk-caption">{html.escape(caption)}</div>' if caption else ""
-    full = " full-width" if layout.is_wide(table) else ""
+    full = " pk-wide" if layout.is_wide(table) else ""
     display(HTML(f'<div class="pk-table{full}">{head}<div class="pk-scroll"{label}>{styler.to_html()}</div></div>'))
 
 
 def show_figure(fig) -> None:
     """Show a figure once and release it (a returned figure is not drawn a second time): a PNG at
     :data:`probekit.theme.PIXEL_RATIO` × the theme's resolution, shown at its display size (the output's width
-    and height metadata, which the book's image tag carries)."""
+    and height metadata, which the book's image tag carries); nothing for None (a figure function with nothing to
+    draw, e.g. no concept shown often enough)."""
+    if fig is None:
+        return
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI * PIXEL_RATIO)
     plt.close(fig)

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Callable, Mapping
 
+import numpy as np
 import pandas as pd
 
 from probekit.registry import load
@@ -85,10 +86,21 @@ def _seeds_of(r, here: dict, there: dict, seed: int) -> tuple[dict, dict] | str:
     if lacking:
         return (f"no {r['model']} {r['metric']} row under seed {', '.join(map(str, lacking))} "
                 f"(its members not retrained with {'that seed' if len(lacking) == 1 else 'those seeds'})")
+    other = [s for s, found in there.items() if not _same_items(values, units, *found[k][::2])]
+    if other:   # a run on other items (a limit, another seed of the item draw): its seeds are not these items'
+        return (f"seed {', '.join(map(str, other))} of {seed_items.ITEMS_FILE} was scored on other items than this "
+                f"run's {len(values)}")
     per_seed = {seed: values, **{s: found[k][0] for s, found in there.items()}}
     clusters = {seed: units, **{s: found[k][2] for s, found in there.items()}}
     args = {**summary(spec), "clusters": clusters, **labels(r)}
     return seed_rows(per_seed, **args), pooled_row(per_seed, **args)
+
+
+def _same_items(values, units, their_values, their_units) -> bool:
+    """Whether another seed's values of a row are over this run's items: as many, with the same units."""
+    if len(values) != len(their_values) or (units is None) != (their_units is None):
+        return False
+    return units is None or bool(np.array_equal(units, their_units))
 
 
 def _line(rows: list, judge: Callable[[list], str], here: dict, there: dict, seed: int) -> dict:
