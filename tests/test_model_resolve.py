@@ -145,7 +145,7 @@ def test_own_checkpoints_run_in_a_chapter_and_the_page_names_them(executed_book,
         if caption is None or "that answered" not in caption.get_text():
             continue
         table = box.select_one("table")
-        head = [" ".join(th.get_text(" ", strip=True).split()) for th in table.select("thead th")]
+        head = [" ".join(th.get_text(" ", strip=True).split()) for th in table.select("thead tr")[0].select("th")]
         for tr in table.select("tbody tr"):
             cells = [" ".join(c.get_text(" ", strip=True).split()) for c in tr.find_all(["th", "td"])]
             rows[cells[0]] = dict(zip(head[-len(cells):], cells))

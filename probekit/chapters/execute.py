@@ -131,6 +131,7 @@ def _papermill(root: Path, name: str, params: dict[str, Any], tmp: Path, progres
                             f"({_cell_summary(err.source)!r}): {err.ename}: {err.evalue.strip()} "
                             f"[notebook with traceback: {failed}]") from None
     executed = nbformat.read(done, as_version=4)
+    fold_code(executed)   # the cell papermill injected (the parameters given) too
     drop_stderr(executed, name, log)
     return executed
 
