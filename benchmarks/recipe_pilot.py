@@ -146,7 +146,8 @@ def measure(zoo: Path, name: str, a, log) -> dict:
     from probekit.metrics import pairs
     from probekit.results import select
     from probekit.scorers import load_scorer
-    from probekit.studies import prednoun, verbs
+    from probekit.studies.prednoun import study as prednoun
+    from probekit.studies.verbs import study as verbs
     from probekit.toyworld import svo
     data = a.root / "data"
     os.environ["PROBEKIT_TOY_CHECKPOINTS"] = str(zoo)

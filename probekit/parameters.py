@@ -1,4 +1,4 @@
-"""A study's parameters: one frozen dataclass per study (``probekit.studies.<study>_params``), each field written
+"""A study's parameters: one frozen dataclass per study (``probekit.studies.<study>.params``), each field written
 once with its default, type, help and role.
 
 The chapter's parameters cell is written from it at execution (:func:`cell`; papermill injects the values given

@@ -201,7 +201,7 @@ class StudyResult:
     ``rows``: every number of the study in the result schema, ours and the papers'.
     ``data``: what figures and example panels need beyond the rows (per-item tables, image paths, matrices).
     ``facts``: counts and settings the page states (dataset sizes, skipped items, which head scored what), a frozen
-    dataclass of the study's own (e.g. :class:`probekit.studies.verbs.VerbsFacts`), read as attributes
+    dataclass of the study's own (e.g. :class:`probekit.studies.verbs.study.VerbsFacts`), read as attributes
     (``result.facts.rows``) so that a misspelt name fails in a unit test, not on the executed page.
     ``claims``: the discussion's sentences, each a :class:`probekit.claims.Claim` computed from ``rows``.
     ``items``: one row per scored item of ours (:data:`ITEM_COLUMNS`, then the study's own columns), exported

@@ -6,7 +6,7 @@ import nbformat
 from probekit import chapters as ch
 from probekit.report.export import rows_from_notebook
 from probekit.results import select
-from probekit.studies.conceptual import HEADLINES
+from probekit.studies.conceptual.study import HEADLINES
 from conftest import notebook_text, notebook_images, copy_project, toy_params
 
 

@@ -9,7 +9,7 @@ from PIL import Image
 
 from probekit.data.background import load_probe_b
 from probekit.data.conceptual import AnnotationError, load_probe_c, load_probe_r
-from probekit.studies.conceptual import suite_sources
+from probekit.studies.conceptual.study import suite_sources
 from probekit.datasets import SCHEMAS, load_dataset
 
 

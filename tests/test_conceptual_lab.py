@@ -12,10 +12,11 @@ from probekit.claims import ABOVE
 from probekit.metrics import conceptual as mc
 from probekit.results import COLUMNS, frame, one, row, select
 from probekit.report import lab as lab_report
-from probekit.studies import conceptual, conceptual_lab, lab
-from probekit.studies import conceptual_scores as cs
-from probekit.studies.conceptual_lab import CHECKS, CLAIMS
-from probekit.studies.conceptual_params import LAB_MODELS
+from probekit.studies import lab
+from probekit.studies.conceptual import study as conceptual, lab as conceptual_lab
+from probekit.studies.conceptual import scores as cs
+from probekit.studies.conceptual.lab import CHECKS, CLAIMS
+from probekit.studies.conceptual.params import LAB_MODELS
 
 
 def _r(model, value, low, high, probe="probe-r", subset="predicate_swap", metric="acc", condition="", chance=0.5):

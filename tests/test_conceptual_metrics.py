@@ -7,7 +7,7 @@ from probekit.metrics.background import (average_precision, probe_b_rows, random
 from probekit.metrics.conceptual import (log_odds, probe_c_rows, probe_r_item_metrics, probe_r_rows, winoground,
                                          zero_shot_rows)
 from probekit.results import one
-from probekit.studies.conceptual_scores import score_probe_b, zero_shot_scores
+from probekit.studies.conceptual.scores import score_probe_b, zero_shot_scores
 
 
 def test_winoground_scores_on_hand_made_groups():
@@ -197,7 +197,7 @@ class _Itm:
 
 
 def test_pair_logits_dedups_images_and_texts_and_skips_missing_images():
-    from probekit.studies.conceptual_scores import pair_logits
+    from probekit.studies.conceptual.scores import pair_logits
 
     s = _Dual()
     got = pair_logits(s, ["a1", "a1", None, "b2"], ["xx", "xxx", "xx", "xx"])

@@ -19,7 +19,7 @@ from probekit.metrics import authors_code
 from probekit.metrics.conceptual import group_means, log_odds, sigmoid, softmax, winoground
 from probekit.papers.conceptual import rows as paper_rows, undo_readings
 from probekit.results import one
-from probekit.studies.conceptual_claims import corrected_paper, readings_claims
+from probekit.studies.conceptual.claims import corrected_paper, readings_claims
 from probekit.papers.conceptual import count
 
 

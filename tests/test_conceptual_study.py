@@ -12,8 +12,9 @@ from probekit.metrics.background import average_precision
 from probekit.papers.conceptual import count, parse_condition, patch_condition
 from probekit.report import conceptual as figures
 from probekit.results import frame, items_frame, one, row, select
-from probekit.studies import conceptual, lab, patching
-from probekit.studies.conceptual_claims import REPORTED, patching_claims, probe_b_claims, probe_c_claims, \
+from probekit.studies import lab
+from probekit.studies.conceptual import study as conceptual, patching
+from probekit.studies.conceptual.claims import REPORTED, patching_claims, probe_b_claims, probe_c_claims, \
     probe_r_claims
 
 
@@ -79,7 +80,7 @@ def test_the_context_sentence_follows_the_signs_and_the_order_of_delta_c(values,
     """Δc > 0: confidence lost when the context is removed; < 0: gained.  The claim names the object that changed
     most in the direction all of them share as ``a`` (for gains, the lowest Δc), never "lost ... largest" for
     two gains."""
-    from probekit.studies.conceptual_claims import context_direction
+    from probekit.studies.conceptual.claims import context_direction
     rows = frame([r("probe-b-object", "delta_c_pts", v, v - 4, v + 4, model="all models", subset=o,
                     condition="all fillers", chance=float("nan")) for o, v in values.items()])
     c = by_topic(probe_b_claims(rows, []), "objects: context")
@@ -195,7 +196,7 @@ def test_the_sweep_scores_whole_groups_drawn_at_random_not_the_head_of_the_table
     limit, drawn under the seed and kept in order (the toy tables fit under the cap: next test)."""
     import pandas as pd
 
-    from probekit.studies.patching import whole_groups
+    from probekit.studies.conceptual.patching import whole_groups
 
     items = pd.DataFrame({"group_id": [g for g, size in zip("abcdef", (3, 4, 3, 4, 3, 4)) for _ in range(size)]})
     items["row"] = range(len(items))
@@ -262,7 +263,7 @@ def test_group_anatomy_explains_group_scores_below_chance():
     caption under both images in every group: text, image and group scores 0; independent scores would give 1/6."""
     from probekit.metrics.conceptual import winoground
     from probekit.metrics.conceptual_items import group_anatomy
-    from probekit.studies.conceptual_claims import BELOW_CHANCE, anatomy_claims
+    from probekit.studies.conceptual.claims import BELOW_CHANCE, anatomy_claims
     rng = np.random.default_rng(0)
     n = 40
     image_prior, caption_prior = rng.normal(size=(n, 2)), rng.normal(size=(n, 2))
@@ -286,7 +287,7 @@ def test_group_anatomy_explains_group_scores_below_chance():
 
 
 def test_facts_are_typed(result):
-    from probekit.studies.conceptual_facts import ConceptualFacts
+    from probekit.studies.conceptual.facts import ConceptualFacts
     assert type(result.facts) is ConceptualFacts
     with pytest.raises(AttributeError):
         result.facts.probe_r_item   # noqa: B018  (a misspelt field fails at once)

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from probekit.report import prednoun as prednoun_report
-from probekit.studies.conceptual_facts import ConceptualFacts
-from probekit.studies.masking import MaskingFacts
-from probekit.studies.prednoun import PrednounFacts
-from probekit.studies.verbs import VerbsFacts
+from probekit.studies.conceptual.facts import ConceptualFacts
+from probekit.studies.masking.study import MaskingFacts
+from probekit.studies.prednoun.study import PrednounFacts
+from probekit.studies.verbs.study import VerbsFacts
 
 ROOT = Path(__file__).resolve().parents[1]
 FACTS = {"verbs": VerbsFacts, "prednoun": PrednounFacts, "masking": MaskingFacts, "conceptual": ConceptualFacts}

@@ -24,8 +24,8 @@ from probekit import report  # noqa: E402  (sets the theme)
 from probekit.metrics import itm  # noqa: E402
 from probekit.report import conceptual, figures, findings, masking, prednoun, summary, verbs  # noqa: E402
 from probekit.results import StudyResult, concat, load, select  # noqa: E402
-from probekit.studies import verbs_lab  # noqa: E402
-from probekit.studies.conceptual import with_alpha  # noqa: E402
+from probekit.studies.verbs import lab as verbs_lab
+from probekit.studies.conceptual.study import with_alpha  # noqa: E402
 from probekit.theme import COLUMN_PX  # noqa: E402
 from pictures import random_pngs  # noqa: E402
 

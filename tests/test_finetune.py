@@ -7,9 +7,9 @@ import pytest
 import torch
 from PIL import Image
 
-from probekit.studies.finetune import FinetuneConfig, interpolate, patched_model, swap_losses, swap_triplets
-from probekit.studies import finetune_cache
-from probekit.studies.finetune_cache import finetuned_cached, patch_path, run_key, trained_config, training_history
+from probekit.studies.conceptual.finetune import FinetuneConfig, interpolate, patched_model, swap_losses, swap_triplets
+from probekit.studies.conceptual import finetune_cache
+from probekit.studies.conceptual.finetune_cache import finetuned_cached, patch_path, run_key, trained_config, training_history
 from probekit.scorers.registry import TOY_CHECKPOINTS
 from probekit.scorers.testing import save_tiny
 
@@ -117,8 +117,8 @@ def test_the_same_triplets_under_another_data_folder_have_the_same_key(world):
 
 
 def test_the_shipped_fine_tunes_are_the_chapters_defaults():
-    from probekit.studies.conceptual_params import Params
-    from probekit.studies.finetune_cache import SHIPPED
+    from probekit.studies.conceptual.params import Params
+    from probekit.studies.conceptual.finetune_cache import SHIPPED
 
     params = Params()
     configs = sorted((trained_config(p)["encoders"], trained_config(p)["steps"], trained_config(p)["batch_size"],
@@ -164,7 +164,7 @@ def test_triplets_from_probe_tables():
 
 
 def test_paper_mode_without_a_training_file_skips_the_fine_tuning_and_says_why():
-    from probekit.studies.conceptual import sweep_plan
+    from probekit.studies.conceptual.study import sweep_plan
 
     assert sweep_plan("toy", None, "toy", None) == {"skip": "", "general_task": "toy", "fallback": ""}
     paper = sweep_plan("paper", None, "imagenet", "/data/imagenet")
@@ -193,7 +193,7 @@ def test_per_kind_keeps_as_many_predicate_swaps_as_attribute_swaps_in_table_orde
 @pytest.mark.parametrize("n", [10, 25])
 def test_the_toy_train_split_loaded_per_triplet_holds_n_triplets_of_each_kind(tmp_path, n):
     from probekit.datasets import load_dataset
-    from probekit.studies.conceptual import TRAIN_ITEMS
+    from probekit.studies.conceptual.study import TRAIN_ITEMS
 
     load = lambda probe: load_dataset(probe, "toy", data_dir=tmp_path, limit=TRAIN_ITEMS[probe] * n, split="train")
     t = swap_triplets(load("probe-r"), load("probe-c"), per_kind=n)
@@ -217,7 +217,7 @@ def test_a_fine_tune_draws_its_bar_with_the_loss_unless_bars_are_off(world, tmp_
 
 
 def _text_only(base, triplets, out):
-    from probekit.studies.finetune import finetune_clip
+    from probekit.studies.conceptual.finetune import finetune_clip
     cfg = FinetuneConfig(encoders="text", steps=6, batch_size=4, lr=1e-2, optimizer="adamw")
     return _state(finetune_clip(base, triplets, cfg, out, progress=False))
 
@@ -235,7 +235,7 @@ def _images_encoded(monkeypatch) -> list[int]:
 
 
 def test_a_frozen_encoder_is_encoded_once_per_image_and_trains_the_same_weights(world, tmp_path, monkeypatch):
-    from probekit.studies import finetune
+    from probekit.studies.conceptual import finetune
     base, triplets, _ = world
     seen = _images_encoded(monkeypatch)
     memo = _text_only(base, triplets, tmp_path / "memo")

@@ -1,4 +1,4 @@
-"""The patching sweep pooled over fine-tuning seeds (probekit.studies.finetune_seeds): hand-made per-seed values,
+"""The patching sweep pooled over fine-tuning seeds (probekit.studies.conceptual.finetune_seeds): hand-made per-seed values,
 the lab's claims with each seed's rows and verdicts, and a small real run with two seeds."""
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from probekit.report import conceptual as figures
 from probekit.report import lab as lab_report
 from probekit.results import frame, one, row, select
 from probekit.stats import bootstrap_ci, keeping, pooled_ci
-from probekit.studies import conceptual, conceptual_lab, finetune_seeds, lab
+from probekit.studies import lab
+from probekit.studies.conceptual import study as conceptual, lab as conceptual_lab
+from probekit.studies.conceptual import finetune_seeds
 from probekit.studies.lab_items import key
 
 MEAN = {"statistic": "numpy:mean", "count": "len", "scale": 1.0, "n_resamples": 1000, "boot_seed": 0}

@@ -7,9 +7,9 @@ from itertools import combinations
 
 import numpy as np
 
-from probekit.studies import conceptual_scores as cs
+from probekit.studies.conceptual import scores as cs
 from probekit.scorers import load_scorer
-from probekit.studies.patching import general_task_items
+from probekit.studies.conceptual.patching import general_task_items
 from probekit.toyworld.vocab import OBJECTS, SCENES
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from probekit.claims import HIGHER, LOWER, UNRESOLVED
 from probekit.results import frame
-from probekit.studies import masking_lab, prednoun_lab
+from probekit.studies.masking import lab as masking_lab
+from probekit.studies.prednoun import lab as prednoun_lab
 from probekit.studies.lab import (ABOVE, AT_CHANCE, BELOW, BLIND, NOT_ABOVE, NOT_RESOLVED, PARENT, PASSES, TARGET,
                                   TRAINED, claim_verdict)
 from probekit.studies.lab_pooled import pooled, pooled_check, pooled_difference, pooled_row

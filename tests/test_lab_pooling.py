@@ -10,7 +10,11 @@ import pandas as pd
 import pytest
 
 from probekit.report import lab as report_lab
-from probekit.studies import conceptual, lab, lab_items, lab_pooling, lab_seeds, masking, prednoun, verbs
+from probekit.studies import lab, lab_items, lab_pooling, lab_seeds
+from probekit.studies.conceptual import study as conceptual
+from probekit.studies.masking import study as masking
+from probekit.studies.prednoun import study as prednoun
+from probekit.studies.verbs import study as verbs
 from probekit.toymodels import seed_items
 
 
@@ -158,7 +162,7 @@ def test_lab_seeds_keeps_a_retrained_zoos_items_with_its_seed_and_only_its_membe
 def test_a_chapter_whose_models_no_other_seed_retrained_says_each_line_rests_on_one_seed():
     from types import SimpleNamespace
 
-    from probekit.studies import verbs_lab
+    from probekit.studies.verbs import lab as verbs_lab
 
     checks = pd.DataFrame({"verdict": [lab.HOLDS] * len(verbs_lab.CHECKS)})
     claims = pd.DataFrame({"verdict": [lab.NOT_RESOLVED] * len(verbs_lab.CLAIMS)})

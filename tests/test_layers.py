@@ -143,7 +143,7 @@ def test_modules_are_small():
 
 
 @pytest.mark.parametrize("module,layer", [("probekit.scorers.base", 1), ("probekit.metrics.itm", 3),
-                                          ("probekit.toymodels.train", 5), ("probekit.studies.verbs", 6),
+                                          ("probekit.toymodels.train", 5), ("probekit.studies.verbs.study", 6),
                                           ("probekit.cli", 8)])
 def test_layer_lookup(module, layer):
     assert _layer(module) == layer

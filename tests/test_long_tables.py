@@ -22,7 +22,7 @@ from browser import browser, measure, page  # noqa: F401 (browser: the fixture)
 from probekit.report import lab as lab_report, long_tables, show, table
 from probekit.results import load, select
 from probekit.studies import lab
-from probekit.studies.conceptual import readings_table
+from probekit.studies.conceptual.study import readings_table
 
 CHAPTERS = Path(__file__).resolve().parents[1] / "book" / "chapters"
 

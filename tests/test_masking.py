@@ -10,7 +10,7 @@ from probekit.ablation import PatchGrid, condition_image, patches_under_box
 from probekit import papers
 from probekit.data.masking import locate_verb, masking_items, pair_subject_boxes, triplet_subjects
 from probekit.metrics.masking import accuracy_rows, drop_rows, score_predictions, topk_chance
-from probekit.studies.masking_scores import mask_span, predict_verbs
+from probekit.studies.masking.scores import mask_span, predict_verbs
 from probekit.metrics.verb_pieces import join_pieces, top_candidates, verb_lemmas
 from probekit.results import COLUMNS, one
 

@@ -16,9 +16,10 @@ from probekit.metrics.head_choice import DIFF, ITM, MLM, ONLY, head_credit, head
 from probekit.results import frame, one, row
 from probekit.scorers import MASK, load_scorer, mlm
 from probekit.scorers.registry import TOY_CHECKPOINTS
-from probekit.studies import lab, masking_lab
-from probekit.studies.masking_claims import blank_damages, claims
-from probekit.studies.masking_scores import head_choice
+from probekit.studies import lab
+from probekit.studies.masking import lab as masking_lab
+from probekit.studies.masking.claims import blank_damages, claims
+from probekit.studies.masking.scores import head_choice
 
 torch.set_num_threads(1)
 

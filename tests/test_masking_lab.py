@@ -12,8 +12,10 @@ import pytest
 
 from probekit.results import COLUMNS, frame, row, select
 from probekit.report import lab as lab_report
-from probekit.studies import lab, masking, masking_lab, masking_params
-from probekit.studies.masking_lab import CHECKS, CLAIMS, at_k
+from probekit.studies import lab
+from probekit.studies.masking import study as masking, lab as masking_lab
+from probekit.studies.masking import params as masking_params
+from probekit.studies.masking.lab import CHECKS, CLAIMS, at_k
 
 CHANCE5, CHANCE1 = 5 / 24, 1 / 24
 

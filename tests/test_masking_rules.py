@@ -10,7 +10,7 @@ import torch
 from probekit import papers
 from probekit.data.masking import locate_verb, masking_items
 from probekit.metrics.masking import common_items, pooled_rows, score_predictions
-from probekit.studies.masking_scores import guided_masking
+from probekit.studies.masking.scores import guided_masking
 from probekit.metrics.verb_pieces import join_pieces, piece_ranks, pieces_correct, verb_lemmas
 from probekit.results import one
 from probekit.scorers import mlm

@@ -12,8 +12,8 @@ import pytest
 from conftest import check_headlines_from_items
 from probekit.claims import ABOVE, HIGHER, LOWER, UNRESOLVED, by_topic
 from probekit.results import frame, items_frame, one, row, select
-from probekit.studies import masking
-from probekit.studies.masking_claims import BROKEN, ORDER, claims, order_verdict
+from probekit.studies.masking import study as masking
+from probekit.studies.masking.claims import BROKEN, ORDER, claims, order_verdict
 from probekit.toyworld import vocab
 
 LIMIT = 60

@@ -156,7 +156,7 @@ def test_own_checkpoints_run_in_a_chapter_and_the_page_names_them(executed_book,
 
 
 def test_fine_tuning_takes_a_clip_by_any_name_and_refuses_another_family(tiny):
-    from probekit.studies.finetune import require_clip
+    from probekit.studies.conceptual.finetune import require_clip
 
     require_clip(str(tiny["clip"]))
     require_clip(f"clip:{tiny['clip']}")

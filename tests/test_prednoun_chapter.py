@@ -7,7 +7,7 @@ from conftest import notebook_images, notebook_text
 
 from probekit import report
 from probekit.results import load, one, select
-from probekit.studies.prednoun_claims import claims
+from probekit.studies.prednoun.claims import claims
 
 
 def test_chapter_shows_its_rows_beside_the_paper(executed_chapter, executed_book):

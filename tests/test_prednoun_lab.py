@@ -7,10 +7,11 @@ import pandas as pd
 
 from probekit.claims import ABOVE
 from probekit.results import COLUMNS, frame, one, row, select
-from probekit.studies import lab, prednoun, prednoun_lab
+from probekit.studies import lab
+from probekit.studies.prednoun import study as prednoun, lab as prednoun_lab
 from probekit.toymodels import object_control
-from probekit.studies.prednoun_claims import CROP_GAIN
-from probekit.studies.prednoun_lab import CHECKS, CLAIMS, LAB_MODELS, LIMBS_PROBE
+from probekit.studies.prednoun.claims import CROP_GAIN
+from probekit.studies.prednoun.lab import CHECKS, CLAIMS, LAB_MODELS, LIMBS_PROBE
 from probekit.toyworld.prednoun import LIMBS_ALIKE, LIMBS_DIFFER
 
 STUDY = prednoun_lab.Study(prednoun.score_run, prednoun.analyse, prednoun.limbs_rows)

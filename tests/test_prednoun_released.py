@@ -14,7 +14,7 @@ from probekit.metrics import crop_overlap, pairs
 from probekit.rehearsal.data import prednoun_entry
 from probekit.rehearsal.serve import Server
 from probekit.results import one, select
-from probekit.studies.prednoun import RELEASED, released
+from probekit.studies.prednoun.study import RELEASED, released
 
 # ------------------------------------------------------------------------------------------------ crop overlap
 

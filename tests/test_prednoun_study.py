@@ -15,8 +15,8 @@ from probekit.report import render_claims
 from probekit.report.prednoun import strata_text
 from probekit.results import frame, items_frame, one, row, select
 from probekit.scorers.mlm import pseudo_perplexity
-from probekit.studies import prednoun
-from probekit.studies.prednoun_claims import UNDEFINED, claims
+from probekit.studies.prednoun import study as prednoun
+from probekit.studies.prednoun.claims import UNDEFINED, claims
 from probekit.toyworld.prednoun import limbs_alike
 
 MODELS = ["toy-vilt", "toy-clip"]

@@ -197,7 +197,8 @@ def test_magnitude_of_a_paired_difference_is_unsigned_with_its_interval_mirrored
 def test_drop_and_gain_sentences_quote_the_magnitude_their_verdict_names(value, verdict):
     """Masking's and predicate–noun's paired changes: the verdict (the sign) picks the word (a drop or a gain,
     lowers or raises), so the number quoted is the unsigned magnitude, never "+64.8" after "a drop of"."""
-    from probekit.studies import masking_claims, prednoun_claims
+    from probekit.studies.masking import claims as masking_claims
+    from probekit.studies.prednoun import claims as prednoun_claims
     lo, hi = sorted((value - 0.05, value + 0.05))
     rows = []
     for cond, v, lo_, hi_, metric in (("full image", 0.9, 0.85, 0.95, "accuracy"),

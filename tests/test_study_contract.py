@@ -18,7 +18,7 @@ from probekit.studies import STUDIES, Study
 THROWAWAY = '''from dataclasses import dataclass
 
 from probekit.parameters import param
-from probekit.studies.verbs_params import Params as VerbsParams
+from probekit.studies.verbs.params import Params as VerbsParams
 
 
 @dataclass(frozen=True)

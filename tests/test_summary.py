@@ -232,7 +232,8 @@ def test_a_toy_models_hard_headline_above_95_percent_is_flagged_and_controls_are
 
 
 def test_the_headlines_are_the_cross_patch_parts_and_the_within_patch_parts_their_controls():
-    from probekit.studies import prednoun, verbs
+    from probekit.studies.prednoun import study as prednoun
+    from probekit.studies.verbs import study as verbs
     alike = dict(probe="pairs-limbs", condition="full", metric="pair_accuracy")
     assert prednoun.HEADLINES == [{**alike, "subset": "limbs alike"}, {**alike, "subset": "limbs differ"},
                                   dict(probe="pairs", condition="cropped", subset="all", metric="pair_accuracy")]

@@ -11,7 +11,7 @@ from probekit import chapters as ch
 from probekit.report.export import rows_from_notebook
 from probekit.report.show import TABLE_CLASS
 from probekit.results import select
-from probekit.studies import verbs
+from probekit.studies.verbs import study as verbs
 from conftest import copy_project, notebook_images, notebook_text, toy_params
 
 TABLE4, TABLE5 = "Hendricks & Nematzadeh 2021, Table 4", "Hendricks & Nematzadeh 2021, Table 5"

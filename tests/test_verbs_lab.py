@@ -12,7 +12,9 @@ from probekit.chapters.check import role_problem
 from probekit.datasets import load_dataset
 from probekit.metrics import itm
 from probekit.results import COLUMNS, frame, row, select
-from probekit.studies import lab, verbs, verbs_lab, verbs_params
+from probekit.studies import lab
+from probekit.studies.verbs import study as verbs, lab as verbs_lab
+from probekit.studies.verbs import params as verbs_params
 from probekit.toyworld import svo
 
 AT = itm.condition(verbs_lab.THRESHOLD)

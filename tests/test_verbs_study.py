@@ -15,8 +15,8 @@ from probekit.metrics.itm import negative_type
 from probekit.report import render_claims
 from probekit.report.verbs import cue_text
 from probekit.results import COLUMNS, frame, one, row, select
-from probekit.studies import verbs
-from probekit.studies.verbs_claims import NOT_PAPERS_ORDER, PAPERS_ORDER, claims
+from probekit.studies.verbs import study as verbs
+from probekit.studies.verbs.claims import NOT_PAPERS_ORDER, PAPERS_ORDER, claims
 
 LIMIT = 88     # 15 sentences of up to 6 rows: subject, two verb negatives (one per cue) each with its mirror, object
 MIN_NEGATIVES = 3  # a sentence's triplet has up to four negative images; a mirror's triplet one: filtered out

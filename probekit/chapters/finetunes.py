@@ -13,9 +13,9 @@ from probekit.environ import environment
 def ship(out, device: str = "cpu") -> list[Path]:
     """Run the conceptual study at the chapter's defaults on the zoo in ``out`` (its fine-tunes trained, or found
     already shipped with the same key, in a fresh data folder) and copy the first fine-tuning seed's fine-tunes
-    to ``out/finetuned``, the other seeds' sweeps as numbers (:mod:`probekit.studies.finetune_seeds`)."""
-    from probekit.studies import conceptual, finetune_cache
-    from probekit.studies.conceptual_params import Params
+    to ``out/finetuned``, the other seeds' sweeps as numbers (:mod:`probekit.studies.conceptual.finetune_seeds`)."""
+    from probekit.studies.conceptual import study as conceptual, finetune_cache
+    from probekit.studies.conceptual.params import Params
 
     out = Path(out)
     with tempfile.TemporaryDirectory(prefix="probekit-finetunes-") as tmp, \

@@ -5,7 +5,7 @@ Each distinct (sentence, positive image) of SVO-Probes becomes one item.  The ve
 the lemma occurs more than once, by its place after the triplet's subject (:func:`locate_verb`), and a
 sentence where no word has that lemma is not guessed at: it is dropped, counted and listed in
 ``items.attrs["unlocated"]``.  No model runs here: the items leave ``subject_box`` None and carry the subject
-noun (``subject``), which the masking study (``probekit.studies.masking``) gives to an open-vocabulary detector
+noun (``subject``), which the masking study (``probekit.studies.masking.study``) gives to an open-vocabulary detector
 adapter (``probekit.scorers``); the toy world's items carry their exact boxes instead.
 
 :func:`verb_choice_items` turns a ``verbs`` table's verb-negative rows into the two sentences a model chooses

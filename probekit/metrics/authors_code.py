@@ -21,7 +21,7 @@ PROBE_B_SWAPPED = ("vilt", "bridgetower")
 
 
 def swap_text_image(scored: pd.DataFrame) -> pd.DataFrame:
-    """Probe-C per-group scores (:func:`~probekit.studies.conceptual_scores.score_probe_c`) as the authors' code
+    """Probe-C per-group scores (:func:`~probekit.studies.conceptual.scores.score_probe_c`) as the authors' code
     computes FLAVA's: its four scores transposed and every Winoground column recomputed from them.
 
     With ``s_ij = f(image_i, caption_j)``, ``contrastive_logits_per_text[j, i] = s_ij`` (rows are captions), and the
@@ -39,7 +39,7 @@ def swap_text_image(scored: pd.DataFrame) -> pd.DataFrame:
 
 
 def swap_views(scored: pd.DataFrame) -> pd.DataFrame:
-    """Probe-B per-item scores (:func:`~probekit.studies.conceptual_scores.score_probe_b`) with the patched x̃0 and the
+    """Probe-B per-item scores (:func:`~probekit.studies.conceptual.scores.score_probe_b`) with the patched x̃0 and the
     filled x̃1 exchanged (``h_`` and ``conf_`` columns): ViLT's and BridgeTower's numbers as the authors' code
     computes them."""
     names = {}

@@ -2,7 +2,7 @@
 and the patching sweep's zero-shot accuracy (Probe-B is in :mod:`probekit.metrics.background`).
 
 Every model is reduced to one compatibility score ``f(image, prompt)`` on a logit scale, the quantity the
-paper feeds to a softmax (asked of the model by :mod:`probekit.studies.conceptual_scores`; which head gives it is
+paper feeds to a softmax (asked of the model by :mod:`probekit.studies.conceptual.scores`; which head gives it is
 decided by ``probekit.scorers.head_for(scorer, "compatibility")``):
 
 * dual encoders (the ``similarity`` head: CLIP, SigLIP, FLAVA's contrastive head) give the scaled
@@ -12,7 +12,7 @@ decided by ``probekit.scorers.head_for(scorer, "compatibility")``):
 
 A softmax over the two prompts of a Probe-R item is then ``sigmoid(f_correct - f_wrong)``; for an ITM model
 this equals ``p1(1-p2) / (p1(1-p2) + p2(1-p1))``, i.e. the two match probabilities normalised against each
-other.  The ``score_*`` functions of :mod:`probekit.studies.conceptual_scores` return one row per item from
+other.  The ``score_*`` functions of :mod:`probekit.studies.conceptual.scores` return one row per item from
 those scores; the ``*_rows`` functions here summarise them per model (and kind, split, category...) as result
 rows (:mod:`probekit.results`, values as fractions) with percentile bootstrap intervals from :mod:`probekit.stats`.
 """

@@ -1,7 +1,7 @@
 """Item rows (:func:`probekit.results.items_frame`) of the conceptual probes (Schiappa et al. 2023): what each
 scored item adds to Probe-R's and Probe-C's accuracies, and Probe-B's per-item class scores.
 
-The functions take the per-item tables of the scores (:func:`~probekit.studies.conceptual_scores.score_probe_r`,
+The functions take the per-item tables of the scores (:func:`~probekit.studies.conceptual.scores.score_probe_r`,
 ``score_probe_c``, ``score_probe_b``) and the probes' item tables for the texts and images; they score nothing.
 """
 

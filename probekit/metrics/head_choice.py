@@ -2,7 +2,7 @@
 
 Each item is a verb pair under the positive image (:func:`probekit.data.masking.verb_choice_items`): the sentence
 with the true verb v+ and the same sentence with the verb-negative's v−.  The caller asks the model
-(:func:`probekit.studies.masking_scores.head_scores`); nothing here calls a model.
+(:func:`probekit.studies.masking.scores.head_scores`); nothing here calls a model.
 
 * **ITM head** (pairwise choice): right when match(image, sentence with v+) > match(image, sentence with v−);
 * **MLM head** (two-way choice): the verb masked, the image shown, right when P(v+) > P(v−) at the verb's place,

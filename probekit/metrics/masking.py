@@ -23,7 +23,7 @@ images whole (a cluster bootstrap, :func:`probekit.stats.bootstrap_ci`); the ITM
 units (:func:`probekit.metrics.itm.units`: the toy world's draw of a positive image with its mirrors, else the
 sentence).
 
-The functions here take item tables and predictions, never a model (:mod:`probekit.studies.masking_scores` asks
+The functions here take item tables and predictions, never a model (:mod:`probekit.studies.masking.scores` asks
 the models, on image paths the caller made, ``probekit.ablation``): this module writes no images.
 """
 
@@ -42,7 +42,7 @@ STUDY, PROBE, TEXT_ONLY = "masking", "top-k", "text only"
 METRICS = {"accuracy": "correct", "word_accuracy": "word_correct"}
 #: the paired differences of top-k accuracy the study reports (a − b)
 #: (``image ablated − text only``: whether the model without the image still reads the caption as well as a text-only
-#: model does, see :mod:`probekit.studies.masking_claims`)
+#: model does, see :mod:`probekit.studies.masking.claims`)
 DROPS = (("full image", "subject ablated"), ("full image", "image ablated"), ("full image", TEXT_ONLY),
          ("subject ablated", "image ablated"), ("image ablated", TEXT_ONLY))
 PER_ITEM = ["item_id", "verb", "pieces", "piece_ranks", "hits", "correct", "predictions", "probs", "rank",

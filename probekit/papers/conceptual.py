@@ -2,7 +2,7 @@
 Tables 2, 3, 4, 6, 8, 9 and 10 as result rows (percentages become fractions; γ and Δc stay as printed).
 
 The tables are kept as printed (tab-separated, the paper's model labels, in its row order); :func:`rows` turns
-them into the vocabulary of :mod:`probekit.studies.conceptual`'s own rows: probe ``probe-r`` (subset = kind),
+them into the vocabulary of :mod:`probekit.studies.conceptual.study`'s own rows: probe ``probe-r`` (subset = kind),
 ``probe-c`` (subset = split), ``probe-c-category`` (subset = attribute category, the paper's spelling),
 ``probe-b`` / ``probe-b-single`` (condition = filler or ``all fillers``, subset = view; the per-filler blocks,
 averaged over models, as ``probe-b-pooled`` / ``probe-b-single-pooled`` with model ``all models``), and

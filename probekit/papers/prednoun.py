@@ -1,5 +1,5 @@
 """Nikolaus et al. 2022, *Do Vision-and-Language Transformers Learn Grounded Predicate-Noun Dependencies?*: its
-reported numbers as result rows, in the vocabulary of :mod:`probekit.studies.prednoun`.
+reported numbers as result rows, in the vocabulary of :mod:`probekit.studies.prednoun.study`.
 
 * Table 1 (default template) and Table 7 (alternative template, "the man wears glasses"): pair accuracy
   (probe ``pairs`` / ``pairs-alt``, metric ``pair_accuracy``, chance 0.25) on ``full`` images and ``cropped``

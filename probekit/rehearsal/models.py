@@ -121,7 +121,7 @@ def write_models(cache: Path, configs: Path, names, words, served_checkpoint, fu
     ViLT's processors) in the hub cache ``cache`` and ``configs``; ``served_checkpoint(url, path)`` places a
     checkpoint to serve."""
     from probekit.scorers import vilt_original
-    from probekit.studies.masking import DETECTOR
+    from probekit.studies.masking.study import DETECTOR
 
     hub = {vilt_original.PROCESSOR_SOURCE}
     for name in {*names, DETECTOR}:

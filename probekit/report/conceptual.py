@@ -16,7 +16,7 @@ from probekit.results import select
 from probekit.theme import COLUMN_IN
 
 if TYPE_CHECKING:
-    from probekit.studies.conceptual_facts import ConceptualFacts
+    from probekit.studies.conceptual.facts import ConceptualFacts
 
 #: the sweep table's columns: Probe-R predicate swaps, Probe-C composition swaps and the held-out task, their
 #: scores and paired changes from the original model
@@ -148,7 +148,7 @@ def sweep_table(ours: pd.DataFrame) -> pd.DataFrame:
     return table(sweep, "condition", ["subset", "metric"])
 
 
-#: the patching claims' measures (:func:`probekit.studies.conceptual_claims.patching_claims`), as columns
+#: the patching claims' measures (:func:`probekit.studies.conceptual.claims.patching_claims`), as columns
 PATCHING_COLUMNS = {"mu_c_diff": "predicate-swap μ(c): change", "top1_diff": "held-out task top-1: change"}
 
 

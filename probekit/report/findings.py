@@ -16,7 +16,11 @@ from probekit.report.finding import (Finding, kept, lead, of_check, of_claim, of
                                      render)
 from probekit.report.show import show_figure, show_text
 from probekit.results import select
-from probekit.studies import STUDIES, conceptual_lab, lab, masking_lab, prednoun_lab, verbs_lab
+from probekit.studies import STUDIES, lab
+from probekit.studies.conceptual import lab as conceptual_lab
+from probekit.studies.masking import lab as masking_lab
+from probekit.studies.prednoun import lab as prednoun_lab
+from probekit.studies.verbs import lab as verbs_lab
 from probekit.toyworld.prednoun import LIMBS_ALIKE, LIMBS_DIFFER
 from probekit.toyworld.svo import PLACE, POSE
 

@@ -117,7 +117,7 @@ def per_seed(seed_rows) -> str:
 
 
 #: the seeds a lab line may be pooled over: the zoo's training seeds (:mod:`probekit.studies.lab_pooling`) and the
-#: conceptual chapter's fine-tuning seeds (:mod:`probekit.studies.finetune_seeds`): (rows column, note column, words)
+#: conceptual chapter's fine-tuning seeds (:mod:`probekit.studies.conceptual.finetune_seeds`): (rows column, note column, words)
 SEED_KINDS = (("seed_rows", "seeds_note", "seeds"),
               ("finetune_seed_rows", "finetune_seeds_note", "fine-tuning seeds"))
 

@@ -60,7 +60,7 @@ READINGS = ("as printed", "reading undone", "ours, as the authors' code reads")
 
 
 def readings(rows: pd.DataFrame, undone: str = UNDONE) -> pd.DataFrame:
-    """The readings table (:func:`probekit.studies.conceptual.readings_table`) in long format: model × probe (with the
+    """The readings table (:func:`probekit.studies.conceptual.study.readings_table`) in long format: model × probe (with the
     paper's table) × metric × view by reading — the paper's row as printed, with the reading undone (its source ends
     with ``undone``), and ours as the authors' code reads it (probe "… (authors' code)")."""
     ours = rows["source"] == "ours"

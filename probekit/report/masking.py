@@ -22,7 +22,7 @@ from probekit.theme import COLUMN_IN, SMALL
 from probekit.toyworld import vocab
 
 if TYPE_CHECKING:
-    from probekit.studies.masking import MaskingFacts
+    from probekit.studies.masking.study import MaskingFacts
 
 CONDITIONS = ("full image", "subject ablated", "image ablated", "text only")
 

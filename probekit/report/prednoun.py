@@ -1,7 +1,7 @@
 """What the predicate–noun chapter shows beyond the shared report calls: its tables beside the paper's, example
 pairs with the target's (green) and distractor's (red) boxes, the per-concept spread (Fig. 3/5) and the (target,
 distractor) heatmaps (Fig. 6), and on the toy world the limbs' yardstick and split.  Every function takes a
-:class:`probekit.results.StudyResult` of :mod:`probekit.studies.prednoun` (or its :class:`~probekit.studies.prednoun.PrednounFacts`).
+:class:`probekit.results.StudyResult` of :mod:`probekit.studies.prednoun.study` (or its :class:`~probekit.studies.prednoun.study.PrednounFacts`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from probekit.report.show import show_table, show_text
 from probekit.claims import ABOVE, BELOW, NO_CHANCE, UNRESOLVED, versus_chance
 from probekit.results import StudyResult, concat, one_or_none, select
 from probekit.studies.lab import PARENT
-from probekit.studies.prednoun import LIMBS_PROBE, RELEASED, PrednounFacts
+from probekit.studies.prednoun.study import LIMBS_PROBE, RELEASED, PrednounFacts
 from probekit.toyworld.prednoun import LIMBS_ALIKE, LIMBS_DIFFER
 
 _LAYOUT = {  # table number: (probe, conditions, subsets, columns, our models (fact))

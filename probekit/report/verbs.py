@@ -12,11 +12,11 @@ from probekit.metrics import itm
 from probekit.numbers import pct
 from probekit.report.figures import paper_vs_ours
 from probekit.results import select
-from probekit.studies import verbs_lab
+from probekit.studies.verbs import lab as verbs_lab
 from probekit.toyworld import svo
 
 if TYPE_CHECKING:
-    from probekit.studies.verbs import VerbsFacts
+    from probekit.studies.verbs.study import VerbsFacts
 
 #: the paper's pair behind Table 5's claims: MMT pretrained on COCO, and on Conceptual Captions (its Table 4 MMT)
 PAPER_TABLE5 = ("MMT-COCO", "MMT")

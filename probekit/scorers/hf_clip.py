@@ -18,7 +18,7 @@ def _pooled(out) -> torch.Tensor:
     return out if isinstance(out, torch.Tensor) else out.pooler_output
 
 
-pooled_features = _pooled  # public: probekit.studies.finetune trains the CLIPModel a ClipScorer holds
+pooled_features = _pooled  # public: probekit.studies.conceptual.finetune trains the CLIPModel a ClipScorer holds
 
 
 class ClipScorer(Scorer):

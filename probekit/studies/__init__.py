@@ -1,11 +1,12 @@
 """The studies, one per chapter, in one table (:data:`STUDIES`) read by the CLI, the checks, the summary page and
 the lab's seed comparison.
 
-A study is ``run(params) -> probekit.results.StudyResult`` in ``probekit.studies.<study>`` (no display code), with
+A study is a package ``probekit.studies.<study>``: ``run(params) -> probekit.results.StudyResult`` in its ``study``
+module (no display code), with
 the rows the summary page shows (``HEADLINES``, of which ``CONTROLS`` are controls; ``WHOLE``, where a headline is
 a part of a probe only the toy world splits, the row shown instead on other data; ``FROM_ITEMS``, how each of them
 is rebuilt from the study's item rows), and its parameters, one frozen
-dataclass in ``probekit.studies.<study>_params`` (:mod:`probekit.parameters`).  Entries are module paths imported
+dataclass in ``probekit.studies.<study>.params`` (:mod:`probekit.parameters`).  Entries are module paths imported
 only when used (:mod:`probekit.registry`): the checks read a study's parameters without importing the study.  A
 chapter notebook is its parameters cell, one ``run`` call, report calls and prose.
 """
@@ -56,9 +57,9 @@ class Study:
 
 #: the studies in reading order
 STUDIES: dict[str, Study] = {s.name: s for s in [
-    Study("verbs", ("verbs",), "probekit.studies.verbs", "probekit.studies.verbs_params:Params"),
-    Study("prednoun", ("prednoun",), "probekit.studies.prednoun", "probekit.studies.prednoun_params:Params"),
-    Study("masking", ("masking",), "probekit.studies.masking", "probekit.studies.masking_params:Params"),
-    Study("conceptual", ("probe-r", "probe-c", "probe-b"), "probekit.studies.conceptual",
-          "probekit.studies.conceptual_params:Params"),
+    Study("verbs", ("verbs",), "probekit.studies.verbs.study", "probekit.studies.verbs.params:Params"),
+    Study("prednoun", ("prednoun",), "probekit.studies.prednoun.study", "probekit.studies.prednoun.params:Params"),
+    Study("masking", ("masking",), "probekit.studies.masking.study", "probekit.studies.masking.params:Params"),
+    Study("conceptual", ("probe-r", "probe-c", "probe-b"), "probekit.studies.conceptual.study",
+          "probekit.studies.conceptual.params:Params"),
 ]}

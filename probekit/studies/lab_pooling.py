@@ -130,7 +130,7 @@ def pool(result, found: pd.DataFrame, seed: int) -> None:
     """Judge ``result``'s lab lines pooled over its own seed ``seed`` and the other seeds in ``found`` (the seeds'
     items file): ``lab_checks`` and ``lab_claims`` gain :data:`SEED_COLUMNS` (see the module's docstring)."""
     mine = found[(found["study"] == result.study) & (found["seed"] != seed)]
-    defined = load(f"probekit.studies.{result.study}_lab")
+    defined = load(f"probekit.studies.{result.study}.lab")
     checks, claims = result.data["lab_checks"], result.data["lab_claims"]
     if len(checks) != len(defined.CHECKS) or len(claims) != len(defined.CLAIMS):
         return

@@ -1,7 +1,7 @@
 """The verbs chapter's toy laboratory: knock-out and blind checks of SVO-Probes, and its paper's claims on the zoo.
 
-``lab_rows`` scores the lab models (the chapter's ``lab_models``; :data:`probekit.studies.verbs_params.LAB_MODELS`
-by default) on the chapter's own toy items with the study's scoring (:func:`probekit.studies.verbs.score_model`:
+``lab_rows`` scores the lab models (the chapter's ``lab_models``; :data:`probekit.studies.verbs.params.LAB_MODELS`
+by default) on the chapter's own toy items with the study's scoring (:func:`probekit.studies.verbs.study.score_model`:
 pairwise accuracy for every model, Table 4 at the paper's threshold 0.5 for calibrated ITM heads; toy-bert-blind,
 uncalibrated, is scored pairwise only, its image choices tie).
 :data:`CHECKS` and :data:`CLAIMS` name the rows :func:`probekit.studies.lab.checks` / ``lab.claims`` judge:

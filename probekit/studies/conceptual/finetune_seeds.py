@@ -1,7 +1,7 @@
 """The patching sweep over several fine-tuning seeds: each fine-tune's claim rests on every seed, not on one run.
 
 The conceptual chapter fine-tunes each encoder setting once per fine-tuning seed (``finetune_seeds`` of them:
-the study's ``seed``, then ``seed + 1``, ...), the fine-tune's seed (:attr:`~probekit.studies.finetune.FinetuneConfig.seed`:
+the study's ``seed``, then ``seed + 1``, ...), the fine-tune's seed (:attr:`~probekit.studies.conceptual.finetune.FinetuneConfig.seed`:
 its batches and initial state) the only thing that changes: the same triplets, evaluation items and bootstrap seed.
 :func:`pooled_sweep` gives
 
@@ -34,7 +34,8 @@ import numpy as np
 import pandas as pd
 
 from probekit.stats import keeping
-from probekit.studies import finetune_cache, lab
+from probekit.studies import lab
+from probekit.studies.conceptual import finetune_cache
 from probekit.studies.lab_items import arrays, deciding_rows, key, labels, row_items, summary
 from probekit.studies.lab_pooled import pooled_row, seed_rows
 from probekit.toymodels import seed_items

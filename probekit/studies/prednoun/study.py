@@ -21,7 +21,7 @@ Rows (vocabulary shared with :mod:`probekit.papers.prednoun`):
 ``pairs-alt``, condition ``full`` / ``cropped``), ``correct`` 1 when both triplets are right; its mean over a run's
 rows (a swap's rows) is that run's ``pair_accuracy`` on ``all`` (the swap).
 
-On the toy world, ``lab_models`` (the toy zoo, :mod:`probekit.studies.prednoun_lab`) are scored on the same triplets,
+On the toy world, ``lab_models`` (the toy zoo, :mod:`probekit.studies.prednoun.lab`) are scored on the same triplets,
 full and cropped: their rows are ``data["lab"]`` (not in ``rows``), judged in ``data["lab_checks"]`` and
 ``data["lab_claims"]`` (:mod:`probekit.studies.lab`); ``facts.limbs_only`` is the best pair and triplet accuracy
 of a model that binds a pose to a kind by the colour of its limbs alone
@@ -45,11 +45,12 @@ from probekit.results import FromItems, StudyResult, concat, concat_items
 from probekit.scorers import can_answer, head_for, load_scorer
 from probekit.scorers.mlm import pseudo_perplexity
 from probekit.scorers.registry import REGISTRY
-from probekit.studies import lab, prednoun_lab
-from probekit.studies.prednoun_lab import LIMBS_PROBE
+from probekit.studies import lab
+from probekit.studies.prednoun import lab as prednoun_lab
+from probekit.studies.prednoun.lab import LIMBS_PROBE
 from probekit.studies.pair_scores import score_triplets
-from probekit.studies.prednoun_claims import CROP_GAIN, claims
-from probekit.studies.prednoun_params import Params
+from probekit.studies.prednoun.claims import CROP_GAIN, claims
+from probekit.studies.prednoun.params import Params
 from probekit.studies.lab_pooling import with_lab_items
 from probekit.toymodels import object_control
 from probekit.toyworld.prednoun import LIMBS_ALIKE, LIMBS_DIFFER, limbs_alike, limbs_only_accuracy

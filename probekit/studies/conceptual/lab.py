@@ -31,8 +31,7 @@ from probekit.metrics import conceptual as mc
 from probekit.papers import effect
 from probekit.papers.conceptual import PATCH_ALPHA, patch_condition
 from probekit.results import concat, empty, select
-from probekit.studies import conceptual_scores as cs
-from probekit.studies import patching
+from probekit.studies.conceptual import scores as cs, patching
 from probekit.claims import UNRESOLVED
 from probekit.studies.lab import (BLIND, CHANCE_MARGIN, FLOOR, HIGHER, KNOCK_IN, LOWER, NO_DIFFERENCE, Check,
                                   PaperClaim)
@@ -94,7 +93,7 @@ _PATCHED = {"both": "CLIP Patched (VT)", "text": "CLIP Patched (T)", "vision": "
 
 def paper_effect(a: str, b: str, subset: str, metric: str) -> float:
     """The paper's own effect on ``subset`` (Table 2, its patched models at α = 0.2): encoders ``a`` − ``b`` (or
-    :data:`probekit.studies.patching.ORIGINAL`), as a fraction."""
+    :data:`probekit.studies.conceptual.patching.ORIGINAL`), as a fraction."""
     where = dict(probe="patching", condition="", subset=_TABLE2[subset], metric=metric)
     return effect("conceptual", {**where, "model": _PATCHED[a]}, {**where, "model": _PATCHED[b]})
 
@@ -203,7 +202,7 @@ def swept_name(model: str, condition: str) -> str:
 
 
 def swept_keys(each: dict) -> dict:
-    """The sweep's per-seed rows (:func:`probekit.studies.finetune_seeds.pool`) under the keys and model names the
+    """The sweep's per-seed rows (:func:`probekit.studies.conceptual.finetune_seeds.pool`) under the keys and model names the
     lab gives them (:func:`swept_name`)."""
     def named(r):
         return {**r, "model": swept_name(r["model"], r["condition"])}

@@ -37,7 +37,7 @@ from probekit.papers import effect
 from probekit.results import concat
 from probekit.scorers import can_answer
 from probekit.studies.lab import BLIND, HIGHER, PARENT, TARGET, Check, PaperClaim
-from probekit.studies.masking_scores import both_heads, guided_masking, head_choice
+from probekit.studies.masking.scores import both_heads, guided_masking, head_choice
 
 PAPER_K = 5            # the paper's top-k (Tables 2 and 3)
 KS = (PAPER_K, 1)      # the lab's rows: top-5, and top-1 read off the same predictions

@@ -1,14 +1,14 @@
 """The conceptual-understanding study (Schiappa et al. 2023): Probe-R, Probe-C, Probe-B and CLIP patching.
 
-``run(params)`` takes the chapter's parameters (:class:`~probekit.studies.conceptual_params.Params`) and returns a
+``run(params)`` takes the chapter's parameters (:class:`~probekit.studies.conceptual.params.Params`) and returns a
 :class:`~probekit.results.StudyResult`: rows of every probe for every model (ours) beside the paper's Tables 2-4, 6,
 8-10; ``data`` for the figures (the Probe-B views of one item, the patching sweep with its encoders and α, the
 training losses); ``facts`` the page states;
-``claims`` from :mod:`probekit.studies.conceptual_claims`; ``items`` the per-item rows of Probe-R, Probe-C and Probe-B
+``claims`` from :mod:`probekit.studies.conceptual.claims`; ``items`` the per-item rows of Probe-R, Probe-C and Probe-B
 (:mod:`probekit.metrics.conceptual_items`: Probe-R's and Probe-C's accuracies are means of ``correct``, Probe-B's mAP
 is recomputed from its score columns), not the α sweep's.
 
-On the toy world, ``lab_models`` (the toy zoo, :mod:`probekit.studies.conceptual_lab`) are scored on the same Probe-R
+On the toy world, ``lab_models`` (the toy zoo, :mod:`probekit.studies.conceptual.lab`) are scored on the same Probe-R
 and Probe-C items (models of ``models`` reused, not scored twice): their rows, with the α sweep's and Probe-B's that
 the lab's claims read, are ``data["lab"]`` (not in ``rows``), judged in ``data["lab_checks"]`` and
 ``data["lab_claims"]`` (:mod:`probekit.studies.lab`); ``facts.lab`` says what ran, or why nothing did.
@@ -30,11 +30,11 @@ from probekit.metrics import conceptual as mc
 from probekit.metrics import conceptual_items as mi
 from probekit.papers.conceptual import parse_condition, undo_readings
 from probekit.results import FromItems, StudyResult, concat, concat_items, empty, select
-from probekit.studies import (conceptual_claims, conceptual_lab, finetune, finetune_cache, finetune_seeds, lab,
-                              patching)
-from probekit.studies import conceptual_scores as cs
-from probekit.studies.conceptual_facts import ConceptualFacts
-from probekit.studies.conceptual_params import Params
+from probekit.studies import lab
+from probekit.studies.conceptual import claims as conceptual_claims, finetune, finetune_cache, finetune_seeds, patching
+from probekit.studies.conceptual import lab as conceptual_lab, scores as cs
+from probekit.studies.conceptual.facts import ConceptualFacts
+from probekit.studies.conceptual.params import Params
 from probekit.studies.lab_pooling import with_lab_items
 from probekit.toyworld import classify
 
@@ -119,7 +119,7 @@ def sweep_plan(dataset: str, train_data, general_task: str, imagenet_dir) -> dic
 
 
 def _sweep(load, root, items_r, items_c, p: Params, general_task: str):
-    """The patching sweep's rows (pooled over the fine-tuning seeds, :mod:`probekit.studies.finetune_seeds`),
+    """The patching sweep's rows (pooled over the fine-tuning seeds, :mod:`probekit.studies.conceptual.finetune_seeds`),
     training history (the first seed's), facts and each pooled row's per-seed rows; ``general_task`` as
     :func:`sweep_plan` settled it."""
     seed = p.seed

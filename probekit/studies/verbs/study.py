@@ -1,6 +1,6 @@
 """Verb understanding on SVO-Probes (Hendricks & Nematzadeh 2021): the chapter ``verbs`` as one call.
 
-``run(params)`` (:class:`~probekit.studies.verbs_params.Params`) loads the items, scores every model, and returns
+``run(params)`` (:class:`~probekit.studies.verbs.params.Params`) loads the items, scores every model, and returns
 a :class:`~probekit.results.StudyResult`:
 
 * ``rows``: ours (:mod:`probekit.metrics.itm`: Table 4 at the threshold for models that can answer the
@@ -11,13 +11,13 @@ a :class:`~probekit.results.StudyResult`:
   were preprocessed by the loader instead of on its device, says why), ``verb_order`` (per model, the ranked
   verbs shown, hardest first) and ``triplet_negatives`` (per model, distinct negative images per positive SVO
   triplet, what ``min_triplet_negatives`` filters on, as the paper's Table 6 does), and the toy laboratory
-  (:mod:`probekit.studies.verbs_lab`): ``lab`` (the lab models' rows on the same items, not in ``rows``),
+  (:mod:`probekit.studies.verbs.lab`): ``lab`` (the lab models' rows on the same items, not in ``rows``),
   ``lab_checks`` and ``lab_claims`` (:func:`probekit.studies.lab.checks` / ``claims`` of them; empty frames when
   the lab does not run, ``facts.lab`` says why);
 * ``facts``: a :class:`VerbsFacts`, the counts the page states (rows dropped for a missing positive and a missing negative image,
   placeholder photos counted as missing, verb-negative pairs beside the guided-masking paper's), which head
   scored each model (``heads``) and which head of which checkpoint that is (``head_of``);
-* ``claims``: :func:`probekit.studies.verbs_claims.claims` of the rows.
+* ``claims``: :func:`probekit.studies.verbs.claims.claims` of the rows.
 
 Heads (``probekit.scorers.head_for``): a model with a "threshold" head (ITM) is scored by its match
 probabilities, thresholded for Table 4 and compared for pairwise accuracy; any other model by its "choice"
@@ -37,10 +37,11 @@ from probekit.metrics import itm
 from probekit.papers.guided_masking import GUIDED_MASKING_VERB_PAIRS
 from probekit.results import OURS, FromItems, StudyResult, concat, concat_items, empty, select
 from probekit.scorers import REGISTRY, can_answer, head_for, load_scorer
-from probekit.studies import lab, verbs_lab
+from probekit.studies import lab
+from probekit.studies.verbs import lab as verbs_lab
 from probekit.studies.pair_scores import score_pairs
-from probekit.studies.verbs_claims import claims
-from probekit.studies.verbs_params import Params
+from probekit.studies.verbs.claims import claims
+from probekit.studies.verbs.params import Params
 from probekit.studies.lab_pooling import with_lab_items
 from probekit.toyworld import svo
 

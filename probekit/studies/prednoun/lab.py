@@ -1,7 +1,7 @@
 """The predicate–noun study's lab (:mod:`probekit.studies.lab`): the toy zoo scored on the study's own toy triplets.
 
 Every lab model is scored, full image and cropped to the target (default template), by the study's own
-:func:`probekit.studies.prednoun.score_run` and analysed by :func:`probekit.studies.prednoun.analyse`: rows of
+:func:`probekit.studies.prednoun.study.score_run` and analysed by :func:`probekit.studies.prednoun.study.analyse`: rows of
 probe ``pairs``, metrics ``pair_accuracy`` (chance 0.25) and ``triplet_accuracy`` (0.5), subsets ``all`` /
 ``noun`` / ``predicate``, and ``pair_accuracy_diff`` with condition ``cropped − full``.  Runs the main study has
 already scored are reused, never scored again.
@@ -39,8 +39,8 @@ from probekit.results import concat, frame
 from probekit.scorers import can_answer, load_scorer
 from probekit.toymodels import object_control
 from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, TRAINED, Check, PaperClaim
-from probekit.studies.prednoun_claims import CROP_GAIN
-from probekit.studies.prednoun_params import LAB_MODELS, TRAINED_MODELS
+from probekit.studies.prednoun.claims import CROP_GAIN
+from probekit.studies.prednoun.params import LAB_MODELS, TRAINED_MODELS
 from probekit.toyworld.prednoun import LIMBS_ALIKE, limbs_alike
 
 PAPER = "Nikolaus et al. 2022"

@@ -14,7 +14,7 @@ the optimiser is SGD with momentum and a cosine schedule (the authors: lr 1e-3, 
 
 Patching (Ilharco et al. 2022): θ(α) = (1 − α)·θ_orig + α·θ_ft, written as a ``save_pretrained`` directory so
 the ordinary scorer loads it; α = 0 is the original model, α = 1 the fine-tuned one.  Fine-tuned and patched
-weights are cached on disk (:mod:`probekit.studies.finetune_cache`) under a key of the base checkpoint, the
+weights are cached on disk (:mod:`probekit.studies.conceptual.finetune_cache`) under a key of the base checkpoint, the
 settings and the training data, so a re-run trains nothing.  Models are loaded through the scorer registry
 (``load_scorer``): the model, tokenizer and image processor a :class:`~probekit.scorers.hf_clip.ClipScorer`
 holds are the ones trained here.

@@ -1,4 +1,4 @@
-"""What the conceptual chapter states (``StudyResult.facts`` of :mod:`probekit.studies.conceptual`), one typed
+"""What the conceptual chapter states (``StudyResult.facts`` of :mod:`probekit.studies.conceptual.study`), one typed
 field each: a misspelt field is an AttributeError in a unit test (tests/test_facts.py), not on the executed page."""
 
 from __future__ import annotations

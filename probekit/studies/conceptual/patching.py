@@ -21,9 +21,8 @@ from probekit import shard
 from probekit.metrics import conceptual as mc
 from probekit.papers.conceptual import PATCH_ALPHA, patch_condition
 from probekit.results import concat, frame, row
-from probekit.studies import conceptual_scores as cs
-from probekit.studies import finetune as ft
-from probekit.studies import finetune_cache
+from probekit.studies.conceptual import scores as cs, finetune as ft
+from probekit.studies.conceptual import finetune_cache
 
 ORIGINAL = "original"
 #: encoder settings compared with each other over the same items (the paper: training the text encoder alone gives
@@ -147,7 +146,7 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
     """Fine-tune ``model`` once per encoder setting (cached), patch it at every α and evaluate each patched
     model: (rows, the fine-tuned checkpoint of each encoder setting, whose ``finetune.json`` holds the losses).
     ``seed`` draws the bootstrap's resamples, ``finetune_seed`` (default ``seed``) the fine-tune's
-    (:attr:`~probekit.studies.finetune.FinetuneConfig.seed`): another fine-tuning seed, the same items.
+    (:attr:`~probekit.studies.conceptual.finetune.FinetuneConfig.seed`): another fine-tuning seed, the same items.
     α = 0 is the original model, evaluated once.  The encoder settings of :data:`ENCODER_PAIRS` are also compared
     with each other at the sweep's largest α > 0 and at the paper's :data:`PATCH_ALPHA`, item by item (condition
     ``text, α = 1 − vision, α = 1``; :func:`compared_alphas`)."""

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from probekit.studies.finetune import FinetuneConfig, finetune_clip
+from probekit.studies.conceptual.finetune import FinetuneConfig, finetune_clip
 
 
 IMAGES = ["image", "negative_image"]
@@ -89,7 +89,7 @@ def finetuned_cached(base, triplets: pd.DataFrame, config: FinetuneConfig, cache
     return finetune_clip(base, triplets, config, out, device=device, progress=progress)
 
 
-#: beside the fine-tunes: each extra fine-tuning seed's sweep as numbers (:mod:`probekit.studies.finetune_seeds`)
+#: beside the fine-tunes: each extra fine-tuning seed's sweep as numbers (:mod:`probekit.studies.conceptual.finetune_seeds`)
 SEEDS = "seeds"
 
 

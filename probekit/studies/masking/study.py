@@ -20,7 +20,7 @@ Rows (vocabulary shared with :mod:`probekit.papers.guided_masking`):
 Subject boxes come from the dataset (the toy world's exact boxes) or, where it has none, from the detector
 adapter :data:`DETECTOR` queried with the subject noun.
 
-On the toy world the lab (:mod:`probekit.studies.masking_lab`) scores the zoo's ``lab_models`` on the same items
+On the toy world the lab (:mod:`probekit.studies.masking.lab`) scores the zoo's ``lab_models`` on the same items
 and pairs: ``data["lab"]`` (rows, not in ``result.rows``), ``data["lab_checks"]`` and ``data["lab_claims"]``
 (``probekit.studies.lab``); ``facts.text_prior`` is the best top-k a text-only model can reach there
 (``probekit.toyworld.vocab.prior_topk``), ``facts.pose_prior`` the best a model that reads the agent's pose but
@@ -42,10 +42,11 @@ from probekit.datasets import default_data_dir, load_dataset, sources
 from probekit.metrics.masking import accuracy_rows, common_items, drop_rows, topk_chance, topk_items
 from probekit.results import FromItems, StudyResult, concat, concat_items
 from probekit.scorers import can_answer, head_for, load_scorer
-from probekit.studies import lab, masking_lab
-from probekit.studies.masking_claims import claims
-from probekit.studies.masking_params import Params
-from probekit.studies.masking_scores import both_heads, guided_masking, head_choice, itm_under_ablation
+from probekit.studies import lab
+from probekit.studies.masking import lab as masking_lab
+from probekit.studies.masking.claims import claims
+from probekit.studies.masking.params import Params
+from probekit.studies.masking.scores import both_heads, guided_masking, head_choice, itm_under_ablation
 from probekit.studies.lab_pooling import with_lab_items
 from probekit.toyworld import svo, vocab
 
@@ -190,7 +191,7 @@ class MaskingFacts:
 def run(params: Params) -> StudyResult:
     """Top-k verb prediction of every masked-LM model under the four conditions and ITM under the three image
     conditions; rows, per-item predictions, example items, facts and claims; on the toy world the lab's rows,
-    checks and claims (``lab_models``, :mod:`probekit.studies.masking_lab`; none: no lab)."""
+    checks and claims (``lab_models``, :mod:`probekit.studies.masking.lab`; none: no lab)."""
     models, mlm_models, itm_models, lab_models = params.models, params.mlm_models, params.itm_models, params.lab_models
     dataset, limit, seed, k, text_model = params.dataset, params.limit, params.seed, params.k, params.text_model
     root = Path(params.data_dir) if params.data_dir is not None else default_data_dir()

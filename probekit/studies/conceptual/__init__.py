@@ -1,0 +1,1 @@
+"""The conceptual study: its parameters (``params``), its run (``study``), claims and lab, one package."""
