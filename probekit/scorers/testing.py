@@ -9,6 +9,7 @@ Any test in the project may use it to get a real (if untrained) model of a famil
 from __future__ import annotations
 
 import json
+from typing import Any
 from pathlib import Path
 
 import torch
@@ -69,7 +70,12 @@ def save_tiny(family: str, directory: str | Path, seed: int = 0, *, image: int =
     vocab = len(tok)
     text = _small(vocab_size=vocab, max_position_embeddings=32, pad_token_id=0)
     vision = _small(image_size=image, patch_size=patch)
-    models, proc = [], None
+    # each family builds its own config, model and processor classes: one name holds any of them
+    cfg: Any
+    itm: Any
+    mlm: Any
+    models: list[T.PreTrainedModel] = []
+    proc: tuple[Any, dict[str, Any]] | None = None
     if family in ("clip", "siglip"):
         cls, tcfg, vcfg, ccls = ((T.CLIPModel, T.CLIPTextConfig, T.CLIPVisionConfig, T.CLIPConfig) if family == "clip"
                                  else (T.SiglipModel, T.SiglipTextConfig, T.SiglipVisionConfig, T.SiglipConfig))

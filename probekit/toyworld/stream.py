@@ -266,7 +266,7 @@ def example(rng: np.random.Generator, recipe: Recipe = Recipe(), aux: np.random.
     img, _ = render(scene)
     if kind == "crop":
         x, y, w, h = (v * IMAGE_SIZE for v in box(scene, 0))
-        img = img.crop((x, y, x + w, y + h)).resize((IMAGE_SIZE, IMAGE_SIZE), Image.BICUBIC)
+        img = img.crop((x, y, x + w, y + h)).resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BICUBIC)
     if recipe.noisy and aux.random() < recipe.noisy:
         if recipe.noisy_swaps and negs and aux.random() < 0.5:
             cap = negs[int(aux.integers(len(negs)))][0]
