@@ -9,8 +9,8 @@ Any test in the project may use it to get a real (if untrained) model of a famil
 from __future__ import annotations
 
 import json
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import torch
 

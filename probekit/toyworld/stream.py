@@ -14,6 +14,7 @@ generator)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -204,6 +205,7 @@ def _hide_verb(scene: Scene, aux: np.random.Generator) -> Scene:
     taken = {c for e in rest for c in e.cells}
     while True:
         shown = VERBS[choice(aux, VERBS)]
+        assert shown.offset is not None  # every verb has one (only poses lack one)
         dr, dc = shown.offset
         cells = agent_cells(shown.offset, taken)
         if cells:
@@ -260,8 +262,10 @@ def example(rng: np.random.Generator, recipe: Recipe = Recipe(), aux: np.random.
         if kind == "pose_pair" and recipe.unbound:
             cap, negs = _unbind(scene, aux)
     if recipe.emphasis and kind != "crop":
+        assert meta is not None  # made above for a recipe with emphasis
         scene, cap, negs = emphasise(kind, scene, cap, negs, meta, aux, recipe.emphasis)
     if recipe.removes():
+        assert meta is not None  # made above for a recipe that removes
         scene, cap, negs = _knock(recipe, kind, scene, cap, negs, meta, aux)
     img, _ = render(scene)
     if kind == "crop":
@@ -291,7 +295,7 @@ def pool(n: int, seed: int = 0, progress: bool = False, recipe: Recipe = Recipe(
         it = tqdm(it, desc="toy training images", unit="img")
     out = []
     for _ in it:
-        meta = {} if metas is not None else None
+        meta: dict[str, Any] | None = {} if metas is not None else None
         out.append(example(rng, recipe, aux, meta))
         if metas is not None:
             metas.append(meta)
