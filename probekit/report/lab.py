@@ -199,7 +199,7 @@ def untrained(r) -> str:
     (:func:`probekit.studies.lab.unlearned`) that did not, with its row."""
     gains = [g if isinstance(g, Mapping) else None for g in r.get("gains", [])]
     sides = [r[s] if isinstance(r[s], Mapping) else None for s in "ab"]
-    missed = lab.unlearned(*sides, gains, r["expect"], bool(r.get("chance_floor", False)))
+    missed = lab.unlearned(sides[0], sides[1], gains, r["expect"], bool(r.get("chance_floor", False)))
     rows = [f"{g['model']}: {g['metric']} {cell(g, unit=True)}" if g is not None else "a row not run" for g in missed]
     return (f"{lab.NOT_TESTABLE}: it compares settings that did not learn what it compares (not above chance, or "
             f"a gain not above 0: {'; '.join(rows)})")
