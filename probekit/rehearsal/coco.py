@@ -7,6 +7,7 @@ import io
 import json
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import torch
@@ -40,7 +41,8 @@ def write_probe_rcb(site: Site, release: Path, n: int = 12) -> list[str]:
         vg_ids += [anchor, anchor + 1, anchor + 2, anchor + 3]
         texts += [entry[k] for k in ("positive_prompt", "negative_prompt", "negative_predicate_prompt")]
         texts.append(conceptual.subject_prompt(s))
-    comp, obj = [], []
+    comp: list[dict[str, Any]] = []
+    obj: list[dict[str, Any]] = []
     for i in range(n):
         a, b, thing = ATTRIBUTES[i % 6], ATTRIBUTES[(i + 1) % 6], OBJECTS[i % 8]
         ids = [100 + 2 * i, 101 + 2 * i]
@@ -93,9 +95,11 @@ def write_vcoco(site: Site, data: Path, n: int = 12) -> list[str]:
     """V-COCO's vcoco_test.json, served with its photos, and COCO's annotation zip: its captions, and the person
     boxes added to the ``instances_val2014.json`` already under ``data/coco/annotations`` (written by
     :func:`write_probe_rcb`; the copy there and the zip's are one file, as a user's unpacked zip is)."""
-    actions = {v: {"action_name": v, "role_name": ["agent"], "image_id": [], "ann_id": [], "label": [],
+    actions: dict[str, dict[str, Any]] = {v: {"action_name": v, "role_name": ["agent"], "image_id": [], "ann_id": [], "label": [],
                    "role_object_id": [], "include": [[]]} for v in list(VERBS)[:4]}
-    images, captions, boxes = [], [], []
+    images: list[dict[str, Any]] = []
+    captions: list[dict[str, Any]] = []
+    boxes: list[Any] = []
     for i in range(n):
         image_id, verb = 7000 + i, list(VERBS)[i % 4]
         for entry in actions.values():
@@ -129,7 +133,7 @@ def write_imagenet(site: Site, root: Path, per_class: int = 3) -> list[str]:
     """An ImageNet validation set as torchvision's ``ImageNet(root, split="val")`` reads it (``meta.bin`` and
     ``val/<wnid>/``), one class per object.  Returns its prompts."""
     wnids = {f"n{1000 + i:08d}": (thing,) for i, thing in enumerate(OBJECTS)}
-    val = []
+    val: list[Any] = []
     for wnid in wnids:
         (root / "val" / wnid).mkdir(parents=True, exist_ok=True)
         for k in range(per_class):
