@@ -37,11 +37,11 @@ def knockouts_text(found: pd.DataFrame) -> str:
     models = [m for m in dict.fromkeys(found.loc[found["role"] == lab.TARGET, "model"]) if zoo.knockout(m)]
     out = []
     for m in models:
-        what, how = zoo.knockout(m)
+        what, how = zoo.knockout(m)  # type: ignore[misc]  # models holds only knock-outs
         done = zoo.member(m).factor.removeprefix("knock-out: ")
         instead = " rather than removing it" if how == zoo.SCRAMBLES else ""
         out.append(f"`{m}` {how} {what} in training{instead} ({done}).")
-    for what in dict.fromkeys(zoo.knockout(m)[0] for m in models):
+    for what in dict.fromkeys(zoo.knockout(m)[0] for m in models):  # type: ignore[index]  # knock-outs only
         waiting = [w for w in zoo.untrained_removals(what) if w not in set(found["model"])]
         if waiting:
             many = len(waiting) > 1

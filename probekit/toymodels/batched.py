@@ -61,7 +61,8 @@ class _State:
     sched: torch.optim.lr_scheduler.LRScheduler
     key: dict
     probe: object = None
-    gen: torch.Generator | None = None    # the member's torch generator (BERT's dropout masks)
+    #: the member's torch generator (BERT's dropout masks), set when the member starts
+    gen: torch.Generator = None  # type: ignore[assignment]
     history: dict = field(default_factory=dict)
     running: list = field(default_factory=list)
     first: int = 1
