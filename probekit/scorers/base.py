@@ -17,7 +17,7 @@ Public methods check the capability, build one cache key per item and hand the w
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -51,12 +51,6 @@ class Scorer(mlm.MaskedWords, DevicePixels, Engine):
     #: what else a detection depends on (query template, threshold): part of its cache key
     detect_setting: str = ""
     loaded_from, load_settings = (), ""  # files _load read (default: source) and settings beyond them: the cache key
-    # hooks only the families with the head define (declared for the type checker; nothing is set on the class)
-    _embed_images: Callable[[dict[str, Any]], Any]
-    _embed_texts: Callable[[dict[str, Any]], Any]
-    _logit_scale_bias: Callable[[], tuple[float, float]]
-    _match_probs: Callable[[dict[str, Any]], Any]
-    _detect_boxes: Callable[..., Any]
 
     def __init__(self, name: str, source: str, capabilities: Sequence[str] | None, *, device="auto", batch_size: int = 32,
                  cache_dir=None, num_workers: int = 0, half: bool | None = None, revision: str | None = None,

@@ -64,6 +64,12 @@ class Engine:
     _device_inputs: Callable[[dict[str, Any]], dict[str, Any]]
     _image_embeddings: Callable[..., Any]
     _text_embeddings: Callable[[Sequence[str]], Any]
+    # and the hooks only the families with the head define, which the Scorer calls
+    _embed_images: Callable[[dict[str, Any]], Any]
+    _embed_texts: Callable[[dict[str, Any]], Any]
+    _logit_scale_bias: Callable[[], tuple[float, float]]
+    _match_probs: Callable[[dict[str, Any]], Any]
+    _detect_boxes: Callable[..., Any]
 
     def _cache(self, method: str) -> ScoreCache:
         if method not in self._caches:

@@ -269,9 +269,8 @@ def same_value(u, v, rtol: float = SAME_RTOL) -> bool:
 def same_rows(a: str, b: str, rtol: float = SAME_RTOL) -> bool:
     """Whether two :func:`deciding` texts hold the same rows: each field :func:`same_value` (so a rebuild's float
     noise does not make a line "another run")."""
-    rows_a, rows_b = json.loads(a), json.loads(b)
-    return len(rows_a) == len(rows_b) and all(same_value(x.get(k), y.get(k), rtol)
-                                              for x, y in zip(rows_a, rows_b) for k in {*x, *y})
+    ra, rb = json.loads(a), json.loads(b)
+    return len(ra) == len(rb) and all(same_value(x.get(k), y.get(k), rtol) for x, y in zip(ra, rb) for k in {*x, *y})
 
 
 def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: pd.DataFrame | None) -> pd.DataFrame:

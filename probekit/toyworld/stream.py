@@ -14,7 +14,6 @@ generator)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -261,11 +260,9 @@ def example(rng: np.random.Generator, recipe: Recipe = Recipe(), aux: np.random.
             scene = _hide_verb(scene, aux)
         if kind == "pose_pair" and recipe.unbound:
             cap, negs = _unbind(scene, aux)
-    if recipe.emphasis and kind != "crop":
-        assert meta is not None  # made above for a recipe with emphasis
+    if recipe.emphasis and kind != "crop" and meta is not None:  # meta: made above for such a recipe
         scene, cap, negs = emphasise(kind, scene, cap, negs, meta, aux, recipe.emphasis)
-    if recipe.removes():
-        assert meta is not None  # made above for a recipe that removes
+    if recipe.removes() and meta is not None:
         scene, cap, negs = _knock(recipe, kind, scene, cap, negs, meta, aux)
     img, _ = render(scene)
     if kind == "crop":
@@ -295,7 +292,7 @@ def pool(n: int, seed: int = 0, progress: bool = False, recipe: Recipe = Recipe(
         it = tqdm(it, desc="toy training images", unit="img")
     out = []
     for _ in it:
-        meta: dict[str, Any] | None = {} if metas is not None else None
+        meta: dict | None = {} if metas is not None else None
         out.append(example(rng, recipe, aux, meta))
         if metas is not None:
             metas.append(meta)
