@@ -90,7 +90,7 @@ def _kind(hint) -> type | None:
 
 
 def _default(f: dataclasses.Field[Any]) -> Any:
-    return f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[operator]  # a field without default has a factory (Parameters' fields have one or the other)
+    return f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[operator]  # else a factory
 
 
 def describe(cls: type) -> dict[str, Parameter]:
