@@ -52,8 +52,8 @@ class PatchGrid:
             raise ValueError(f"model {scorer.name!r} has no patch grid (patch_size={scorer.patch_size}, "
                              f"image_size={scorer.image_size}, image mean={mean}): patch ablation needs a "
                              "patch-based model such as ViLT")
-        blank = tuple(int(round(255 * float(m))) for m in mean)
-        return cls(int(scorer.image_size), int(scorer.patch_size), blank)
+        red, green, blue = (int(round(255 * float(m))) for m in mean)
+        return cls(int(scorer.image_size), int(scorer.patch_size), (red, green, blue))
 
 
 def image_mean(scorer):
@@ -80,7 +80,7 @@ def model_input(image, grid: PatchGrid) -> Image.Image:
     img = Image.open(image) if isinstance(image, (str, os.PathLike)) else image
     img = img.convert("RGB")
     size = (grid.image_size, grid.image_size)
-    return img if img.size == size else img.resize(size, Image.BICUBIC)
+    return img if img.size == size else img.resize(size, Image.Resampling.BICUBIC)
 
 
 def blank_patches(image: Image.Image, patches, grid: PatchGrid) -> Image.Image:

@@ -28,7 +28,7 @@ def copy_project(root: Path, dest: Path, *, with_outputs: Path | None = None) ->
     shutil.copytree(Path(root) / "book", dest / "book", ignore=shutil.ignore_patterns("chapters", ".*"))
     (dest / "book" / "chapters").mkdir()
     for pattern in ("*.ipynb", "*.results.parquet", "*.items.parquet") if with_outputs else ():
-        for path in Path(with_outputs).glob(pattern):
+        for path in Path(with_outputs).glob(pattern):  # type: ignore[arg-type]  # patterns only with with_outputs
             shutil.copy2(path, dest / "book" / "chapters" / path.name)
     return dest
 

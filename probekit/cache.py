@@ -187,7 +187,7 @@ class ScoreCache:
             except Exception as err:  # a foreign or damaged file: ignore it, recompute its items
                 warnings.warn(f"probekit: ignoring unreadable cache shard {shard}: {err}")
                 continue
-            self._store.update(zip(table.column("key").to_pylist(), table.column("value").to_pylist()))
+            self._load().update(zip(table.column("key").to_pylist(), table.column("value").to_pylist()))
 
     def refresh(self) -> None:
         """Flush, then read the shards other processes wrote since (see :mod:`probekit.shard`)."""
@@ -254,7 +254,7 @@ class NullCache(ScoreCache):
         self._read = set()
 
     def put(self, key: str, value: bytes) -> None:
-        self._store[key] = value
+        self._load()[key] = value
 
     def flush(self) -> None:
         pass

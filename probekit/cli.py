@@ -223,11 +223,12 @@ def main(argv: list[str] | None = None) -> int:
                     if rank > 0:  # its share of the scores goes to the shared cache; rank 0 makes the pages
                         ch.execute_only(root, args.chapter, params[args.chapter])
                         return 0
-                    ch.execute(root, args.chapter, params[args.chapter], profile=profile and profile.name,
+                    ch.execute(root, args.chapter, params[args.chapter], profile=profile.name if profile else None,
                                progress=progress)
                 ch.execute_summary(root, progress=progress)  # the summary page shows this run's numbers
                 failures = {}
             else:
+                assert profile is not None  # a book is always built under a profile (toy by default)
                 failures = bk.execute_all(root, params, profile=profile.name, progress=progress)
         if args.command == "book" or not args.no_build:
             bk.build(root)

@@ -45,7 +45,7 @@ def load_mask(mask, size: tuple[int, int] | None = None) -> np.ndarray:
     else:
         img = mask if isinstance(mask, Image.Image) else Image.open(mask)
         if size is not None and img.size != size:
-            img = img.resize(size, Image.NEAREST)
+            img = img.resize(size, Image.Resampling.NEAREST)
         arr = np.asarray(img.convert("L"))
     return np.asarray(arr) > 0 if arr.dtype != bool else arr
 
@@ -78,7 +78,7 @@ def filler_pixels(filler: str, height: int, width: int, seed: int = 0, scene=Non
         if scene is None:
             raise ValueError("the 'scene' filler needs a scene image (items.attrs['scene_dir'] is empty)")
         img = scene if isinstance(scene, Image.Image) else Image.open(scene)
-        return np.asarray(img.convert("RGB").resize((width, height), Image.BILINEAR))
+        return np.asarray(img.convert("RGB").resize((width, height), Image.Resampling.BILINEAR))
     raise ValueError(f"unknown filler {filler!r}; valid: {', '.join(FILLERS)}")
 
 

@@ -147,7 +147,7 @@ class _Tasks(Dataset):
     def __init__(self, budget: int = 64 << 20, load=None):
         self.load = load or load_image
         self._last: tuple[Any, Any] = (object(), None)
-        self._decoded: OrderedDict[str, Image.Image] = OrderedDict()
+        self._decoded: OrderedDict[str, Image.Image | torch.Tensor] = OrderedDict()
         self._bytes, self.budget = 0, budget
 
     def __getitem__(self, task):

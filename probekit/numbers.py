@@ -116,7 +116,8 @@ def shown(r: Mapping[str, Any] | pd.Series, digits: int = 1) -> tuple[str, str, 
     if missing(r["value"]) or missing(r["ci_low"]) or missing(r["ci_high"]):
         return None
     plain = is_plain(metric)
-    return triple(*(_shown(r[k], metric) for k in ("value", "ci_low", "ci_high")), 2 if plain else digits,
+    value, low, high = (_shown(r[k], metric) for k in ("value", "ci_low", "ci_high"))
+    return triple(value, low, high, 2 if plain else digits,
                   sign=metric.endswith("_diff"), least=None if plain else digits)
 
 

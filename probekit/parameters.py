@@ -13,7 +13,7 @@ import json
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 
 def param(default: Any, help: str = "", role: tuple[str, ...] = ()):
@@ -30,9 +30,10 @@ class Parameters:
     """Base of a study's parameters dataclass."""
 
     @classmethod
-    def of(cls, namespace: dict[str, Any]):
+    def of(cls, namespace: dict[str, Any]) -> Self:
         """The parameters holding the values a notebook's parameters cell left in ``namespace`` (its globals)."""
-        return cls(**{f.name: namespace[f.name] for f in dataclasses.fields(cls)})
+        fields = dataclasses.fields(cls)  # type: ignore[arg-type]  # the subclasses are dataclasses, this base is not
+        return cls(**{f.name: namespace[f.name] for f in fields})
 
 
 def is_model_parameter(name: str) -> bool:
@@ -88,8 +89,8 @@ def _kind(hint) -> type | None:
     return hint if hint in (bool, int, float, str, list, dict) else None
 
 
-def _default(f: dataclasses.Field) -> Any:
-    return f.default_factory() if f.default is dataclasses.MISSING else f.default
+def _default(f: dataclasses.Field[Any]) -> Any:
+    return f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[operator]  # else a factory
 
 
 def describe(cls: type) -> dict[str, Parameter]:

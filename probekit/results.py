@@ -25,10 +25,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from probekit.claims import Claim
 
 COLUMNS = ["study", "probe", "model", "condition", "subset", "metric", "value", "ci_low", "ci_high", "n",
            "chance", "source"]
@@ -43,7 +46,7 @@ class SchemaError(ValueError):
 
 def row(*, study: str, probe: str, model: str, metric: str, value: float, condition: str = "", subset: str = "all",
         ci: tuple[float, float] = (np.nan, np.nan), n: int | float = np.nan, chance: float = np.nan,
-        source: str = OURS) -> dict:
+        source: str = OURS) -> dict[str, Any]:
     """One result row as a dict (keyword-only, so a call names every field it sets)."""
     return dict(study=study, probe=probe, model=model, condition=condition, subset=subset, metric=metric,
                 value=float(value), ci_low=float(ci[0]), ci_high=float(ci[1]), n=n, chance=float(chance),
@@ -213,7 +216,7 @@ class StudyResult:
     rows: pd.DataFrame
     data: dict[str, Any] = field(default_factory=dict)
     facts: Any = None
-    claims: list = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
     items: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ITEM_COLUMNS))
 
     def ours(self) -> pd.DataFrame:

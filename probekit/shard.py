@@ -104,8 +104,9 @@ def agree(keys: list[str], todo: list[str]) -> tuple[list[str], list[str]]:
     if len(set(sizes)) > 1:
         raise RuntimeError(f"probekit: the ranks have {sizes} items (rank 0 first) in one scoring call: every rank "
                            "must run the same chapter with the same parameters and data")
-    box = [(keys, todo) if dist.get_rank() == 0 else None]
+    box: list[tuple[list[str], list[str]] | None] = [(keys, todo) if dist.get_rank() == 0 else None]
     dist.broadcast_object_list(box, src=0)
+    assert box[0] is not None  # the broadcast filled it from rank 0
     return box[0]
 
 

@@ -13,30 +13,30 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 #: while :func:`keeping` is active, every :func:`bootstrap_ci` call appends what it was computed from here
-_KEPT: ContextVar[list | None] = ContextVar("probekit_kept_intervals", default=None)
+_KEPT: ContextVar[list[dict[str, Any]] | None] = ContextVar("probekit_kept_intervals", default=None)
 
 
 @contextmanager
-def keeping() -> Iterator[list[dict]]:
+def keeping() -> Iterator[list[dict[str, Any]]]:
     """Keep what every :func:`bootstrap_ci` computed inside the block: a list, filled as they run, of dicts with
     the ``values``, ``statistic`` and ``clusters`` it was given, its ``n_resamples`` and ``seed``, and its ``value``
     and ``ci`` (what a result row computed from items holds, so the row can be rebuilt from them:
     :mod:`probekit.studies.lab_items`).  A block inside another keeps for both: what the inner one kept is added
     to the outer one's list when it ends."""
     outer = _KEPT.get()
-    token = _KEPT.set([])
+    kept: list[dict[str, Any]] = []
+    token = _KEPT.set(kept)
     try:
-        yield _KEPT.get()
+        yield kept
     finally:
-        inner = _KEPT.get()
         _KEPT.reset(token)
         if outer is not None:
-            outer.extend(inner)
+            outer.extend(kept)
 
 
 def units(clusters, n: int) -> tuple[np.ndarray, np.ndarray] | None:

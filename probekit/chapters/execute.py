@@ -147,6 +147,7 @@ def _write(nb, out: Path, rows=None, rows_out: Path | None = None, beside: dict[
     staged = out.with_name(f".{out.name}.partial")
     nbformat.write(nb, staged)
     if rows is not None:
+        assert rows_out is not None  # given with rows
         save(rows, rows_out)  # itself staged, then moved
     for path, data in (beside or {}).items():
         if data is None:

@@ -37,7 +37,7 @@ def directory_problem(name: str, family: str, path: Path) -> str | None:
     if not (path / CONFIG).is_file():
         return f"{name}: {path} holds no {CONFIG}; fix: point at the directory save_pretrained wrote"
     model_type = _read_json(name, path / CONFIG).get("model_type")
-    known = model_types().get(model_type)
+    known = model_types().get(model_type) if model_type is not None else None
     if family in FAMILIES and known != family and (family, known) not in COMPATIBLE:
         return (f"{name}: family {family} given, but {path / CONFIG} has model_type {model_type!r} "
                 f"({'family ' + known if known else 'no probekit family'}); fix: "

@@ -80,8 +80,9 @@ def _from_text(text: str, kind: type | None) -> Any:
 
 
 def _type_name(kind: type | None) -> str:
-    return {bool: "true/false", int: "an integer", float: "a number", str: "a string",
-            list: "a list (a,b,c or [a, b])", dict: "a mapping"}.get(kind, "a value")
+    names: dict[type | None, str] = {bool: "true/false", int: "an integer", float: "a number", str: "a string",
+                                     list: "a list (a,b,c or [a, b])", dict: "a mapping"}
+    return names.get(kind, "a value")
 
 
 def coerce(chapter: str, param: Parameter, value: Any) -> Any:

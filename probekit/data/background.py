@@ -135,6 +135,7 @@ def load_probe_b(data_dir: Path, limit: int | None, seed: int, split: str) -> pd
         if image is not None:
             width, height = Image.open(image).size
             if rec["single_object"]:
+                assert coco is not None  # loaded above for the records with a single object
                 anns = coco.loadAnns(coco.getAnnIds(imgIds=[rec["image_id"]], iscrowd=None))
                 target = [a["segmentation"] for a in anns if names[a["category_id"]] == rec["target"]]
                 mask = mask_file(target, height, width, mask_dir, rec["item_id"])

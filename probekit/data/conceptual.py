@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Literal, Sequence, overload
 
 import numpy as np
 import pandas as pd
@@ -72,7 +72,11 @@ def release_dir(data_dir) -> Path:
     return Path(data_dir) / "probe-rcb"
 
 
-def find_file(data_dir, name: str, required: bool = True) -> Path | None:
+@overload
+def find_file(data_dir: Path, name: str, required: Literal[True] = True) -> Path: ...
+@overload
+def find_file(data_dir: Path, name: str, required: bool) -> Path | None: ...
+def find_file(data_dir: Path, name: str, required: bool = True) -> Path | None:
     """The first file called ``name`` under ``data_dir/probe-rcb`` (any depth)."""
     root = release_dir(data_dir)
     hits = sorted(root.rglob(name)) if root.is_dir() else []

@@ -87,6 +87,7 @@ def check_image(data: bytes) -> str:
             img.load()
     except Exception as err:  # PIL raises many types for bad input
         raise ValueError(f"not a decodable image ({type(err).__name__}: {err})") from None
+    assert fmt is not None  # a file PIL opened has the format of the plugin that opened it
     return _EXT.get(fmt, f".{fmt.lower()}")
 
 
@@ -202,6 +203,7 @@ def fetch_images(urls: Mapping[str, str], dest_dir: str | os.PathLike, workers: 
         if offline.is_set():
             row["error"] = "not attempted: network unreachable"
             return row
+        data: bytes | None
         try:
             data, final_url = _get_with_retries(url, timeout, retries, backoff, max_bytes)
             reached = True

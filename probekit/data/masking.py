@@ -114,6 +114,7 @@ def verb_choice_items(pairs: pd.DataFrame) -> pd.DataFrame:
         if negative is None:
             unlocated += 1
             continue
+        assert span is not None  # a negative is made only where the verb was located
         rows.append({"item_id": item.item_id, "image": item.pos_image, "sentence_pos": item.sentence,
                      "sentence_neg": negative, "verb_pos": verb_pos, "verb_neg": verb_neg, "verb_start": span[0],
                      "verb_end": span[1], "word_pos": item.sentence[span[0]:span[1]],

@@ -18,7 +18,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 import numpy as np
 import pandas as pd
@@ -41,7 +41,7 @@ class EvalSetError(ValueError):
 # --------------------------------------------------------------------------------------------- validation
 
 
-def _fail(source: str, index: int | None, field: str | None, problem: str) -> None:
+def _fail(source: str, index: int | None, field: str | None, problem: str) -> NoReturn:
     where = source if index is None else f"{source}: entry {index}"
     if field:
         where += f", field {field!r}"
@@ -157,7 +157,7 @@ def select_pairs(n_items: int, limit: int | None, seed: int) -> np.ndarray:
     return np.stack([2 * chosen, 2 * chosen + 1], axis=1).ravel()
 
 
-def items_from_entries(entries: Sequence[dict], positions: Sequence[int] | None = None) -> pd.DataFrame:
+def items_from_entries(entries: Sequence[dict], positions: Sequence[int] | np.ndarray | None = None) -> pd.DataFrame:
     """The ``prednoun`` item table (image column still empty) of the validated entries at ``positions`` (default:
     all) of the release; ``pair_id`` follows the release's order (entries 2k, 2k+1 are pair k)."""
     rows = []
@@ -231,6 +231,7 @@ def crop_image(image: str | os.PathLike, box: Sequence[float], data_dir: str | o
     out = crop_path(image, box, data_dir)
     if out.is_file():
         return out
+    img: Image.Image
     with Image.open(image) as img:
         img = img.convert("RGB")
         crop = img.crop(box_to_pixels(box, *img.size))
@@ -245,7 +246,7 @@ def crop_to_targets(items: pd.DataFrame, data_dir: str | os.PathLike, box_column
                     image_column: str = "image") -> pd.Series:
     """Paths of every item's image cropped to its target box (the paper's topline); None where the image is
     missing or unreadable."""
-    paths = []
+    paths: list[str | None] = []
     for image, box in zip(items[image_column], items[box_column]):
         if image is None or (isinstance(image, float) and math.isnan(image)):
             paths.append(None)

@@ -118,7 +118,7 @@ def _coco_tables(captions_path: Path, instances_path: Path):
 
 def vcoco_items(actions: list[dict], sizes: dict, texts: dict, boxes: dict) -> pd.DataFrame:
     """Items (without image paths) from V-COCO's actions and COCO's image sizes, captions and boxes."""
-    people = {}
+    people: dict[tuple[int, str], int] = {}
     for entry in actions:
         verb = entry["action_name"].split("_")[0].lower()
         for image_id, ann_id, label in zip(entry["image_id"], entry["ann_id"], entry["label"]):

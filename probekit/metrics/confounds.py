@@ -19,7 +19,7 @@ it, shown beside the paper's; the verdict on a confound is the interval's.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -95,7 +95,8 @@ def confound_rows(items: pd.DataFrame, perplexity: pd.Series | dict | None = Non
             both = diffs[np.isfinite(diffs[["score_diff", factor]]).all(axis=1)]
             ci = (bootstrap_ci(both[["score_diff", factor]].to_numpy(float), pearson_r, seed=seed,
                                clusters=both["pair_id"].to_numpy()) if np.isfinite(r) else (np.nan, np.nan))
-            labels = dict(study=study, probe="confounds", model=model, condition=condition, subset=name, n=n)
+            labels: dict[str, Any] = dict(study=study, probe="confounds", model=model, condition=condition,
+                                          subset=name, n=n)
             out.append(row(metric="r", value=r, ci=ci, chance=0.0, **labels))
             out.append(row(metric="p", value=p, **labels))
     return frame(out)

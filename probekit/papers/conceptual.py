@@ -11,6 +11,8 @@ averaged over models, as ``probe-b-pooled`` / ``probe-b-single-pooled`` with mod
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -204,7 +206,7 @@ def _rows(block: str, table: str, columns, **fixed):
 
 
 def _b_columns(h: str, with_delta: bool) -> list[dict]:
-    cols = [dict(metric=h, subset=LABEL[v]) for v in ("x0", "x0_patch", "x1_fill")]
+    cols: list[dict[str, Any]] = [dict(metric=h, subset=LABEL[v]) for v in ("x0", "x0_patch", "x1_fill")]
     cols += [dict(metric="gamma", subset=pair_label(a, b), scale=1.0) for a, b in GAMMA_PAIRS]
     if with_delta:
         cols += [dict(metric="delta_c_pts", subset=pair_label(a, b), scale=1.0) for a, b in DELTA_PAIRS]

@@ -22,6 +22,7 @@ import argparse
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -32,7 +33,7 @@ from probekit.rehearsal import coco, data, models
 from probekit.rehearsal.serve import Server
 
 #: what the rehearsal changes in every chapter of the profile, and in the conceptual chapter's fine-tuning
-SMALL = {"device": "cpu", "batch_size": 16, "limit": 8}
+SMALL: dict[str, Any] = {"device": "cpu", "batch_size": 16, "limit": 8}
 SMALL_FINETUNE = {"finetune_steps": 2, "finetune_batch": 8, "finetune_eval_limit": 8, "alphas": [0.0, 0.5, 1.0]}
 #: what a full-size rehearsal changes in the conceptual chapter (the profile's batch, α grid and the rest are kept)
 FULL_FINETUNE = {"finetune_steps": 5}

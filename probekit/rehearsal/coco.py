@@ -7,6 +7,7 @@ import io
 import json
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import torch
@@ -27,11 +28,14 @@ def write_probe_rcb(site: Site, release: Path, n: int = 12) -> list[str]:
     it), COCO's ``instances_val2014.json`` (in ``data/coco/annotations``), their Visual Genome
     photos (odd ids only in VG_100K_2, every 6th missing) and COCO photos served.  Returns the prompts."""
     release.mkdir(parents=True, exist_ok=True)
-    vg_ids, coco_ids, texts = [], [], []
+    vg_ids: list[int] = []
+    coco_ids: list[int] = []
+    texts: list[str] = []
     probe_r = {}
     for i in range(n):
         s, v, o, other = PEOPLE[i % 5], list(VERBS.values())[i % 8], OBJECTS[i % 8], OBJECTS[(i + 3) % 8]
         anchor = 2_300_000 + 10 * i
+        entry: dict[str, Any]
         entry = {"positive_image_ids": [anchor + 1, anchor + 2], "negative_image_ids": [anchor + 3],
                  "positive_prompt": f"A photo of a {s} {v} a {o}.", "negative_prompt": f"A photo of a {other} {v} a {o}.",
                  "negative_object": other, "positive_object": s,
@@ -40,7 +44,8 @@ def write_probe_rcb(site: Site, release: Path, n: int = 12) -> list[str]:
         vg_ids += [anchor, anchor + 1, anchor + 2, anchor + 3]
         texts += [entry[k] for k in ("positive_prompt", "negative_prompt", "negative_predicate_prompt")]
         texts.append(conceptual.subject_prompt(s))
-    comp, obj = [], []
+    comp: list[dict[str, Any]] = []
+    obj: list[dict[str, Any]] = []
     for i in range(n):
         a, b, thing = ATTRIBUTES[i % 6], ATTRIBUTES[(i + 1) % 6], OBJECTS[i % 8]
         ids = [100 + 2 * i, 101 + 2 * i]
@@ -93,9 +98,12 @@ def write_vcoco(site: Site, data: Path, n: int = 12) -> list[str]:
     """V-COCO's vcoco_test.json, served with its photos, and COCO's annotation zip: its captions, and the person
     boxes added to the ``instances_val2014.json`` already under ``data/coco/annotations`` (written by
     :func:`write_probe_rcb`; the copy there and the zip's are one file, as a user's unpacked zip is)."""
+    actions: dict[str, dict[str, Any]]
     actions = {v: {"action_name": v, "role_name": ["agent"], "image_id": [], "ann_id": [], "label": [],
                    "role_object_id": [], "include": [[]]} for v in list(VERBS)[:4]}
-    images, captions, boxes = [], [], []
+    images: list[dict[str, Any]] = []
+    captions: list[dict[str, Any]] = []
+    boxes: list[Any] = []
     for i in range(n):
         image_id, verb = 7000 + i, list(VERBS)[i % 4]
         for entry in actions.values():
@@ -129,7 +137,7 @@ def write_imagenet(site: Site, root: Path, per_class: int = 3) -> list[str]:
     """An ImageNet validation set as torchvision's ``ImageNet(root, split="val")`` reads it (``meta.bin`` and
     ``val/<wnid>/``), one class per object.  Returns its prompts."""
     wnids = {f"n{1000 + i:08d}": (thing,) for i, thing in enumerate(OBJECTS)}
-    val = []
+    val: list[Any] = []
     for wnid in wnids:
         (root / "val" / wnid).mkdir(parents=True, exist_ok=True)
         for k in range(per_class):

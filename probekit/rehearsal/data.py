@@ -16,6 +16,7 @@ import io
 import json
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -42,7 +43,8 @@ class Site:
     """The files of ``served/`` and the redirects the rehearsal's server answers."""
 
     def __init__(self, root: Path, seed: int = 0):
-        self.root, self.redirects, self.rng = Path(root), {}, np.random.default_rng(seed)
+        self.redirects: dict[str, str] = {}
+        self.root, self.rng = Path(root), np.random.default_rng(seed)
 
     def put(self, url: str, data: bytes) -> None:
         path = self.root / served_path(url)
@@ -67,7 +69,8 @@ def jpeg(rng, size=(56, 40)) -> bytes:
 def write_svo(site: Site, n: int = 24) -> list[str]:
     """svo_probes.csv: ``n`` sentences, each with a subject, a verb and an object negative; every 7th image is a
     dead link, every 11th goes to the placeholder, one is not an image.  Returns the sentences."""
-    rows, rng, image_id = [], site.rng, 1000
+    rows: list[dict[str, Any]] = []
+    rng, image_id = site.rng, 1000
     for i in range(n):
         s, v, o = PEOPLE[i % 5], list(VERBS)[i % 8], OBJECTS[(i * 3) % 8]
         pos_id, sentence = image_id, f"A {s} {VERBS[v]} a {o}."
@@ -111,7 +114,7 @@ def prednoun_entry(i: int, pos: str, target: str, distractor: str, word_t: str, 
 def write_prednoun(site: Site, folders, n_pairs: int = 16) -> list[str]:
     """eval_set.json (noun and predicate swaps, in pairs), its Open Images photos (every 7th missing) and each
     released folder's result CSVs.  Returns the sentences."""
-    entries = []
+    entries: list[dict[str, Any]] = []
     for k in range(n_pairs):
         a, b = (PEOPLE[k % 5], PEOPLE[(k + 2) % 5]) if k % 2 else (list(VERBS.values())[k % 8], "sitting")
         for first, second in ((a, b), (b, a)):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -31,7 +32,7 @@ CLIP_MEAN, CLIP_STD = [0.48145466, 0.4578275, 0.40821073], [0.26862954, 0.261302
 _CLIP = {"image_mean": CLIP_MEAN, "image_std": CLIP_STD, "resample": 3}
 _HALF = {"image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "resample": 3}
 #: hub id -> (family, input size, patch, image processor settings) of the real checkpoint
-HUB = {
+HUB: dict[str, tuple[str, Any, Any, dict[str, Any] | None]] = {
     "openai/clip-vit-base-patch32": ("clip", 224, 32, _CLIP),
     "openai/clip-vit-base-patch16": ("clip", 224, 16, _CLIP),
     "openai/clip-vit-large-patch14": ("clip", 224, 14, _CLIP),

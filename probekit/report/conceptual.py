@@ -123,6 +123,7 @@ def finetune_notice(facts: ConceptualFacts) -> str:
 
 def sweep_text(facts: ConceptualFacts, params: dict) -> str:
     """The patching section's data paragraph."""
+    assert facts.triplets is not None  # set wherever the sweep ran
     epochs = params["finetune_steps"] * facts.finetune_batch / max(facts.triplets, 1)
     return (f"Fine-tuned `{params['finetune_model']}` on {facts.triplets} triplets for {params['finetune_steps']} "
             f"steps of {facts.finetune_batch} ({epochs:.1f} epochs; the authors: 40 epochs of RelComp) "

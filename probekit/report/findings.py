@@ -9,6 +9,8 @@ the run did not produce is left out, so a run on other data or without the lab g
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from probekit.report.figures import bar_ci
@@ -34,7 +36,7 @@ def verbs(rows: pd.DataFrame, lines: pd.DataFrame | None = None) -> list[Finding
     """The headline (verb negatives told apart by the object's place alone) and its control (by the pose) per toy
     model, the ITM head's verb negatives beside the paper's MMT, and whether the headline can be passed at all
     (the swap-trained parent of the lab)."""
-    cue = dict(probe=verbs_lab.CUE_PROBE, metric="pairwise")
+    cue: dict[str, Any] = dict(probe=verbs_lab.CUE_PROBE, metric="pairwise")
     out = [of_row(rows, f"**{m}** picks the right image when only the object's place tells the two verbs apart "
                   "(pairwise, the headline)", headline=True, model=m, subset=PLACE, **cue) for m in TOY]
     out += [of_row(rows, f"**{m}** does so when the pose tells them apart (the control)", model=m, subset=POSE, **cue)
@@ -51,7 +53,7 @@ def verbs(rows: pd.DataFrame, lines: pd.DataFrame | None = None) -> list[Finding
 def prednoun(rows: pd.DataFrame, lines: pd.DataFrame | None = None) -> list[Finding]:
     """Binding on the look-alike pairs (the headline) and on pairs whose limbs differ, per toy model, beside the
     paper's full-image pair accuracy; the cropped topline's gain; the 2 × 2's architecture claim."""
-    pairs = dict(probe=prednoun_lab.LIMBS_PROBE, condition="full", metric="pair_accuracy")
+    pairs: dict[str, Any] = dict(probe=prednoun_lab.LIMBS_PROBE, condition="full", metric="pair_accuracy")
     out = [of_row(rows, f"**{m}** binds each pose to its agent where the limbs look alike, so only relating bust to "
                   "limbs tells (pair accuracy, full images, the headline)",
                   paper_row(rows, model=PREDNOUN_PAPER[m], probe="pairs", condition="full", subset="all",
@@ -73,7 +75,7 @@ def prednoun(rows: pd.DataFrame, lines: pd.DataFrame | None = None) -> list[Find
 def masking(rows: pd.DataFrame, lines: pd.DataFrame | None = None) -> list[Finding]:
     """The masked verb found with the full image (the headline) and what blanking the subject costs, the text-only
     model, the image's gain over the text, and the masked-LM head against the ITM head on the same verbs."""
-    topk = dict(probe="top-k", subset="all")
+    topk: dict[str, Any] = dict(probe="top-k", subset="all")
     table2 = dict(probe="top-k", subset="SVO-Probes")
     out = [
         of_row(rows, "**toy-vilt** finds the masked verb among its top 5 with the full image (the headline)",

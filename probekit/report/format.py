@@ -25,7 +25,8 @@ def magnitude(r: Mapping[str, Any]) -> dict:
         return {**r, "metric": size}
     low, high = r.get("ci_low"), r.get("ci_high")
     return {**r, "metric": size, "value": -float(r["value"]),
-            "ci_low": None if missing(high) else -float(high), "ci_high": None if missing(low) else -float(low)}
+            "ci_low": None if high is None or missing(high) else -float(high),
+            "ci_high": None if low is None or missing(low) else -float(low)}
 
 
 def table(rows: pd.DataFrame, index: Sequence[str] | str, columns: Sequence[str] | str, digits: int = 1,

@@ -37,11 +37,11 @@ def knockouts_text(found: pd.DataFrame) -> str:
     models = [m for m in dict.fromkeys(found.loc[found["role"] == lab.TARGET, "model"]) if zoo.knockout(m)]
     out = []
     for m in models:
-        what, how = zoo.knockout(m)
+        what, how = zoo.knockout(m)  # type: ignore[misc]  # models holds only knock-outs
         done = zoo.member(m).factor.removeprefix("knock-out: ")
         instead = " rather than removing it" if how == zoo.SCRAMBLES else ""
         out.append(f"`{m}` {how} {what} in training{instead} ({done}).")
-    for what in dict.fromkeys(zoo.knockout(m)[0] for m in models):
+    for what in dict.fromkeys(zoo.knockout(m)[0] for m in models):  # type: ignore[index]  # knock-outs only
         waiting = [w for w in zoo.untrained_removals(what) if w not in set(found["model"])]
         if waiting:
             many = len(waiting) > 1
@@ -199,7 +199,7 @@ def untrained(r) -> str:
     (:func:`probekit.studies.lab.unlearned`) that did not, with its row."""
     gains = [g if isinstance(g, Mapping) else None for g in r.get("gains", [])]
     sides = [r[s] if isinstance(r[s], Mapping) else None for s in "ab"]
-    missed = lab.unlearned(*sides, gains, r["expect"], bool(r.get("chance_floor", False)))
+    missed = lab.unlearned(sides[0], sides[1], gains, r["expect"], bool(r.get("chance_floor", False)))
     rows = [f"{g['model']}: {g['metric']} {cell(g, unit=True)}" if g is not None else "a row not run" for g in missed]
     return (f"{lab.NOT_TESTABLE}: it compares settings that did not learn what it compares (not above chance, or "
             f"a gain not above 0: {'; '.join(rows)})")

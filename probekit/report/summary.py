@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import math
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -37,13 +37,13 @@ VERDICTS = (lab.HOLDS, lab.DOES_NOT_HOLD, lab.NOT_RESOLVED, lab.BY_CONSTRUCTION,
             lab.NOT_TESTABLE)
 
 
-def load_results(chapters_dir: str | Path, studies: Sequence[str] = STUDIES) -> dict[str, pd.DataFrame]:
+def load_results(chapters_dir: str | Path, studies: Iterable[str] = STUDIES) -> dict[str, pd.DataFrame]:
     """{study: its rows} for every study whose chapter has a result file (the others were not executed)."""
     files = {s: Path(chapters_dir) / f"{s}.results.parquet" for s in studies}
     return {s: load(path) for s, path in files.items() if path.is_file()}
 
 
-def load_lab(chapters_dir: str | Path, studies: Sequence[str] = STUDIES) -> pd.DataFrame:
+def load_lab(chapters_dir: str | Path, studies: Iterable[str] = STUDIES) -> pd.DataFrame:
     """The lab verdicts of every executed chapter (``<study>.lab.parquet``, written beside its page), in study
     order (``lab.verdict_lines``)."""
     files = [Path(chapters_dir) / f"{s}.lab.parquet" for s in studies]
@@ -59,7 +59,7 @@ def lab_overview(lab: pd.DataFrame) -> pd.DataFrame:
     how many of the chapter's judged lines (checks and claims, one family) have a verdict that survives Holm's
     correction (``survives_holm``, :func:`probekit.studies.lab_holm.lines`; shown where the lines carry it)."""
     holm = f"survive Holm ({lab_holm.ALPHA:.0%})"
-    out = []
+    out: list[dict[str, Any]] = []
     for study, mine in lab.groupby("study", sort=False):
         claims, checks = mine[mine["kind"] == "claim"], mine[mine["kind"] == "check"]
         judged = checks[checks["as_expected"].notna()]
@@ -166,7 +166,7 @@ def above_ceiling(hard: pd.DataFrame) -> pd.DataFrame:
     return hard[hard["value"] > CEILING]
 
 
-def _floor_parts(hard: pd.DataFrame) -> dict[str, list[str]]:
+def _floor_parts(hard: pd.DataFrame) -> dict[bool, list[str]]:
     """The headline probes (labels) of ``hard`` on which no toy-zoo model is above chance, split by whether every
     row there has a chance level (``True``) or some row has none (``False``: whether it is above chance is not
     known)."""
@@ -258,7 +258,7 @@ def summary_table(rows: pd.DataFrame) -> pd.DataFrame:
     return wide
 
 
-def show(chapters_dir: str | Path = "book/chapters", studies: Sequence[str] = STUDIES) -> None:
+def show(chapters_dir: str | Path = "book/chapters", studies: Iterable[str] = STUDIES) -> None:
     """The summary page's content: the table, the heatmap, and each chapter with whether it was executed."""
     results = load_results(chapters_dir, studies)
     rows = headline_rows(results, headlines(list(results)), wholes(list(results)))

@@ -52,13 +52,14 @@ class Scorer(mlm.MaskedWords, DevicePixels, Engine):
     detect_setting: str = ""
     loaded_from, load_settings = (), ""  # files _load read (default: source) and settings beyond them: the cache key
 
-    def __init__(self, name: str, source: str, capabilities: Sequence[str], *, device="auto", batch_size: int = 32,
+    def __init__(self, name: str, source: str, capabilities: Sequence[str] | None, *, device="auto", batch_size: int = 32,
                  cache_dir=None, num_workers: int = 0, half: bool | None = None, revision: str | None = None,
                  head: str = "", options: dict | None = None, device_pixels: bool | None = None):
         self.name = self.label = name   # label: what progress bars call it (a caller may name a checkpoint better)
         self.source = source
         #: None until _load: adapters may narrow it to the heads the checkpoint actually has
-        self.capabilities = frozenset(capabilities) if capabilities else None
+        self.capabilities: frozenset[str] = (  # a set once __init__ returns
+            frozenset(capabilities) if capabilities else None)  # type: ignore[assignment]  # None until _load
         self.head = head
         self.device = resolve_device(device)
         self.precision = precision_for(self.device, half)  # "fp32", or autocast to "fp16"/"bf16"

@@ -15,9 +15,10 @@ not yet cached and reads the others' from the shared cache (:mod:`probekit.shard
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Literal, Sequence
 
 import torch
 
@@ -44,6 +45,31 @@ class Engine:
     in-memory cache), ``_caches`` (a dict) and ``_loader`` (None until the first batch of images) on the instance,
     and ``device_pixels``, ``decode_on_device`` and ``_device_inputs`` (see :mod:`probekit.scorers.pixels`).
     """
+
+    # what the Scorer sets (declared here for the type checker; nothing is set on the class)
+    name: str
+    label: str
+    device: torch.device
+    precision: str
+    batch_size: int
+    num_workers: int
+    skipped: list[str]
+    forward_seconds: float
+    fingerprint: str
+    _cache_root: str | os.PathLike[str] | None | Literal[False]
+    _caches: dict[str, ScoreCache]
+    _loader: imgs.Loader | None
+    device_pixels: bool
+    decode_on_device: bool
+    _device_inputs: Callable[[dict[str, Any]], dict[str, Any]]
+    _image_embeddings: Callable[..., Any]
+    _text_embeddings: Callable[[Sequence[str]], Any]
+    # and the hooks only the families with the head define, which the Scorer calls
+    _embed_images: Callable[[dict[str, Any]], Any]
+    _embed_texts: Callable[[dict[str, Any]], Any]
+    _logit_scale_bias: Callable[[], tuple[float, float]]
+    _match_probs: Callable[[dict[str, Any]], Any]
+    _detect_boxes: Callable[..., Any]
 
     def _cache(self, method: str) -> ScoreCache:
         if method not in self._caches:
@@ -126,7 +152,8 @@ class Engine:
         todo_extras = [extras[first[key]] for key in todo] if extras is not None else None
         if images is None:
             prep = getattr(self, prepare)
-            loader = ((list(range(s, min(s + self.batch_size, len(todo)))),
+            assert todo_extras is not None  # items without images are their extras (texts)
+            loader: Iterable[tuple[list[int], Any, list[Any]]] = ((list(range(s, min(s + self.batch_size, len(todo)))),
                        prep([], todo_extras[s:s + self.batch_size]), [])
                       for s in range(0, len(todo), self.batch_size))
             srcs: list = []

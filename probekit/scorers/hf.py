@@ -104,7 +104,7 @@ def _passthrough_size(proc) -> tuple[int, int] | None:
     except ImportError:
         return None
     cls, name = type(proc), type(proc).__name__
-    if not (isinstance(proc, TorchvisionBackend) and cls.__module__.startswith("transformers.models.")
+    if not (issubclass(cls, TorchvisionBackend) and cls.__module__.startswith("transformers.models.")
             and name in _PLAIN + ("ViltImageProcessor",)):
         return None
     replicated = {"resize", "_preprocess"} if name == "ViltImageProcessor" else set()  # read from ViLT's code

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -24,6 +24,16 @@ class MaskedWords:
     """The masked-LM question "how probable is this word here?" (a mixin of :class:`probekit.scorers.base.Scorer`,
     whose ``tokenizer``, ``word_pieces``, ``_require``, ``_mlm``, ``_forward``, ``_mlm_logits``, ``_prepare_pairs``
     and ``_tokenize`` it uses)."""
+
+    # what the Scorer sets (declared here for the type checker; nothing is set on the class)
+    tokenizer: Any
+    word_pieces: Callable[[str], list[str]]
+    _require: Callable[[str, str], None]
+    _mlm: Callable[..., list[Any]]
+    _forward: Callable[..., Any]
+    _mlm_logits: Callable[[dict[str, Any]], torch.Tensor]
+    _prepare_pairs: Callable[[list[Any], list[str]], dict[str, Any]]
+    _tokenize: Callable[[list[str]], dict[str, Any]]
 
     def mask_logprobs(self, texts: Sequence[str], words: Sequence[str], images=None) -> list:
         """Per text, the log-probability of each piece of its word (``words[i]``, split by ``word_pieces``) at the

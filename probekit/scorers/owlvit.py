@@ -26,7 +26,8 @@ class OwlVitScorer(Scorer):
         if options:
             raise TypeError(f"unknown owlvit option(s): {', '.join(options)}")
         self.model = hf.from_pretrained("OwlViTForObjectDetection", source, self.revision, self.device)
-        self.processor = OwlViTProcessor.from_pretrained(source, revision=self.revision)
+        self.processor = OwlViTProcessor.from_pretrained(  # revision None: the hub's default, as for the model
+            source, revision=self.revision)  # type: ignore[arg-type]  # transformers annotates it str only
         self.tokenizer = self.processor.tokenizer
         cfg = self.model.config
         self.max_length = hf.max_text_length(self.tokenizer, cfg.text_config.max_position_embeddings)

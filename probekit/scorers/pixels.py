@@ -29,6 +29,8 @@ how much on a GPU.
 
 from __future__ import annotations
 
+from typing import Any, Callable, cast
+
 import torch
 
 from probekit import images as imgs
@@ -47,6 +49,13 @@ class DevicePixels:
     device_pixels: bool = False
     #: why the device path was not taken where it would have been ("" where it was, or was not asked for)
     device_pixels_note: str = ""
+    # what the Scorer sets (declared here for the type checker; nothing is set on the class)
+    device: torch.device
+    name: str
+    family: str
+    preprocessing: str
+    _prepare_images: Callable[[list[Any]], dict[str, Any]]
+    _tokenize: Callable[[list[str]], dict[str, Any]]
 
     def _resolve_device_pixels(self, asked: bool | None) -> bool:
         """``device_pixels``: as asked, or (None) on where the model is on CUDA and the family has the path; in
@@ -119,4 +128,4 @@ def decoded(images: list[torch.Tensor], device: torch.device) -> list[torch.Tens
         pixels = decode_jpeg([images[i] for i in jpegs], mode=ImageReadMode.RGB, device=where)
         for i, x in zip(jpegs, pixels):
             out[i] = x.to(device)
-    return out
+    return cast(list[torch.Tensor], out)  # every None was a JPEG, decoded above

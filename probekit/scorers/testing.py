@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -69,7 +70,12 @@ def save_tiny(family: str, directory: str | Path, seed: int = 0, *, image: int =
     vocab = len(tok)
     text = _small(vocab_size=vocab, max_position_embeddings=32, pad_token_id=0)
     vision = _small(image_size=image, patch_size=patch)
-    models, proc = [], None
+    # each family builds its own config, model and processor classes: one name holds any of them
+    cfg: Any
+    itm: Any
+    mlm: Any
+    models: list[T.PreTrainedModel] = []
+    proc: tuple[Any, dict[str, Any]] | None = None
     if family in ("clip", "siglip"):
         cls, tcfg, vcfg, ccls = ((T.CLIPModel, T.CLIPTextConfig, T.CLIPVisionConfig, T.CLIPConfig) if family == "clip"
                                  else (T.SiglipModel, T.SiglipTextConfig, T.SiglipVisionConfig, T.SiglipConfig))

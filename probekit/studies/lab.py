@@ -179,6 +179,7 @@ def claim_verdict(c: PaperClaim, a, b, diff=None, gains=()) -> str:
     if len(gains) != len(c.learned) or unlearned(a, b, gains, c.expect, c.chance_floor):
         return NOT_TESTABLE
     if c.expect == NO_DIFFERENCE:
+        assert c.margin is not None  # __post_init__ requires one for NO_DIFFERENCE
         found = equivalent(diff, c.margin) if diff is not None else UNRESOLVED
         return {NO_DIFFERENCE: HOLDS, UNRESOLVED: NOT_RESOLVED}.get(found, DOES_NOT_HOLD)
     found = difference(diff) if diff is not None else compare(a, b)
@@ -268,8 +269,8 @@ def same_value(u, v, rtol: float = SAME_RTOL) -> bool:
 def same_rows(a: str, b: str, rtol: float = SAME_RTOL) -> bool:
     """Whether two :func:`deciding` texts hold the same rows: each field :func:`same_value` (so a rebuild's float
     noise does not make a line "another run")."""
-    a, b = json.loads(a), json.loads(b)
-    return len(a) == len(b) and all(same_value(x.get(k), y.get(k), rtol) for x, y in zip(a, b) for k in {*x, *y})
+    ra, rb = json.loads(a), json.loads(b)
+    return len(ra) == len(rb) and all(same_value(x.get(k), y.get(k), rtol) for x, y in zip(ra, rb) for k in {*x, *y})
 
 
 def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: pd.DataFrame | None) -> pd.DataFrame:

@@ -27,7 +27,7 @@ import functools
 import json
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -106,7 +106,7 @@ def _same_items(values, units, their_values, their_units) -> bool:
 def _line(rows: list, judge: Callable[[list], str], here: dict, there: dict, seed: int) -> dict:
     """The pooled fields of a line deciding on ``rows``: ``pooled`` (the pooled rows), ``verdict`` and
     :data:`SEED_COLUMNS`; or only ``seeds_note`` (why not) when a row cannot be pooled."""
-    found = [_seeds_of(r, here, there, seed) for r in rows]
+    found: list[Any] = [_seeds_of(r, here, there, seed) for r in rows]
     why = next((f for f in found if isinstance(f, str)), None)
     if why:
         return dict(seeds_note=f"{ONE_SEED.format(seed=seed)}: {why}")
@@ -145,7 +145,8 @@ def pool(result, found: pd.DataFrame, seed: int) -> None:
 
     out = []
     for (_, line), c in zip(checks.iterrows(), defined.CHECKS):
-        got = _line(deciding_rows(line), lambda rs, c=c: lab.check_verdict(rs[0], c.role, c.by_construction),
+        got = _line(deciding_rows(line), lambda rs, c=c: lab.check_verdict(  # type: ignore[misc]  # c: bound now
+                        rs[0], c.role, c.by_construction),
                     here, there, seed)
         if "pooled" in got:
             expected = None if got["verdict"] == lab.BY_DESIGN else lab.EXPECTED[c.role]
@@ -160,7 +161,7 @@ def pool(result, found: pd.DataFrame, seed: int) -> None:
         by_diff = isinstance(line["diff"], Mapping)
         gains = [_or_pooled(g, here, there, seed) for g in line.get("gains", [])]
         judge = ((lambda rs, c=c, a=a, b=b, g=gains: lab.claim_verdict(c, a, b, rs[0], g)) if by_diff
-                 else (lambda rs, c=c, g=gains: lab.claim_verdict(c, *rs, gains=g)))
+                 else (lambda rs, c=c, g=gains: lab.claim_verdict(c, *rs, gains=g)))  # type: ignore[misc]  # rs: a, b
         got = _line(deciding_rows(line), judge, here, there, seed)
         if "pooled" in got:
             rows = got.pop("pooled")

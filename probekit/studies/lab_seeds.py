@@ -43,7 +43,7 @@ def verdicts(zoo: str | None, studies=STUDIES, data_dir=None, items: list | None
         os.environ["PROBEKIT_TOY_CHECKPOINTS"] = str(zoo)
     try:
         out = []
-        for study in map(STUDIES.get, studies):
+        for study in (STUDIES[name] for name in studies):
             with unpooled():
                 result = study.run(study.parameters(dataset="toy", device="cpu", data_dir=data_dir))
             lines = verdict_lines(study.name, result.data["lab_checks"], result.data["lab_claims"])
@@ -184,7 +184,7 @@ def main(argv=None) -> int:
                         "over this zoo's seed and the file's")
     a = p.parse_args(argv)
     names = labels(a.zoos)
-    kept = {z: [] for z in a.zoos}
+    kept: dict[str, list[pd.DataFrame]] = {z: [] for z in a.zoos}
     table = compare([verdicts(None if z == "shipped" else z, items=kept[z]) for z in a.zoos], names,
                     [saved(z) for z in a.zoos])
     if a.items:

@@ -23,6 +23,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -57,10 +58,11 @@ class _State:
     tok: object
     model: torch.nn.Module
     opt: torch.optim.Optimizer
-    sched: object
+    sched: torch.optim.lr_scheduler.LRScheduler
     key: dict
     probe: object = None
-    gen: torch.Generator = None    # the member's torch generator (BERT's dropout masks)
+    #: the member's torch generator (BERT's dropout masks), set when the member starts
+    gen: torch.Generator = None  # type: ignore[assignment]
     history: dict = field(default_factory=dict)
     running: list = field(default_factory=list)
     first: int = 1
@@ -90,7 +92,9 @@ def train_jobs(jobs: list[Job], budget: Budget, *, quick: bool = False, threads:
         headers[job.out] = zoo_record.header(job.seed, budget, quick, device, size)
     for out, header in headers.items():   # refused if a zoo keeps members trained with other settings
         zoo_record.start(out, header, [j.name for j in jobs if j.out == out])
-    pools, heldouts, groups = {}, {}, {}
+    pools: dict[Any, Any] = {}
+    heldouts: dict[Any, Any] = {}
+    groups: dict[Any, list[Any]] = {}
     for job in jobs:
         recipe = zoo_member(job.name).recipe
         tok = build.tokenizer(recipe.extra_words())

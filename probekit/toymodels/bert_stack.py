@@ -33,7 +33,8 @@ def mlm_logits(p, config, ids, mask, drop: Dropout):
     n = config.num_attention_heads
     for i in range(config.num_hidden_layers):
         layer = f"{L}{i}."
-        q, k, v = heads(p, x, tuple(f"{layer}attention.self.{w}" for w in ("query", "key", "value")), n)
+        names = (f"{layer}attention.self.query", f"{layer}attention.self.key", f"{layer}attention.self.value")
+        q, k, v = heads(p, x, names, n)
         probs = torch.softmax(q @ k.transpose(2, 3) * q.shape[-1] ** -0.5 + bias, dim=-1)
         probs = drop(probs.reshape(m, b, n, t, t), attention, (2, 3)).reshape(m * b, n, t, t)
         a = drop(linear(merge(probs @ v, m), p, layer + "attention.output.dense"), hidden, (1,))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from ..toyworld.vocab import AGENTS, OBJECTS, POSES, SCENES, TYPICAL_SCENE_P, VERBS, prior_topk
 from .budget import flags as budget_flags
@@ -66,7 +67,7 @@ def plot(record: dict, path: Path) -> None:
     fig.savefig(path, dpi=100)
 
 
-def _get(record: dict, keys: tuple) -> str:
+def _get(record: Any, keys: tuple) -> str:
     for k in keys:
         if not isinstance(record, dict) or k not in record:
             return ""

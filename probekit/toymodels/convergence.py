@@ -34,7 +34,7 @@ def trends(history: dict, keys) -> dict[str, tuple[float, float, float]]:
         resid = y - y.mean() - slope * xc
         se = float(np.sqrt(resid @ resid / (len(y) - 2) / (xc @ xc)))
         half = float(stats.t.ppf(0.975, len(y) - 2)) * se
-        out[key] = tuple(PER_STEPS * v for v in (slope, slope - half, slope + half))
+        out[key] = (PER_STEPS * slope, PER_STEPS * (slope - half), PER_STEPS * (slope + half))
     return out
 
 

@@ -67,8 +67,9 @@ class HeldOut:
 
     def __init__(self, seed: int = 0, n: int = 200, data_dir: str | Path | None = None):
         self._tmp = None if data_dir else tempfile.TemporaryDirectory(prefix="probekit-heldout-")
-        root = self._root = Path(data_dir or self._tmp.name)
-        self._seed, self._hard = seed, None
+        root = self._root = Path(data_dir or self._tmp.name)  # type: ignore[union-attr]  # made without data_dir
+        self._hard: tuple[pd.DataFrame, pd.DataFrame] | None = None
+        self._seed = seed
         objects = object_control.items(root, seed, n)
         self.obj_images = [Image.open(p).convert("RGB") for p in objects["image"]]
         self.obj_true, self.obj_wrong = list(objects["right"]), list(objects["wrong"])

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from typing import Any
 from pathlib import Path
 
 from .zoo import member
@@ -40,7 +41,9 @@ def run(a, argv: list[str], out: Path, jobs: int, log=print) -> int:
     the first failing exit status."""
     threads = a.threads or max(1, (os.cpu_count() or 1) // jobs)
     order = slowest_first(a.models)
-    waiting, running, failed, done = list(order), {}, {}, []
+    running: dict[str, Any] = {}
+    failed: dict[str, int] = {}
+    waiting, done = list(order), []
     out.mkdir(parents=True, exist_ok=True)
     last_status = time.time()
     try:

@@ -15,6 +15,7 @@ import math
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -78,7 +79,7 @@ def resume_key(budget, data, size: str = "full") -> dict:
 def restore(name: str, path: Path, key: dict, model, opt, sched, data, budget, log) -> tuple[dict, list, int, float]:
     """Load the resume file ``path`` into ``model``, ``opt``, ``sched`` and ``data``'s generators if it was written
     under ``key`` (else set it aside); return (history, running losses, first step, seconds spent)."""
-    history = {"step": [], "loss": [], "probe_step": [], "probe": []}
+    history: dict[str, list[Any]] = {"step": [], "loss": [], "probe_step": [], "probe": []}
     if not path.exists():
         return history, [], 1, 0.0
     # on the CPU: the random generators' states must be CPU tensors (load_state_dict moves the rest)

@@ -38,7 +38,7 @@ def train_clip(member: Member, data: Batches, tok, budget: Budget, out: Path, fi
 
     hist = fit(model, step, budget.lr_clip, probe and (lambda: probe(model)))
     model.eval().cpu()
-    model.save_pretrained(out)
+    model.save_pretrained(out)  # type: ignore[operator]  # a transformers model, typed nn.Module here
     build.save_side_files(out, tok, build.clip_processor())
     return hist
 
@@ -101,7 +101,7 @@ def train_vilt(member: Member, data: Batches, tok, budget: Budget, out: Path, fi
 
     hist = fit(model, step, budget.lr_vilt, probe and (lambda: probe(model)))
     model.eval().cpu()
-    model.save_pretrained(out)
+    model.save_pretrained(out)  # type: ignore[operator]  # a transformers model, typed nn.Module here
     build.save_side_files(out, tok, build.vilt_processor())
     return hist
 
@@ -123,7 +123,7 @@ def train_bert(member: Member, data: Batches, tok, budget: Budget, out: Path, fi
 
     hist = fit(model, step, budget.lr_bert, probe and (lambda: probe(model)))
     model.eval().cpu()
-    model.save_pretrained(out)
+    model.save_pretrained(out)  # type: ignore[operator]  # a transformers model, typed nn.Module here
     build.save_side_files(out, tok)
     return hist
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -20,7 +21,8 @@ def make_probe_r(data_dir: Path, limit: int | None, seed: int, split: str) -> pd
     n = target_size("probe-r", limit)
     rng = rng_for("probe-r", seed, split)
     folder = toy_dir(data_dir, "probe-r")
-    rows, g = [], 0
+    rows: list[dict[str, Any]] = []
+    g = 0
     while len(rows) < n:
         s, v, o = sample_svo(rng)
         group = f"probe-r-{split}-{seed}-{g:05d}"

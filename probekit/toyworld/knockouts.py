@@ -118,7 +118,7 @@ def strip_attributes(caption: str) -> str:
 
 def no_attributes(cap: str, negs: list) -> tuple[str, list]:
     cap = strip_attributes(cap)
-    out = []
+    out: list[tuple[str, str]] = []
     for c, k in negs:
         c = strip_attributes(c)
         if k != "attribute" and c != cap and c not in [x for x, _ in out]:

@@ -11,6 +11,7 @@ figures.  Beyond the schema, ``other_agent`` is the kind of the image's second a
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -46,7 +47,8 @@ def make_items(data_dir: Path, limit: int | None, seed: int, split: str,
     n += n % 2  # pairs stay whole
     rng = rng_for("prednoun", seed, split)
     folder = toy_dir(data_dir, "prednoun")
-    rows, pair = [], 0
+    rows: list[dict[str, Any]] = []
+    pair = 0
     while len(rows) < n:
         n1, n2 = agent_kinds(rng, None if alike_share is None
                              else int((pair + 1) * alike_share) > int(pair * alike_share))

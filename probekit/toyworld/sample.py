@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import AbstractSet, Sequence
 
 import numpy as np
 
@@ -17,7 +18,7 @@ DISTRACTOR_P = 0.35   # chance of a distractor object, and separately of a distr
 CELLS = [(r, c) for r in range(GRID) for c in range(GRID)]
 AGENT_CELLS = [(r, c) for (r, c) in CELLS if r >= 1]   # an agent's limbs cell; its bust is in the cell above
 # cells a distractor must avoid around an agent, so that it never looks like the object of some verb
-_RELATION_OFFSETS = {v.offset for v in VERBS.values()} | {(0, -1), (1, 1), (0, 0)}
+_RELATION_OFFSETS = {v.offset for v in VERBS.values() if v.offset is not None} | {(0, -1), (1, 1), (0, 0)}
 
 
 def rng_for(probe: str, seed: int, split: str) -> np.random.Generator:
@@ -49,6 +50,7 @@ def in_split(make, rng: np.random.Generator, split: str, tries: int = 500) -> Sc
 def scene_for(rng: np.random.Generator, anchor: str) -> str:
     """The background: the anchor's typical scene with probability TYPICAL_SCENE_P, otherwise any scene."""
     typical = TYPICAL_SCENE.get(anchor) or AGENT_SCENE.get(anchor)
+    assert typical is not None  # every object and agent has a typical scene
     return typical if rng.random() < TYPICAL_SCENE_P else choice(rng, SCENES)
 
 
@@ -57,7 +59,8 @@ def random_object(rng, name: str | None = None, cell=None, colour=None, size=Non
                   size=size or choice(rng, SIZES, [3, 1]), pattern=pattern or choice(rng, PATTERNS, [3, 1]))
 
 
-def free_cell(rng, taken: set, avoid_around: list[tuple[int, int]] = (), agent: bool = False):
+def free_cell(rng, taken: AbstractSet[tuple[int, int]], avoid_around: Sequence[tuple[int, int]] = (),
+              agent: bool = False):
     """A cell for a new entity (an agent's limbs cell with ``agent``) whose cells are all free of ``taken`` and not
     where an entity at ``avoid_around`` would act on it or it on them; None when there is none."""
     bad = set()
@@ -68,7 +71,8 @@ def free_cell(rng, taken: set, avoid_around: list[tuple[int, int]] = (), agent: 
     return choice(rng, options) if options else None
 
 
-def agent_cells(offset: tuple[int, int], taken: set = frozenset()) -> list[tuple[int, int]]:
+def agent_cells(offset: tuple[int, int],
+                taken: AbstractSet[tuple[int, int]] = frozenset()) -> list[tuple[int, int]]:
     """Cells where an agent can stand with its object at ``offset`` inside the grid, off the agent's own two cells,
     none of the three in ``taken``."""
     dr, dc = offset
@@ -86,7 +90,7 @@ def svo_scene(rng, subject: str, verb: str, obj: str, colour=None, distractor: b
     """The agent in the verb's pose (or ``pose``) with the object at the verb's place (or ``offset``); with
     ``distractor``, maybe (p = DISTRACTOR_P each) another object and another agent, in some pose, away from both;
     the background is ``background``, else drawn for the object (``scene_for``)."""
-    dr, dc = offset or VERBS[verb].offset
+    dr, dc = offset or VERBS[verb].offset  # type: ignore[misc]  # every verb has an offset (only poses lack one)
     r, c = choice(rng, agent_cells((dr, dc)))
     agent = Entity(subject, (r, c), pose=pose or VERBS[verb].pose)
     thing = random_object(rng, obj, (r + dr, c + dc), colour=colour)
@@ -106,7 +110,8 @@ def svo_scene(rng, subject: str, verb: str, obj: str, colour=None, distractor: b
 def agents_scene(rng, agents: list[tuple[str, str]], background=None, distractor: bool = False) -> Scene:
     """Agents (kind, pose name from POSES) in distinct cells, apart where the grid allows; with ``distractor``, an
     object too, away from every agent (so that no agent seems to act on it)."""
-    ents, taken = [], set()
+    ents: list[Entity] = []
+    taken: set[tuple[int, int]] = set()
     for kind, pose in agents:
         cell = free_cell(rng, taken, [e.cell for e in ents], agent=True) or free_cell(rng, taken, agent=True)
         ents.append(Entity(kind, cell, pose=POSES[pose].pose))
@@ -119,7 +124,8 @@ def agents_scene(rng, agents: list[tuple[str, str]], background=None, distractor
 
 
 def objects_scene(rng, objects: list[Entity | str], background=None) -> Scene:
-    ents, taken = [], set()
+    ents: list[Entity] = []
+    taken: set[tuple[int, int]] = set()
     for o in objects:
         cell = free_cell(rng, taken)
         taken.add(cell)
@@ -136,7 +142,7 @@ def sample_svo(rng) -> tuple[str, str, str]:
 
 
 # ----------------------------------------------------------------------------------------------- captions
-def np_(word: str, *adjectives: str) -> str:
+def np_(word: str, *adjectives: str | None) -> str:
     words = [a for a in adjectives if a] + [word]
     return f"{article(words[0])} {' '.join(words)}"
 

@@ -114,7 +114,7 @@ def render(scene: Scene, px: int = IMAGE_SIZE) -> tuple[Image.Image, list[np.nda
     s = px / GRID
     rng = np.random.default_rng(int(scene.digest(), 16) % 2**32)
     img = Image.fromarray(_background(scene.background, px, rng))
-    masks = []
+    masks: list[np.ndarray] = []
     for e in scene.entities:
         m = Image.new("L", (px, px), 0)
         draws = [(ImageDraw.Draw(img), lambda c: c), (ImageDraw.Draw(m), lambda c: 255)]
@@ -148,7 +148,8 @@ def boxes(scene: Scene) -> tuple[tuple[float, float, float, float], ...]:
     for e, m in zip(scene.entities, masks):
         ys, xs = np.nonzero(m)
         if not len(xs):
-            out.append(tuple(e.cell_box()))
+            x, y, w, h = e.cell_box()
+            out.append((x, y, w, h))
             continue
         side = max(xs.max() + 1 - xs.min(), ys.max() + 1 - ys.min())
         x0 = int(np.clip((xs.min() + xs.max() + 1 - side) // 2, 0, IMAGE_SIZE - side))

@@ -204,6 +204,7 @@ def _hide_verb(scene: Scene, aux: np.random.Generator) -> Scene:
     taken = {c for e in rest for c in e.cells}
     while True:
         shown = VERBS[choice(aux, VERBS)]
+        assert shown.offset is not None  # every verb has one (only poses lack one)
         dr, dc = shown.offset
         cells = agent_cells(shown.offset, taken)
         if cells:
@@ -259,14 +260,14 @@ def example(rng: np.random.Generator, recipe: Recipe = Recipe(), aux: np.random.
             scene = _hide_verb(scene, aux)
         if kind == "pose_pair" and recipe.unbound:
             cap, negs = _unbind(scene, aux)
-    if recipe.emphasis and kind != "crop":
+    if recipe.emphasis and kind != "crop" and meta is not None:  # meta: made above for such a recipe
         scene, cap, negs = emphasise(kind, scene, cap, negs, meta, aux, recipe.emphasis)
-    if recipe.removes():
+    if recipe.removes() and meta is not None:
         scene, cap, negs = _knock(recipe, kind, scene, cap, negs, meta, aux)
     img, _ = render(scene)
     if kind == "crop":
         x, y, w, h = (v * IMAGE_SIZE for v in box(scene, 0))
-        img = img.crop((x, y, x + w, y + h)).resize((IMAGE_SIZE, IMAGE_SIZE), Image.BICUBIC)
+        img = img.crop((x, y, x + w, y + h)).resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BICUBIC)
     if recipe.noisy and aux.random() < recipe.noisy:
         if recipe.noisy_swaps and negs and aux.random() < 0.5:
             cap = negs[int(aux.integers(len(negs)))][0]
@@ -291,7 +292,7 @@ def pool(n: int, seed: int = 0, progress: bool = False, recipe: Recipe = Recipe(
         it = tqdm(it, desc="toy training images", unit="img")
     out = []
     for _ in it:
-        meta = {} if metas is not None else None
+        meta: dict | None = {} if metas is not None else None
         out.append(example(rng, recipe, aux, meta))
         if metas is not None:
             metas.append(meta)

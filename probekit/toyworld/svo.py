@@ -17,6 +17,7 @@ background."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -97,7 +98,8 @@ def make_items(data_dir: Path, limit: int | None, seed: int, split: str, by_cue:
     n = target_size("verbs", limit)
     rng = rng_for("verbs", seed, split)
     folder = toy_dir(data_dir, "verbs")
-    rows, k = [], 0
+    rows: list[dict[str, Any]] = []
+    k = 0
     while len(rows) < n:
         s, v, o = sample_svo(rng)
         progressive = bool(rng.random() < 0.5)

@@ -187,6 +187,7 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
     model, tokenizer, processor = scorer.model, scorer.tokenizer, scorer.image_processor
     model.to(device).train()
     params = _trainable(model, config.encoders)
+    opt: torch.optim.Optimizer
     if config.optimizer == "sgd":
         opt = torch.optim.SGD(params, lr=config.lr, momentum=config.momentum, weight_decay=config.weight_decay)
     else:

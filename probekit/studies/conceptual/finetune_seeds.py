@@ -28,7 +28,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -103,9 +103,10 @@ def pool(rows: pd.DataFrame, per_seed: Mapping[int, dict]) -> tuple[pd.DataFrame
     """``rows`` (the first seed's sweep) pooled over the seeds of ``per_seed`` (seed -> :func:`seed_values`' map),
     and row key -> {seed: that seed's row} (the row itself for each seed where they are the same; None for a row
     not pooled) of every row (see the module's docstring)."""
-    out, each = [], {}
+    out: list[dict[str, Any]] = []
+    each: dict[tuple[Any, ...], dict[int, dict[str, Any]] | None] = {}
     for _, r in rows.iterrows():
-        found = [per_seed[s].get(key(r)) for s in per_seed]
+        found: list[Any] = [per_seed[s].get(key(r)) for s in per_seed]
         if any(f is None or f[1] != found[0][1] for f in found):   # derived, or not in every seed: not pooled
             out.append(dict(r))
             each[key(r)] = None
@@ -144,8 +145,8 @@ def judged(found: pd.DataFrame, defined: list, each: Mapping[tuple, dict]) -> pd
     for (_, line), c in zip(found.iterrows(), defined):
         rows = deciding_rows(line)
         keys = [key(r) if isinstance(r, Mapping) else None for r in rows]
-        swept = [each.get(k) for k in keys]
-        fields = dict.fromkeys(FIELDS, "")
+        swept: list[Any] = [each.get(k) for k in keys]  # type: ignore[arg-type]  # a None key finds no row
+        fields: dict[str, Any] = dict.fromkeys(FIELDS, "")
         if swept and all(isinstance(e, Mapping) for e in swept):
             fseeds = list(swept[0])
 

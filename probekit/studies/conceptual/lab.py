@@ -23,7 +23,7 @@ Probe-B rows ``<model>, <subset>``, so the claims table tells α = 1 from α = 0
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -219,7 +219,7 @@ def lab_rows(items: dict[str, pd.DataFrame], lab_models, *, load: Callable, seed
     ``load(name)`` gives a scorer for the others, ``probe_b(models)`` the Probe-B rows of those models."""
     lab_models = list(dict.fromkeys(lab_models))
     scored = scored or {}
-    per = {"probe-r": {}, "probe-c": {}}
+    per: dict[str, dict[str, Any]] = {"probe-r": {}, "probe-c": {}}
     for probe, score in (("probe-r", cs.score_probe_r), ("probe-c", cs.score_probe_c)):
         done = scored.get(probe, empty())
         for m in lab_models:

@@ -12,7 +12,7 @@ encoder's fine-tune against the vision encoder's (condition ``text, α = 1 − v
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -56,7 +56,8 @@ def imagenet_items(root, limit: int | None = None, seed: int = 0) -> pd.DataFram
 
     ds = ImageNet(str(root), split="val")
     names = [c[0] for c in ds.classes]
-    keys, seen = [], {}
+    keys: list[str] = []
+    seen: dict[str, int] = {}
     for name in names:  # a few ImageNet names repeat ("crane", "maillot"): keep the classes apart
         seen[name] = seen.get(name, 0) + 1
         keys.append(name if seen[name] == 1 else f"{name} ({seen[name]})")

@@ -107,7 +107,8 @@ def head_choice(scorers, pairs: pd.DataFrame, root, seed: int = 0,
         full = condition_images(pairs["pos_image"].tolist(), "full image", PatchGrid.of(scorer), root)
         mine = verb_choice_items(pairs.assign(pos_image=[None if p is None else str(p) for p in full]))
         scores = head_scores(scorer, mine) if len(mine) else None
-        credit = head_credit(scores.assign(unit=scores["item_id"].map(units))) if len(mine) else pd.DataFrame()
+        credit = (head_credit(scores.assign(unit=scores["item_id"].map(units)))  # type: ignore[union-attr,index]
+                  if len(mine) else pd.DataFrame())  # scores is None only without items
         if len(credit):
             rows.append(head_rows_by(credit, scorer.name, by_item, seed))
             shown.append(head_items(credit, mine, scorer.name))

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -221,7 +222,7 @@ def run(params: Params) -> StudyResult:
     if len(left):
         parts.append(accuracy_rows(left, chance, seed, subset=LEFT_OUT, units=images_of))
 
-    facts = dict(captions=len(items), unlocated=len(items.attrs.get("unlocated", [])),
+    facts: dict[str, Any] = dict(captions=len(items), unlocated=len(items.attrs.get("unlocated", [])),
                  with_image=int(items["image"].notna().sum()), with_box=sum(b is not None for b in boxes),
                  detected=detected, detector=DETECTOR if detected else None, k=k, chance=chance,
                  in_every_condition=int(per_item["item_id"].nunique()), left_out=int(left["item_id"].nunique()),
@@ -240,7 +241,7 @@ def run(params: Params) -> StudyResult:
         *pairs, n_detected = verb_pairs(dataset, root, limit, seed, lambda: load(DETECTOR))
     if itm and pairs is not None:
         table, pos_boxes, neg_boxes = pairs
-        parts.append(itm_rows(*pairs, itm, root))
+        parts.append(itm_rows(table, pos_boxes, neg_boxes, itm, root))
         facts.update(pairs=len(table), pair_images=2 * len(table), pair_detected=n_detected,
                      pair_images_boxed=sum(b is not None for b in pos_boxes + neg_boxes),
                      pairs_in_every_condition=sum(all(_present(p) for p in (a, b, c, d)) for a, b, c, d in
@@ -260,7 +261,7 @@ def run(params: Params) -> StudyResult:
     lab_data, facts["lab"] = _lab(dataset, lab_models, items, load, root, pairs, seed)
     facts["lab_models"] = lab_models
     data.update(lab_data)
-    facts = MaskingFacts(**facts)
+    facts = MaskingFacts(**facts)  # type: ignore[assignment]  # the dict becomes the typed facts
     sentences = items.set_index("item_id")["sentence"]
     per_row = [topk_items(t, sentences, subset) for t, subset in ((per_item, "all"), (left, LEFT_OUT)) if len(t)]
     return StudyResult(study=STUDY, params=asdict(params), rows=rows, data=data, facts=facts, claims=claims(rows, k=k),

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -201,7 +202,7 @@ def run(params: Params) -> StudyResult:
     parts = [confounds.confound_rows(scored[(m, "full", "default")], perplexity, model=m, seed=seed)
              for m in main]
     parts.append(crop_overlap.distractor_in_crop(items, seed=seed))
-    facts = dict(released=[], released_agree=0, released_compared=0)
+    facts: dict[str, Any] = dict(released=[], released_agree=0, released_compared=0)
     data = dict(released_concepts=pd.DataFrame(), released_tuples=pd.DataFrame())
     if params.released_outputs:
         theirs, data["released_concepts"], data["released_tuples"], more = released(
@@ -238,7 +239,7 @@ def run(params: Params) -> StudyResult:
                  skipped={m: len(s.skipped) for m, s in scorers.items()},
                  n_scored=sum(len(s) for s in scored.values()), perplexity_model=params.perplexity_model,
                  n_sentences=len(perplexity))
-    facts = PrednounFacts(**facts)
+    facts = PrednounFacts(**facts)  # type: ignore[assignment]  # the dict becomes the typed facts
     data.update(items=items.assign(crop=crops),
                 counts=pd.DataFrame({"triplets": swaps.size(), "pairs": swaps["pair_id"].nunique()}),
                 scores=_stack(list(scored.values())),

@@ -206,7 +206,7 @@ def run(params: Params) -> StudyResult:
     data = {"overview": overview(items, dataset), "coverage": coverage, "verb_order": verb_order,
             "triplet_negatives": triplet_negatives, **lab_data}
     cue_of = None if cues is None else cues.set_axis(items["item_id"].astype(str))
-    per_item = [table4_columns(itm.pair_items(items, *scores[name], name),
+    per_item = [table4_columns(itm.pair_items(items, *scores[name], name),  # type: ignore[call-arg]  # (pos, neg)
                                threshold if name in facts.thresholded else None, cue_of) for name in parts]
     return StudyResult(STUDY, asdict(params), rows, data, facts, claims(rows, threshold=threshold),
                        concat_items(per_item))
