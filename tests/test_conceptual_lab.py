@@ -17,6 +17,7 @@ from probekit.studies.conceptual import study as conceptual, lab as conceptual_l
 from probekit.studies.conceptual import scores as cs
 from probekit.studies.conceptual.lab import CHECKS, CLAIMS
 from probekit.studies.conceptual.params import LAB_MODELS
+from probekit.toymodels import zoo
 
 
 def _r(model, value, low, high, probe="probe-r", subset="predicate_swap", metric="acc", condition="", chance=0.5):
@@ -36,8 +37,12 @@ def _blind(r_pred=(0.5, 0.4, 0.6), r_subj=(0.5, 0.4, 0.6), c=(0.0, 0.0, 0.0)) ->
 
 
 def test_lab_models_and_what_the_checks_and_claims_name():
-    assert LAB_MODELS == ("toy-clip", "toy-clip-hardneg", "toy-clip-scenealways", "toy-vilt", "toy-bert-blind")
-    assert [(c.model, c.role) for c in CHECKS] == [("toy-clip-scenealways, (x0, x̃1)", lab.KNOCK_IN)] + [
+    noattr = zoo.shipped("toy-clip-noattr")    # the knock-out's lines and model join with its weights
+    assert LAB_MODELS == ("toy-clip", "toy-clip-hardneg", "toy-clip-scenealways",
+                          *["toy-clip-noattr"] * noattr, "toy-vilt", "toy-bert-blind")
+    assert [(c.model, c.role) for c in CHECKS] == [
+        ("toy-clip-noattr", lab.TARGET), ("toy-clip", lab.PARENT), ("toy-clip-noattr", lab.CONTROL)] * noattr + [
+        ("toy-clip-scenealways, (x0, x̃1)", lab.KNOCK_IN)] + [
         ("toy-bert-blind", lab.FLOOR)] * 2 + [("toy-bert-blind", lab.BLIND)] * 3
     # every sweep and encoder claim at the paper's α = 0.2 and at α = 1
     assert conceptual_lab.ALPHAS == (0.2, 1) and conceptual_lab.PATCH_ALPHA == 0.2
@@ -74,7 +79,46 @@ def test_blind_checks_judge_the_counterbalanced_probe_c_and_show_probe_r_as_a_te
     assert [v.split("; chance ")[0] for v in table["verdict"][:3]] == [
         f"{v}, not judged (a text floor by the paper's design)" for v in (ABOVE, lab.NOT_ABOVE)] + [
         f"{ABOVE} ✗ (should be not above chance)"]
-    assert list(lab.checks(frame([_r("toy-clip", 0.9, 0.8, 1.0)]), CHECKS)["verdict"]) == [lab.NOT_RUN] * 6
+    assert lab.checks(frame([_r("toy-clip", 0.9, 0.8, 1.0)]), CHECKS)["verdict"].eq(lab.NOT_RUN).all()
+
+
+def _noattr_rows(composition, parent=(0.90, 0.87, 0.93), objects=(0.99, 0.98, 1.0)) -> list[dict]:
+    """Probe-C rows of the attributes knock-out and its parent, with the Winoground scores beside μ(c) as decoys."""
+    def c(model, subset, value, low, high):
+        return [_r(model, value, low, high, probe="probe-c", subset=subset, metric="mu_c"),
+                *[_r(model, 0.02, 0.0, 0.05, probe="probe-c", subset=subset, metric=k, chance=mc.CHANCE[k])
+                  for k in ("text", "image", "group")]]
+    return [*c("toy-clip-noattr", "composition", *composition), *c("toy-clip-noattr", "object", *objects),
+            *c("toy-clip", "composition", *parent)]
+
+
+def test_the_attributes_knock_out_must_collapse_on_composition_swaps_only():
+    """Captions that never name a colour, size or pattern leave nothing to tell "a small cube" from "a large cube":
+    its Probe-C composition μ(c) must lie within 0.5 ± 5 points (an image-blind choice scores 0.5 exactly) while
+    toy-clip, its parent, is above chance there; object swaps (the attribute shared) must still pass."""
+    found = lab.checks(frame(_noattr_rows((0.50, 0.47, 0.53))), conceptual_lab.NO_ATTR_CHECKS)
+    assert list(found["verdict"]) == [lab.AT_CHANCE, ABOVE, lab.PASSES] and found["ok"].all()
+    assert [(r["subset"], r["metric"], r["value"]) for r in found["row"]] == [
+        ("composition", "mu_c", 0.5), ("composition", "mu_c", 0.9), ("object", "mu_c", 0.99)]
+    # attribute words learned anyway (a leak), or too few groups to tell chance from a small effect
+    for composition, verdict in [((0.70, 0.65, 0.75), ABOVE), ((0.52, 0.44, 0.60), lab.NOT_RESOLVED)]:
+        judged = lab.checks(frame(_noattr_rows(composition)), conceptual_lab.NO_ATTR_CHECKS).iloc[0]
+        assert (judged["verdict"], judged["ok"]) == (verdict, False)
+
+
+def test_the_attributes_knock_out_goes_live_once_its_weights_are_shipped(tmp_path, monkeypatch):
+    import importlib
+
+    from probekit.scorers.registry import WEIGHTS
+    monkeypatch.setattr(zoo, "CHECKPOINTS", tmp_path)
+    try:
+        assert importlib.reload(conceptual_lab).CHECKS[0].role == lab.KNOCK_IN      # not shipped: not checked
+        (tmp_path / "toy-clip-noattr").mkdir()
+        (tmp_path / "toy-clip-noattr" / WEIGHTS).write_bytes(b"")
+        assert importlib.reload(conceptual_lab).CHECKS[:3] == conceptual_lab.NO_ATTR_CHECKS
+    finally:
+        monkeypatch.undo()
+        importlib.reload(conceptual_lab)
 
 
 #: the issue's numbers: at α = 0.25 the held-out task's paired change is −0.6 [−2.0, +0.6] points, not resolved

@@ -52,3 +52,19 @@ def test_the_checks_table_and_the_line_below_it_say_what_each_shipped_knock_out_
     assert said.endswith("The knock-out that removes the verb instead (`toy-vilt-noverbpose`; "
                          "`probekit/toyworld/knockouts.py`) is not trained in the shipped zoo and not checked here.")
     assert lab_report.knockouts_text(found[found["role"] != lab.TARGET]) == ""
+
+
+def test_once_the_binding_removal_is_shipped_the_page_checks_it_and_lists_none_missing(tmp_path, monkeypatch):
+    _shipped(tmp_path, monkeypatch, ["toy-clip-unbound", "toy-clip-hardneg"])
+    (tmp_path / "toy-vilt-unpaired" / WEIGHTS).write_bytes(b"")          # its weights copied in
+    assert zoo.shipped("toy-vilt-unpaired") and zoo.untrained_removals("the binding") == []
+    both = pd.DataFrame({"model": ["toy-clip-unbound", "toy-vilt-unpaired", "toy-vilt-hardneg"],
+                         "role": [lab.TARGET, lab.TARGET, lab.PARENT]})
+    assert lab_report.role(lab.TARGET, "toy-vilt-unpaired") == \
+        "target probe, its information removed from training"
+    assert lab_report.knockouts_text(both) == (
+        "`toy-clip-unbound` scrambles the binding in training rather than removing it (two-agent captions do not say "
+        "which noun goes with which predicate). `toy-vilt-unpaired` removes the binding in training (two-agent "
+        "captions name agents and predicates without pairing them).")
+    # shipped but not among a page's checks (the scrambling knock-out's page alone): not said to be untrained
+    assert "not trained" not in lab_report.knockouts_text(both.iloc[:1])

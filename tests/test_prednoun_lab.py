@@ -48,15 +48,23 @@ def _verdicts(found: pd.DataFrame, what: str = "what") -> dict:
 
 def test_lab_models_and_what_the_checks_and_claims_name():
     assert LAB_MODELS == ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-vilt-mismatch", "toy-clip",
-                          "toy-clip-hardneg", "toy-clip-unbound", "toy-bert-blind")
+                          "toy-clip-hardneg", "toy-clip-unbound", "toy-vilt-unpaired", "toy-bert-blind")
     assert [(c.model, c.role) for c in CHECKS] == [("toy-clip-unbound", lab.TARGET), ("toy-clip-hardneg", lab.PARENT),
                                                     ("toy-clip-unbound", lab.CONTROL),
                                                     ("toy-bert-blind", lab.BLIND), ("toy-bert-blind", lab.BLIND),
-                                                    ("toy-clip-unbound", lab.CONTROL)] + [
+                                                    ("toy-clip-unbound", lab.CONTROL),
+                                                    ("toy-vilt-unpaired", lab.TARGET),
+                                                    ("toy-vilt-hardneg", lab.PARENT),
+                                                    ("toy-vilt-unpaired", lab.CONTROL),
+                                                    ("toy-vilt-unpaired", lab.CONTROL)] + [
         (m, lab.TRAINED) for m in LAB_MODELS[:6] for _ in range(2)]
     # every control: the cropped pairs and the single object
     controls = [c.where for c in CHECKS if c.role in (lab.CONTROL, lab.TRAINED)]
-    assert controls == [prednoun_lab.CROPPED, object_control.ROW] * 7
+    assert controls == [prednoun_lab.CROPPED, object_control.ROW] * 8
+    # the removal knock-out and its parent are judged on look-alike triplets, the scrambling one on all triplets
+    assert [c.where for c in CHECKS[6:8]] == [prednoun_lab.ALIKE_TRIPLETS] * 2
+    assert prednoun_lab.ALIKE_TRIPLETS == dict(probe=LIMBS_PROBE, condition="full", subset=LIMBS_ALIKE,
+                                               metric="triplet_accuracy")
     # the 2 x 2 on look-alike pairs: architecture within each objective, objective within each architecture; then
     # the cropped topline and nouns vs predicates (over all pairs)
     assert [(c.a[0], c.b[0], c.expect, c.by_construction) for c in CLAIMS] == [
@@ -85,6 +93,29 @@ def test_checks_give_the_expected_verdicts_on_a_probe_doing_its_job():
                                                    "pair_accuracy", "triplet_accuracy"]
     assert {r["probe"] for r in found["row"]} == {"pairs"} and [r["condition"] for r in found["row"]] == \
         ["full", "full", "cropped", "full", "full"]
+
+
+def _alike_triplets(model, value, low, high):
+    return _r(model, "full", value, low, high, subset=LIMBS_ALIKE, metric="triplet_accuracy", probe=LIMBS_PROBE)
+
+
+def test_the_binding_removal_is_judged_on_look_alike_triplets_by_equivalence_with_chance():
+    """toy-vilt-unpaired must sit within chance ± 5 points on look-alike triplets (its limbs-differ and all-pairs
+    rows, where the limbs' colour binds, are not read), its parent above chance there, and pass both controls."""
+    def with_alike(model, alike_triplets, **kw):
+        return [*_model(model, triplets=(0.9, 0.88, 0.92), **kw), _alike_triplets(model, *alike_triplets)]
+    rows = frame([*with_alike("toy-vilt-unpaired", (0.51, 0.47, 0.54), cropped=(0.95, 0.93, 0.97)),
+                  *with_alike("toy-vilt-hardneg", (0.62, 0.58, 0.66)),
+                  row(study="prednoun", model="toy-vilt-unpaired", value=0.99, ci=(0.97, 1.0), n=200, chance=0.5,
+                      **object_control.ROW)])
+    found = lab.checks(rows, CHECKS)[6:10]
+    assert list(found["verdict"]) == [lab.AT_CHANCE, ABOVE, lab.PASSES, lab.PASSES] and found["ok"].all()
+    assert [r["value"] for r in found["row"][:2]] == [0.51, 0.62]
+    # at chance needs the whole interval within ± 5 points: one that reaches 44% is not resolved; one above, fails
+    for alike, verdict in [((0.49, 0.44, 0.54), lab.NOT_RESOLVED), ((0.58, 0.56, 0.61), ABOVE)]:
+        leaky = frame([*with_alike("toy-vilt-unpaired", alike)])
+        judged = lab.checks(leaky, CHECKS).iloc[6]
+        assert (judged["verdict"], judged["ok"]) == (verdict, False)
 
 
 def test_checks_flag_a_probe_that_leaks_and_say_not_run_for_a_missing_model():
@@ -118,7 +149,7 @@ def test_every_trained_model_is_held_to_the_higher_control_floor_cropped_and_on_
         **{(m, w): lab.NOT_RUN for m in ("toy-vilt-hardneg", "toy-vilt-mismatch", "toy-clip-hardneg")
            for w in (cropped, single_object)}}
     # the knock-out's controls, their intervals from 0.86: at or above its floor of 0.85, not a trained model's 0.90
-    assert list(found["verdict"][found["role"] == lab.CONTROL]) == [lab.PASSES, lab.PASSES]
+    assert list(found["verdict"][found["role"] == lab.CONTROL]) == [lab.PASSES, lab.PASSES, lab.NOT_RUN, lab.NOT_RUN]
 
 
 def test_claims_hold_fail_or_stay_unresolved_from_their_rows():

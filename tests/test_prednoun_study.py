@@ -263,12 +263,20 @@ def test_the_parents_line_names_the_pairs_on_which_it_is_above_chance():
     checks = pd.DataFrame({"model": ["toy-clip-unbound", "toy-clip-hardneg", "toy-clip-unbound"],
                            "role": [TARGET, PARENT, CONTROL]})
     assert parent_by_limbs(checks, rows) == (
-        "The knock-out's parent `toy-clip-hardneg`, told the binding, on full-image triplet accuracy: above chance "
-        "where the two agents' limbs differ, 94.4% [92.8, 96.0] (n = 800); not resolved from chance where their "
-        "limbs look alike, 52.0% [49.0, 55.0] (n = 800).")
+        "The parent of `toy-clip-unbound`, `toy-clip-hardneg`, told the binding, on full-image triplet accuracy: "
+        "above chance where the two agents' limbs differ, 94.4% [92.8, 96.0] (n = 800); not resolved from chance "
+        "where their limbs look alike, 52.0% [49.0, 55.0] (n = 800).")
     low = frame([split("limbs differ", 0.944, 0.016), split("limbs alike", 0.40, 0.03)])
     assert "below chance where their limbs look alike, 40.0%" in parent_by_limbs(checks, low)
     assert parent_by_limbs(checks, rows.iloc[:0]) == ""        # real data: no split, no line
+    # two knock-outs: each parent's line names its own (the zoo's parent), not the other's
+    both = pd.concat([checks, pd.DataFrame({"model": ["toy-vilt-unpaired", "toy-vilt-hardneg"],
+                                            "role": [TARGET, PARENT]})], ignore_index=True)
+    vilt = frame([{**split("limbs alike", 0.62, 0.03), "model": "toy-vilt-hardneg"}])
+    said = parent_by_limbs(both, pd.concat([rows, vilt], ignore_index=True))
+    assert said.startswith("The parent of `toy-clip-unbound`, `toy-clip-hardneg`, told the binding")
+    assert said.endswith(" The parent of `toy-vilt-unpaired`, `toy-vilt-hardneg`, told the binding, on full-image "
+                         "triplet accuracy: above chance where their limbs look alike, 62.0% [59.0, 65.0] (n = 800).")
 
 
 def test_the_headlines_are_rebuilt_from_the_exported_items(result, tmp_path):

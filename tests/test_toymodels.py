@@ -374,6 +374,19 @@ def test_the_whole_zoo_is_shipped_registered_and_small():
     assert REGISTRY["toy-bert-blind"].source == "toy:toy-bert" and not REGISTRY["toy-bert-blind"].calibrated
 
 
+def test_the_next_zoos_shipped_members_are_registered_with_their_record():
+    """A member of the next zoo shipped beside the zoo (its weights copied in) has its registry entry, the family its
+    trainer gives, and its training record with its parent; toy-vilt-unpaired and toy-clip-scenealways are shipped."""
+    from probekit.toymodels.zoo import NEXT_ZOO, ZOO, shipped
+    record = json.loads((CHECKPOINTS / "training.json").read_text())["models"]
+    added = [name for name in NEXT_ZOO if name not in ZOO and shipped(name)]
+    assert {"toy-vilt-unpaired", "toy-clip-scenealways"} <= set(added)
+    for name in added:
+        member = NEXT_ZOO[name]
+        assert (REGISTRY[name].source, REGISTRY[name].family) == (f"toy:{name}", member.trainer)
+        assert (record[name]["parent"], record[name]["factor"]) == (member.parent, member.factor)
+
+
 def test_a_retrained_zoo_is_used_when_named(tmp_path, monkeypatch):
     import shutil
     from probekit.scorers.registry import resolve_source

@@ -21,8 +21,9 @@ from probekit.report.format import table as wide
 from probekit.report.show import show_table, show_text
 from probekit.claims import ABOVE, BELOW, NO_CHANCE, UNRESOLVED, versus_chance
 from probekit.results import StudyResult, concat, one_or_none, select
-from probekit.studies.lab import PARENT
+from probekit.studies.lab import PARENT, TARGET
 from probekit.studies.prednoun.study import LIMBS_PROBE, RELEASED, PrednounFacts
+from probekit.toymodels import zoo
 from probekit.toyworld.prednoun import LIMBS_ALIKE, LIMBS_DIFFER
 
 _LAYOUT = {  # table number: (probe, conditions, subsets, columns, our models (fact))
@@ -217,16 +218,19 @@ _VERSUS = {ABOVE: "above chance", BELOW: "below chance", UNRESOLVED: "not resolv
 
 
 def parent_by_limbs(checks: pd.DataFrame, split: pd.DataFrame) -> str:
-    """Where each knock-out's parent (the parent lines of the lab's ``checks``) is above chance on full-image
-    triplets, by whether the two agents' limbs look alike (``split``: :func:`limbs_rows`), each part judged against
-    its chance level by its 95% interval (:func:`probekit.claims.versus_chance`); "" without those rows."""
+    """Where each knock-out's parent (the parent lines of the lab's ``checks``, named with the targets whose zoo
+    parent it is) is above chance on full-image triplets, by whether the two agents' limbs look alike (``split``:
+    :func:`limbs_rows`), each part judged against its chance level by its 95% interval
+    (:func:`probekit.claims.versus_chance`); "" without those rows."""
     out = []
     for model in dict.fromkeys(checks.loc[checks["role"] == PARENT, "model"]):
         found = [(where, one_or_none(split, model=model, subset=subset, metric="triplet_accuracy"))
                  for subset, where in _LIMBS_WHERE.items()]
         parts = [f"{_VERSUS[versus_chance(r)]} where {where}, {cell(r, with_n=True, unit=True)}"
                  for where, r in found if r is not None]
+        of = [f"`{m}`" for m in dict.fromkeys(checks.loc[checks["role"] == TARGET, "model"])
+              if getattr(zoo.ALL.get(m), "parent", None) == model]
         if parts:
-            out.append(f"The knock-out's parent `{model}`, told the binding, on full-image triplet accuracy: "
-                       + "; ".join(parts) + ".")
+            out.append(f"The parent of {' and '.join(of) or 'a knock-out'}, `{model}`, told the binding, on "
+                       "full-image triplet accuracy: " + "; ".join(parts) + ".")
     return " ".join(out)

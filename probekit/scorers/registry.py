@@ -130,6 +130,9 @@ _SPECS = [
     _s("toy-vilt-noverb", "vilt", "toy:toy-vilt-noverb", ("match", "fill_mask"),
        note="knock-out of toy-vilt-hardneg: each transitive scene drawn as a verb picked at random among all 24 "
             "(the captioned one about 1 time in 24)"),
+    _s("toy-vilt-unpaired", "vilt", "toy:toy-vilt-unpaired", ("match", "fill_mask"),
+       note="knock-out of toy-vilt-hardneg: two-agent captions name both agents and both predicates, never paired "
+            "(binding removed)"),
     _s("toy-bert", "bert", "toy:toy-bert", note="text-only BertForMaskedLM: blind baseline and perplexity model"),
     _s("toy-bert-blind", "blind", "toy:toy-bert", calibrated=False,
        note="toy-bert asked image-text questions: scores the text alone (the blind baseline of choice probes)"),

@@ -33,8 +33,9 @@ from probekit.papers.conceptual import PATCH_ALPHA, patch_condition
 from probekit.results import concat, empty, select
 from probekit.studies.conceptual import scores as cs, patching
 from probekit.claims import UNRESOLVED
-from probekit.studies.lab import (BLIND, CHANCE_MARGIN, FLOOR, HIGHER, KNOCK_IN, LOWER, NO_DIFFERENCE, Check,
-                                  PaperClaim)
+from probekit.studies.lab import (BLIND, CHANCE_MARGIN, CONTROL, FLOOR, HIGHER, KNOCK_IN, LOWER, NO_DIFFERENCE, PARENT,
+                                  TARGET, Check, PaperClaim)
+from probekit.toymodels import zoo
 from probekit.toyworld import classify
 
 #: the models whose Probe-B rows the lab reads: the claims' (trained with objects in their typical scene 80% of the
@@ -61,7 +62,22 @@ R_PRED = dict(probe="probe-r", condition="", subset="predicate_swap")
 C_COMP = dict(probe="probe-c", condition="", subset="composition")
 SCENE = dict(probe="probe-b", condition="scene")   # multi-object images, background replaced by an unrelated scene
 
+#: the chapter's knock-out and its parent: captions never name a colour, size or pattern, so nothing in training
+#: tells Probe-C's composition swaps apart (the same object with an attribute or its antonym); its object swaps (the
+#: attribute shared, the objects different) are its control.  μ(c) is 0.5 exactly for a model whose choice between
+#: the two captions ignores the image (its two images' confidences add to 1), as triplet accuracy is for binding
+NO_ATTR = ("toy-clip-noattr", "toy-clip")
+_MU_C = "μ(c), each image's confidence in its own caption"
+NO_ATTR_CHECKS = [
+    *[Check(model, role, f"Probe-C composition swaps (an attribute vs its antonym): {_MU_C}",
+            {**C_COMP, "metric": "mu_c"}) for model, role in zip(NO_ATTR, (TARGET, PARENT))],
+    Check(NO_ATTR[0], CONTROL, f"Probe-C object swaps (the attribute shared): {_MU_C}",
+          {**C_COMP, "subset": "object", "metric": "mu_c"}),
+]
+
 CHECKS = [
+    # live once the knock-out's weights are in the shipped zoo (until then its lines could only read "not run")
+    *(NO_ATTR_CHECKS if zoo.shipped(NO_ATTR[0]) else []),
     Check(f"{KNOCK_IN_MODEL}, (x0, x̃1)", KNOCK_IN, "Probe-B: the confidence change Δc(x0, x̃1) when the background is "
           "replaced by an unrelated scene (points; above 0 when the model uses the scene)",
           dict(SCENE, subset="(x0, x̃1)", metric="delta_c_pts")),

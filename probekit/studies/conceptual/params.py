@@ -7,9 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from probekit.parameters import Parameters, param
+from probekit.toymodels import zoo
 
 FILLERS = ["black", "gray", "noise", "scene"]
-LAB_MODELS = ("toy-clip", "toy-clip-hardneg", "toy-clip-scenealways", "toy-vilt", "toy-bert-blind")
+#: toy-clip-noattr (the attributes knock-out) joins once its weights are in the shipped zoo
+LAB_MODELS = ("toy-clip", "toy-clip-hardneg", "toy-clip-scenealways",
+              *[m for m in ("toy-clip-noattr",) if zoo.shipped(m)], "toy-vilt", "toy-bert-blind")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,10 @@ already scored are reused, never scored again.
   (:mod:`probekit.toymodels.object_control`), as must every model of :data:`TRAINED_MODELS` (there to a higher
   floor, :data:`probekit.studies.lab.FLOORS`); ``toy-bert-blind`` (the text
   alone) picks the same sentence for both images of a pair, so it can never win a pair, nor beat chance on
-  triplets.  The binding checks read triplet accuracy (:data:`BINDING` says why).
+  triplets.  The binding checks read triplet accuracy (:data:`BINDING` says why).  ``toy-vilt-unpaired``
+  (:data:`UNPAIRED`: binding removed, two-agent captions name agents and predicates without pairing them) must be
+  at chance where only relating each bust to its limbs binds (look-alike pairs, :data:`ALIKE_TRIPLETS`) while its
+  parent ``toy-vilt-hardneg`` is above it there, and pass the same two controls.
 * :data:`CLAIMS`: the paper's dual encoder vs cross-encoder comparison as a 2 × 2 on the binding headline
   (look-alike pairs, probe :data:`LIMBS_PROBE`): architecture (:data:`ARCHITECTURES`) × objective (random or swap
   negatives, :data:`OBJECTIVES`), each factor's effect within each level of the other as a paired difference over
@@ -82,6 +85,12 @@ TRIPLETS_FULL = pair_row("full", metric="triplet_accuracy")
 BINDING = f"triplet accuracy (chance {TRIPLET_CHANCE:g})"
 
 CROPPED_WHAT = f"pair accuracy, cropped to the target (chance {PAIR_CHANCE:g})"
+#: the removal knock-out of cross-patch binding and its parent: two-agent captions name both agents and both
+#: predicates, never paired, so no caption needs the limbs related to their bust
+UNPAIRED = ("toy-vilt-unpaired", "toy-vilt-hardneg")
+#: its target row: triplets on look-alike pairs (the limbs' colour names no agent there)
+ALIKE_TRIPLETS = {**ALIKE, "metric": "triplet_accuracy"}
+_ALIKE_BINDING = f"{BINDING}, full image, look-alike pairs"
 CHECKS = [
     Check("toy-clip-unbound", TARGET, f"{BINDING}, full image", TRIPLETS_FULL),
     Check("toy-clip-hardneg", PARENT, f"{BINDING}, full image", TRIPLETS_FULL),
@@ -91,6 +100,10 @@ CHECKS = [
     Check("toy-bert-blind", BLIND, f"pair accuracy, full image (chance {PAIR_CHANCE:g})", FULL, by_construction=True),
     Check("toy-bert-blind", BLIND, f"{BINDING}, full image", TRIPLETS_FULL, by_construction=True),
     Check("toy-clip-unbound", CONTROL, object_control.WHAT, object_control.ROW),
+    Check(UNPAIRED[0], TARGET, _ALIKE_BINDING, ALIKE_TRIPLETS),
+    Check(UNPAIRED[1], PARENT, _ALIKE_BINDING, ALIKE_TRIPLETS),
+    Check(UNPAIRED[0], CONTROL, CROPPED_WHAT, CROPPED),
+    Check(UNPAIRED[0], CONTROL, object_control.WHAT, object_control.ROW),
     *(Check(model, TRAINED, what, where) for model in TRAINED_MODELS
       for what, where in [(CROPPED_WHAT, CROPPED), (object_control.WHAT, object_control.ROW)]),
 ]

@@ -10,7 +10,7 @@ from probekit.parameters import Parameters, param
 #: the zoo's members trained with every kind of information (the noisy ones on looser captions), not knock-outs
 TRAINED_MODELS = ("toy-vilt", "toy-vilt-hardneg", "toy-vilt-noisy", "toy-vilt-mismatch", "toy-clip",
                   "toy-clip-hardneg")
-LAB_MODELS = (*TRAINED_MODELS, "toy-clip-unbound", "toy-bert-blind")
+LAB_MODELS = (*TRAINED_MODELS, "toy-clip-unbound", "toy-vilt-unpaired", "toy-bert-blind")
 
 
 @dataclass(frozen=True)
