@@ -28,6 +28,8 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from probekit.results import ITEMS
+
 ABOVE, BELOW = "above chance", "below chance"
 HIGHER, LOWER = "higher", "lower"
 UNRESOLVED = "not resolved"
@@ -194,7 +196,7 @@ def claim(topic: str, verdict: str, templates: Mapping[str, str] | str, rows: Ma
     """A :class:`Claim` whose template is chosen by its verdict (``templates[verdict]``; a plain string serves
     every verdict).  Rows may be pandas Series or dicts."""
     template = templates if isinstance(templates, str) else templates[verdict]
-    quoted = {k: dict(v) for k, v in (rows or {}).items()}
+    quoted = {k: {f: x for f, x in dict(v).items() if f != ITEMS} for k, v in (rows or {}).items()}   # numbers only
     return Claim(topic=topic, verdict=verdict, template=template, rows=quoted, words=dict(words))
 
 

@@ -37,6 +37,11 @@ COLUMNS = ["study", "probe", "model", "condition", "subset", "metric", "value", 
            "chance", "source"]
 KEYS = ["study", "probe", "model", "condition", "subset", "metric", "source"]  # the text columns: what a row is
 OURS = "ours"
+#: an optional column after :data:`COLUMNS`: what each row was computed from (:class:`probekit.stats.Items`, carried
+#: by its interval, :func:`row`), None for a row that was not (a paper's, a derived one).  It travels with the rows
+#: while a study computes them (selected, renamed, concatenated) and never leaves it: a study's lab keeps it as its
+#: items table (:func:`probekit.studies.lab_items.split`), :class:`StudyResult` and :func:`save` drop it
+ITEMS = "items"
 _FLOAT = ["value", "ci_low", "ci_high", "chance"]
 
 
@@ -47,10 +52,12 @@ class SchemaError(ValueError):
 def row(*, study: str, probe: str, model: str, metric: str, value: float, condition: str = "", subset: str = "all",
         ci: tuple[float, float] = (np.nan, np.nan), n: int | float = np.nan, chance: float = np.nan,
         source: str = OURS) -> dict[str, Any]:
-    """One result row as a dict (keyword-only, so a call names every field it sets)."""
+    """One result row as a dict (keyword-only, so a call names every field it sets); an interval that carries its
+    items (:func:`probekit.stats.bootstrap_ci`'s) gives the row its :data:`ITEMS`."""
+    items = getattr(ci, "items", None)
     return dict(study=study, probe=probe, model=model, condition=condition, subset=subset, metric=metric,
                 value=float(value), ci_low=float(ci[0]), ci_high=float(ci[1]), n=n, chance=float(chance),
-                source=source)
+                source=source, **({} if items is None else {ITEMS: items}))
 
 
 def frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, **defaults: Any) -> pd.DataFrame:
@@ -72,13 +79,15 @@ def frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, **defaults: Any) -> 
         if key not in df.columns:
             df[key] = value
     missing = [c for c in COLUMNS if c not in df.columns]
-    extra = [c for c in df.columns if c not in COLUMNS]
+    extra = [c for c in df.columns if c not in (*COLUMNS, ITEMS)]
     if missing:
         raise SchemaError(f"result rows lack column(s) {missing}; every metric row needs {COLUMNS}")
     if extra:
         raise SchemaError(f"result rows have column(s) {extra} outside the schema {COLUMNS}; keep per-item "
                           "details in StudyResult.data, not in the rows")
-    df = df[COLUMNS].reset_index(drop=True)
+    df = df[[*COLUMNS, *([ITEMS] if ITEMS in df.columns else [])]].reset_index(drop=True)
+    if ITEMS in df.columns:   # a row concatenated from a frame without items: None, not NaN
+        df[ITEMS] = df[ITEMS].astype(object).where(df[ITEMS].notna(), None)
     for c in KEYS:
         df[c] = df[c].fillna("").astype(str)
     for c in _FLOAT + ["n"]:
@@ -92,6 +101,11 @@ def frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, **defaults: Any) -> 
         raise SchemaError(f"interval [{r.ci_low}, {r.ci_high}] does not hold value {r.value} "
                           f"({r.study}/{r.probe}/{r.model}/{r.condition}/{r.subset}/{r.metric})")
     return df
+
+
+def without_items(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` without their :data:`ITEMS` column."""
+    return rows.drop(columns=ITEMS, errors="ignore")
 
 
 def empty() -> pd.DataFrame:
@@ -189,7 +203,7 @@ def save(rows: pd.DataFrame, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with replaced(path) as tmp:
-        frame(rows).to_parquet(tmp, index=False)
+        without_items(frame(rows)).to_parquet(tmp, index=False)
     return path
 
 
@@ -218,6 +232,9 @@ class StudyResult:
     facts: Any = None
     claims: list[Claim] = field(default_factory=list)
     items: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ITEM_COLUMNS))
+
+    def __post_init__(self):
+        self.rows = without_items(self.rows)   # what the rows were computed from stays in the study (ITEMS)
 
     def ours(self) -> pd.DataFrame:
         return self.rows[self.rows["source"] == OURS]

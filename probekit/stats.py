@@ -11,32 +11,48 @@ order they first appear, so one row per unit draws exactly what ``clusters=None`
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Any, Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Callable
 
 import numpy as np
 
-#: while :func:`keeping` is active, every :func:`bootstrap_ci` call appends what it was computed from here
-_KEPT: ContextVar[list[dict[str, Any]] | None] = ContextVar("probekit_kept_intervals", default=None)
+
+@dataclass(frozen=True, eq=False)
+class Items:
+    """What an interval was computed from, so its row can be computed again (and pooled over seeds:
+    :mod:`probekit.studies.lab_items`): the ``values`` (rows), the ``statistic``, the bootstrap's ``n_resamples``,
+    ``seed`` and ``clusters``; how its row counts them (``count``: "len", or "finite" for the finite entries) and
+    the factor its row shows them in (``scale``: 1, or 100 for a row in points)."""
+    values: np.ndarray
+    statistic: Callable
+    n_resamples: int
+    seed: int
+    clusters: np.ndarray | None = None
+    count: str = "len"
+    scale: float = 1.0
 
 
-@contextmanager
-def keeping() -> Iterator[list[dict[str, Any]]]:
-    """Keep what every :func:`bootstrap_ci` computed inside the block: a list, filled as they run, of dicts with
-    the ``values``, ``statistic`` and ``clusters`` it was given, its ``n_resamples`` and ``seed``, and its ``value``
-    and ``ci`` (what a result row computed from items holds, so the row can be rebuilt from them:
-    :mod:`probekit.studies.lab_items`).  A block inside another keeps for both: what the inner one kept is added
-    to the outer one's list when it ends."""
-    outer = _KEPT.get()
-    kept: list[dict[str, Any]] = []
-    token = _KEPT.set(kept)
-    try:
-        yield kept
-    finally:
-        _KEPT.reset(token)
-        if outer is not None:
-            outer.extend(kept)
+class Interval(tuple):
+    """A 95% interval ``(low, high)`` that carries what it was computed from (``items``: :class:`Items`, None for
+    one that was not, e.g. of no values)."""
+    items: Items | None
+
+    def __new__(cls, low: float, high: float, items: Items | None = None):
+        self = super().__new__(cls, (low, high))
+        self.items = items
+        return self
+
+    def __getnewargs__(self):
+        return (*self, self.items)
+
+    def counted(self, count: str) -> "Interval":
+        """This interval, its row counting its values by ``count`` ("len" or "finite")."""
+        return Interval(*self, None if self.items is None else replace(self.items, count=count))
+
+    def scaled(self, scale: float) -> "Interval":
+        """This interval times ``scale`` (a row in points: 100), its items saying so."""
+        items = None if self.items is None else replace(self.items, scale=self.items.scale * scale)
+        return Interval(scale * self[0], scale * self[1], items)
 
 
 def units(clusters, n: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -87,7 +103,7 @@ def bootstrap(values, statistic: Callable[[np.ndarray], float] = np.mean, n_resa
 
 
 def bootstrap_ci(values, statistic: Callable[[np.ndarray], float] = np.mean, n_resamples: int = 1000,
-                 seed: int = 0, level: float = 0.95, clusters=None) -> tuple[float, float]:
+                 seed: int = 0, level: float = 0.95, clusters=None) -> Interval:
     """Percentile bootstrap interval of ``statistic`` (over rows, or with ``clusters`` over whole units:
     :func:`bootstrap`), widened where needed to hold the point estimate ``statistic(values)``; ``(nan, nan)`` for
     no values.
@@ -95,17 +111,17 @@ def bootstrap_ci(values, statistic: Callable[[np.ndarray], float] = np.mean, n_r
     The percentile interval need not hold the point estimate: with few resamples (or a skewed statistic) both
     percentiles can fall on one side of it, e.g. 10 resamples giving [0.5, 0.7375] around an accuracy of 0.75.  The
     end on the wrong side is then moved to the point estimate (here [0.5, 0.75]), so every interval a metric
-    reports holds its value, as the result schema requires; an interval that already holds it is unchanged."""
+    reports holds its value, as the result schema requires; an interval that already holds it is unchanged.
+
+    The interval carries its :class:`Items` (a 95% one: what a result row's interval is), so a row made of it
+    (:func:`probekit.results.row`) keeps them."""
     draws = bootstrap(values, statistic, n_resamples, seed, clusters)
     if np.isnan(draws).all():
-        return float("nan"), float("nan")
+        return Interval(float("nan"), float("nan"))
     point = float(statistic(np.asarray(values)))
-    ci = _holding(draws, point, level)
-    kept = _KEPT.get()
-    if kept is not None and level == 0.95:
-        kept.append(dict(values=np.asarray(values), statistic=statistic, n_resamples=n_resamples, seed=seed,
-                         value=point, ci=ci, clusters=None if clusters is None else np.asarray(clusters)))
-    return ci
+    items = (Items(np.asarray(values), statistic, n_resamples, seed, None if clusters is None else np.asarray(clusters))
+             if level == 0.95 else None)
+    return Interval(*_holding(draws, point, level), items)
 
 
 def _holding(draws: np.ndarray, point: float, level: float) -> tuple[float, float]:

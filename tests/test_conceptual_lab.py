@@ -10,7 +10,7 @@ import pytest
 
 from probekit.claims import ABOVE
 from probekit.metrics import conceptual as mc
-from probekit.results import COLUMNS, frame, one, row, select
+from probekit.results import COLUMNS, ITEMS, frame, one, row, select
 from probekit.report import lab as lab_report
 from probekit.studies import lab
 from probekit.studies.conceptual import study as conceptual, lab as conceptual_lab
@@ -232,7 +232,7 @@ def test_lab_rows_name_their_rows_as_the_claims_read_them_and_reuse_the_scores_g
 
     rows = conceptual_lab.lab_rows({}, ["toy-clip", "toy-clip-hardneg"], load=load, scored=scored, sweep=sweep,
                                    probe_b=lambda wanted: b.assign(model=wanted[0]))
-    assert list(rows.columns) == COLUMNS
+    assert list(rows.columns) == [*COLUMNS, ITEMS]   # each row with what it was computed from, for the lab's items
     paired = one(rows, probe=conceptual_lab.PAIRED, subset="probe-r predicate_swap", metric="mu_c_diff")
     assert paired["model"] == "toy-clip-hardneg" and paired["condition"] == "toy-clip-hardneg − toy-clip"
     assert paired["n"] == 6 and paired["ci_low"] > 0   # the hard-negative model's logits were shifted up
@@ -296,8 +296,8 @@ def test_a_small_real_run_puts_the_lab_in_data(small_run):
 def test_the_lab_runs_on_the_toy_world_only_and_says_why_not():
     kw = dict(scorers={}, items={}, scored={}, b_rows=None, background=None, sweep=None, seed=0, load=None)
     for models, dataset, why in (([], "toy", "`lab_models` is empty"), (["toy-clip"], "paper", "toy world only")):
-        fact, rows = conceptual._lab(models, dataset, **kw)
-        assert why in fact and not len(rows) and list(rows.columns) == COLUMNS
+        fact, found = conceptual._lab(models, dataset, **kw)
+        assert why in fact and not len(found.rows) and list(found.rows.columns) == COLUMNS and not len(found.items)
 
 
 @pytest.mark.parametrize("diff, verdict", [((0.144, 0.06, 0.23), lab.HIGHER),

@@ -11,12 +11,12 @@ import pytest
 
 from probekit.report import conceptual as figures
 from probekit.report import lab as lab_report
-from probekit.results import frame, one, row, select
-from probekit.stats import bootstrap_ci, keeping, pooled_ci
+from probekit.results import ITEMS, frame, one, row, select
+from probekit.stats import bootstrap_ci, pooled_ci
 from probekit.studies import lab
 from probekit.studies.conceptual import study as conceptual, lab as conceptual_lab
 from probekit.studies.conceptual import finetune_seeds
-from probekit.studies.lab_items import key
+from probekit.studies.lab_items import key, split
 
 MEAN = {"statistic": "numpy:mean", "count": "len", "scale": 1.0, "n_resamples": 1000, "boot_seed": 0}
 GAIN = dict(study="conceptual", probe="patching", model="toy-clip", condition="both, α = 1 − original",
@@ -86,13 +86,13 @@ def test_one_seed_is_the_sweep_exactly():
     assert got is rows and checkpoints == {"both": "checkpoint"} and each == {} and ran == [7]
 
 
-def test_a_nested_keeping_block_keeps_for_both():
-    with keeping() as outer:
-        bootstrap_ci([0, 1])
-        with keeping() as inner:
-            bootstrap_ci([1, 1, 0])
-        assert len(inner) == 1
-    assert [len(k["values"]) for k in outer] == [2, 3]
+def test_a_row_computed_without_items_is_named_derived_and_has_none():
+    values = np.array([1.0, 0.0, 1.0, 1.0])
+    labels = dict(study="conceptual", probe="p", model="m", metric="acc", value=0.75, n=4)
+    found = split(frame([row(**labels, subset="from items", ci=bootstrap_ci(values)),
+                         row(**labels, subset="fisher", ci=(0.5, 0.9))]))
+    assert found.derived == (key(found.rows.iloc[1]),) and ITEMS not in found.rows
+    assert set(found.items["subset"]) == {"from items"} and found.items["value"].tolist() == values.tolist()
 
 
 def test_the_lab_claim_shows_each_seed_and_says_when_they_disagree():

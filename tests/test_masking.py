@@ -12,7 +12,7 @@ from probekit.data.masking import locate_verb, masking_items, pair_subject_boxes
 from probekit.metrics.masking import accuracy_rows, drop_rows, score_predictions, topk_chance
 from probekit.studies.masking.scores import mask_span, predict_verbs
 from probekit.metrics.verb_pieces import join_pieces, top_candidates, verb_lemmas
-from probekit.results import COLUMNS, one
+from probekit.results import COLUMNS, ITEMS, one
 
 
 # ------------------------------------------------------------------------------------------- locating the verb
@@ -130,7 +130,7 @@ def test_accuracy_and_paired_drop_rows():
     rows = accuracy_rows(per_item, chance=.25)
     assert (rows[rows["metric"] == "word_accuracy"]["value"] == 0).all()
     acc = rows[rows["metric"] == "accuracy"]
-    assert list(acc.columns) == COLUMNS and set(acc["study"]) == {"masking"} and set(acc["probe"]) == {"top-k"}
+    assert list(acc.columns) == [*COLUMNS, ITEMS] and set(acc["study"]) == {"masking"} and set(acc["probe"]) == {"top-k"}
     assert one(acc, model="m", condition="full image")["value"] == .75
     assert one(acc, model="m", condition="subject ablated")["value"] == .25
     text = one(acc, condition="text only")            # the row belongs to the model that answered

@@ -4,7 +4,7 @@ right interval is known."""
 import numpy as np
 import pytest
 
-from probekit.stats import bootstrap, bootstrap_ci, keeping, pooled_bootstrap, pooled_ci
+from probekit.stats import bootstrap, bootstrap_ci, pooled_bootstrap, pooled_ci
 
 WIDTH = lambda ci: ci[1] - ci[0]  # noqa: E731
 
@@ -62,8 +62,8 @@ def test_pooled_over_seeds_resamples_units_within_each_seed():
     assert WIDTH(pooled_ci([values, values], clusters=[pairs, None])) > 0
 
 
-def test_kept_calls_record_their_units():
-    with keeping() as kept:
-        bootstrap_ci([1.0, 0.0], clusters=["a", "a"])
-        bootstrap_ci([1.0, 0.0])
-    assert kept[0]["clusters"].tolist() == ["a", "a"] and kept[1]["clusters"] is None
+def test_an_interval_carries_its_items_and_units():
+    by_unit, by_row = bootstrap_ci([1.0, 0.0], clusters=["a", "a"]), bootstrap_ci([1.0, 0.0])
+    assert by_unit.items.clusters.tolist() == ["a", "a"] and by_row.items.clusters is None
+    assert by_row.items.values.tolist() == [1.0, 0.0] and by_row.items.statistic is np.mean
+    assert by_row.scaled(100) == (100 * by_row[0], 100 * by_row[1]) and by_row.scaled(100).items.scale == 100

@@ -10,6 +10,7 @@ from probekit.metrics.itm import (coverage, itm_accuracy, itm_accuracy_diff, neg
                                   pairwise_by, ranked_verbs, triplet_negative_counts, verb_accuracy,
                                   verb_pair_counts)
 from probekit.results import COLUMNS
+from probekit.results import ITEMS as ROW_ITEMS
 from probekit.studies.pair_scores import score_pairs
 
 
@@ -46,7 +47,7 @@ def test_exactly_one_flag_decides_the_negative_type():
 
 def test_itm_accuracy_by_hand():
     rows = itm_accuracy(ITEMS, POS, NEG, "m", threshold=0.5, n_resamples=50)
-    assert list(rows.columns) == COLUMNS and set(rows["study"]) == {"verbs"} and set(rows["probe"]) == {"svo"}
+    assert list(rows.columns) == [*COLUMNS, ROW_ITEMS] and set(rows["study"]) == {"verbs"} and set(rows["probe"]) == {"svo"}
     assert set(rows["condition"]) == {"threshold 0.5"} and set(rows["chance"]) == {0.5}
     assert set(rows["source"]) == {"ours"} and set(rows["model"]) == {"m"}
     got = values(rows)
@@ -67,7 +68,7 @@ def test_paired_difference_of_two_runs_by_hand():
     # run b accepts everything: positives p1, p2 both right, negatives n1..n4 all wrong (s3 is left out everywhere)
     b_pos, b_neg = [0.9, 0.9, 0.6, 0.6, 0.9], [0.9, 0.9, 0.9, 0.9, 0.9]
     rows = itm_accuracy_diff(ITEMS, (POS, NEG), (b_pos, b_neg), "a", "b", threshold=0.5, n_resamples=200)
-    assert list(rows.columns) == COLUMNS and set(rows["chance"]) == {0.0}
+    assert list(rows.columns) == [*COLUMNS, ROW_ITEMS] and set(rows["chance"]) == {0.0}
     assert set(rows["condition"]) == {"a − b, threshold 0.5"} and set(rows["subset"]) == {"all"}
     got = values(rows)
     # positives: a 1/2, b 2/2 -> -0.5 over 2; negatives: a 2/4, b 0/4 -> +0.5 over 4; average (-0.5 + 0.5) / 2 = 0
@@ -158,7 +159,7 @@ def test_random_scorer_lands_near_chance():
 
 def test_pairwise_accuracy_by_hand():
     rows = pairwise_accuracy(ITEMS, POS, NEG, "m", n_resamples=50)
-    assert list(rows.columns) == COLUMNS and set(rows["metric"]) == {"pairwise"} and set(rows["condition"]) == {""}
+    assert list(rows.columns) == [*COLUMNS, ROW_ITEMS] and set(rows["metric"]) == {"pairwise"} and set(rows["condition"]) == {""}
     assert set(rows["chance"]) == {0.5} and list(rows["subset"]) == ["all", "subject", "verb", "object"]
     got = values(rows)
     # pos > neg in rows 0, 1, 2 (0.9>0.2, 0.9>0.7, 0.4>0.1), not in row 3 (0.4<0.6); row 4 left out
@@ -173,7 +174,7 @@ def test_pairwise_by_groups_of_rows_by_hand():
     # left out anyway: two flags)
     rows = pairwise_by(ITEMS, POS, NEG, pd.Series(["a", "b", "b", "a", None], index=ITEMS.index), "cue", "m",
                        n_resamples=50)
-    assert list(rows.columns) == COLUMNS and set(rows["probe"]) == {"cue"} and set(rows["metric"]) == {"pairwise"}
+    assert list(rows.columns) == [*COLUMNS, ROW_ITEMS] and set(rows["probe"]) == {"cue"} and set(rows["metric"]) == {"pairwise"}
     assert list(rows["subset"]) == ["a", "b"] and values(rows) == {("a", "pairwise"): (0.5, 2),
                                                                   ("b", "pairwise"): (1.0, 2)}
 

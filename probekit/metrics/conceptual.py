@@ -75,8 +75,8 @@ def summarize(values, statistic: Callable[[np.ndarray], float] = np.mean, seed: 
     if len(values) == 0:
         return {"value": np.nan, "ci": (np.nan, np.nan), "n": 0}
     units = None if clusters is None else np.asarray(clusters)[keep]
-    lo, hi = bootstrap_ci(values, statistic, n_resamples=n_resamples, seed=seed, clusters=units)
-    return {"value": scale * float(statistic(values)), "ci": (scale * lo, scale * hi), "n": len(values)}
+    ci = bootstrap_ci(values, statistic, n_resamples=n_resamples, seed=seed, clusters=units)
+    return {"value": scale * float(statistic(values)), "ci": ci if scale == 1 else ci.scaled(scale), "n": len(values)}
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from probekit.results import COLUMNS, frame, items_frame
+from probekit.results import COLUMNS, frame, items_frame, row
 from probekit.stats import bootstrap_ci
 
 NEG_TYPES = {"subject": "subj_neg", "verb": "verb_neg", "object": "obj_neg"}
@@ -111,9 +111,9 @@ def _row(model, metric, subset, values, statistic=np.mean, n_resamples=1000, see
          cond="", clusters=None) -> dict:
     values = np.asarray(values, float)
     value = float(statistic(values)) if len(values) else float("nan")
-    low, high = bootstrap_ci(values, statistic, n_resamples=n_resamples, seed=seed, clusters=clusters)
-    return dict(study="verbs", probe=probe, model=model, condition=cond, subset=subset, metric=metric,
-                value=value, ci_low=low, ci_high=high, n=int(len(values)), chance=CHANCE, source="ours")
+    return row(study="verbs", probe=probe, model=model, condition=cond, subset=subset, metric=metric, value=value,
+               ci=bootstrap_ci(values, statistic, n_resamples=n_resamples, seed=seed, clusters=clusters),
+               n=int(len(values)), chance=CHANCE)
 
 
 def _balanced_mean(values: np.ndarray) -> float:

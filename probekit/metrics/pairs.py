@@ -106,7 +106,7 @@ def _rows(pairs: pd.DataFrame, seed: int, **labels) -> list[dict]:
                ci=bootstrap_ci(correct, n_resamples=N_BOOT, seed=seed), n=len(correct), chance=PAIR_CHANCE,
                **labels)]
     out.append(row(metric="triplet_accuracy", value=np.nanmean(triplets) if len(triplets) else np.nan,
-                   ci=bootstrap_ci(triplets, np.nanmean, n_resamples=N_BOOT, seed=seed),
+                   ci=bootstrap_ci(triplets, np.nanmean, n_resamples=N_BOOT, seed=seed).counted("finite"),
                    n=int(np.isfinite(triplets).sum()), chance=TRIPLET_CHANCE, **labels))
     return out
 

@@ -1,41 +1,42 @@
 """The per-item values behind each lab row: what a lab line's verdict was computed from, so it can be pooled over
 seeds (:mod:`probekit.studies.lab_pooling`).
 
-Every result row computed from items gets its interval from :func:`probekit.stats.bootstrap_ci`; a study's run
-keeps each of those calls (:func:`probekit.stats.keeping`: the values, the statistic, the resample count and seed,
-and the value and interval it gave).  :func:`row_items` matches each lab row to the call that computed it — the
-same value and interval (and ``n``), as computed or times 100 (a row in points, e.g. Probe-B's Δc) — and keeps its
-values as a long table (:data:`ITEM_COLUMNS`: the row's key, how to summarise the values, one line per entry, with
-the unit its interval resampled, ``cluster``, where the call had ``clusters``).  No
-study changes how it computes a row, and one matcher serves every chapter.  :func:`rebuilt` computes the row again
-from its values (exactly: the same statistic, resamples and seed), :func:`line_items` gives a lab line's arrays.
+A result row computed from items carries them: its interval (:func:`probekit.stats.bootstrap_ci`) holds the values,
+the statistic, the resample count and seed, the units it resampled, and how the row counts and scales them
+(:class:`probekit.stats.Items`), and :func:`probekit.results.row` keeps them in the row's
+:data:`~probekit.results.ITEMS` column, which travels with the row while the study selects, renames and
+concatenates its rows.  A study's lab :func:`split` s its rows into the rows and their items as a long table
+(:data:`ITEM_COLUMNS`: the row's key, how to summarise the values, one line per entry, with the unit its interval
+resampled, ``cluster``, where it had ``clusters``).  :func:`rebuilt` computes the row again from its values
+(exactly: the same statistic, resamples and seed), :func:`line_items` gives a lab line's arrays.
 
-A row no kept call reproduces is **derived** and stays seed 0's only: it is not a statistic of item values with a
-bootstrap interval (e.g. a Fisher interval, or a row whose statistic is not an importable function such as a
-lambda); :func:`row_items` leaves it out, and a line deciding on it is not pooled (its note says so).  When two
-calls gave one row's numbers (two subsets with the same items), the first is kept: either rebuilds the row.
+A row without items is **derived** and stays seed 0's only: it is not a statistic of item values with a bootstrap
+interval (e.g. a Fisher interval, a row copied from a table) or its statistic is not an importable function (a
+lambda).  :func:`split` names each such row with an interval (:attr:`LabRows.derived`), and a line deciding on it is
+not pooled (its note says so).
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from probekit.registry import load
+from probekit.results import ITEMS, without_items
+from probekit.stats import Items
 
 #: a lab row's key: the result-schema columns that name it
 KEY = ["study", "probe", "model", "condition", "subset", "metric"]
 #: how a row's values are summarised: ``statistic`` ("module:function"), ``count`` ("len" or "finite": the row's
 #: ``n``), ``scale`` (1, or 100 for a row in points) and the bootstrap's ``n_resamples`` and ``boot_seed``
 SUMMARY = ["statistic", "count", "scale", "n_resamples", "boot_seed"]
-#: :func:`row_items`' columns: a row's key and summary, then one line per entry of its values (``item`` the row of
+#: :func:`split`'s items' columns: a row's key and summary, then one line per entry of its values (``item`` the row of
 #: the values, ``column`` its column: 0 for one value per item, 0/1 for a two-column array such as Table 4's avg;
 #: ``cluster`` the item's unit of the cluster bootstrap as text, "" where items were resampled one by one)
 ITEM_COLUMNS = [*KEY, *SUMMARY, "item", "column", "cluster", "value"]
-SCALES = (1.0, 100.0)
 COUNTS = {"len": len, "finite": lambda v: int(np.isfinite(np.asarray(v, float)).sum())}
 
 
@@ -49,47 +50,41 @@ def statistic_name(fn: Callable) -> str | None:
         return None
 
 
-def _close(a, b) -> bool:
-    return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+@dataclass(frozen=True)
+class LabRows:
+    """A lab's rows (the result schema, without :data:`~probekit.results.ITEMS`), the values behind them
+    (:data:`ITEM_COLUMNS`) and the keys of the rows with an interval but without items (derived, seed 0's only)."""
+    rows: pd.DataFrame
+    items: pd.DataFrame
+    derived: tuple[tuple, ...]
 
 
-def _match(r: Mapping, kept: list[dict]) -> tuple[dict, str, float] | None:
-    """The first kept call that computed row ``r`` (its value, interval and ``n``), with its count and scale."""
-    for k in kept:
-        for scale in SCALES:
-            if not (_close(r["value"], scale * k["value"]) and _close(r["ci_low"], scale * k["ci"][0])
-                    and _close(r["ci_high"], scale * k["ci"][1])):
-                continue
-            count = next((c for c, f in COUNTS.items() if f(k["values"]) == r["n"]), None)
-            if count is not None:
-                return k, count, scale
-    return None
+def _long(r: Mapping, found: Items) -> pd.DataFrame:
+    """Row ``r``'s items, one line per entry of its values (:data:`ITEM_COLUMNS`)."""
+    values = np.asarray(found.values, float).reshape(len(found.values), -1)
+    item, column = np.indices(values.shape)
+    units = np.full(len(values), "") if found.clusters is None else np.asarray(found.clusters).astype(str)
+    return pd.DataFrame({
+        **{c: r[c] for c in KEY}, "statistic": statistic_name(found.statistic), "count": found.count,
+        "scale": float(found.scale), "n_resamples": int(found.n_resamples), "boot_seed": int(found.seed),
+        "item": item.ravel(), "column": column.ravel(), "cluster": units[item.ravel()], "value": values.ravel()})
 
 
-def row_items(rows: pd.DataFrame, kept: list[dict]) -> pd.DataFrame:
-    """The values behind each row of ``rows`` (a study's lab rows) that a kept :func:`~probekit.stats.bootstrap_ci`
-    call computed (:data:`ITEM_COLUMNS`); rows no call reproduces (derived rows) are left out."""
-    by_value: dict[float, list[dict]] = {}
-    for k in kept:
-        if np.isfinite(k["value"]) and statistic_name(k["statistic"]):
-            by_value.setdefault(round(k["value"], 9), []).append(k)
-    parts = []
+def split(rows: pd.DataFrame) -> LabRows:
+    """A lab's ``rows`` (with the :data:`~probekit.results.ITEMS` each was computed from, where it was) as
+    :class:`LabRows`: the rows, the items of each row with a finite value and interval whose statistic can be
+    named (:func:`statistic_name`), and the keys of the other rows with a finite interval (derived)."""
+    parts, derived = [], []
     for _, r in rows.iterrows():
         if not np.isfinite([r["value"], r["ci_low"], r["ci_high"]]).all():
             continue
-        candidates = [k for s in SCALES for k in by_value.get(round(r["value"] / s, 9), [])]
-        found = _match(r, candidates)
-        if found is None:
-            continue
-        k, count, scale = found
-        values = np.asarray(k["values"], float).reshape(len(k["values"]), -1)
-        item, column = np.indices(values.shape)
-        units = np.full(len(values), "") if k.get("clusters") is None else np.asarray(k["clusters"]).astype(str)
-        parts.append(pd.DataFrame({
-            **{c: r[c] for c in KEY}, "statistic": statistic_name(k["statistic"]), "count": count, "scale": scale,
-            "n_resamples": int(k["n_resamples"]), "boot_seed": int(k["seed"]),
-            "item": item.ravel(), "column": column.ravel(), "cluster": units[item.ravel()], "value": values.ravel()}))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=ITEM_COLUMNS)
+        found = r.get(ITEMS)
+        if isinstance(found, Items) and statistic_name(found.statistic):
+            parts.append(_long(r, found))
+        else:
+            derived.append(key(r))
+    items = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=ITEM_COLUMNS)
+    return LabRows(without_items(rows), items, tuple(derived))
 
 
 def _scaled(fn: Callable, scale: float) -> Callable:
@@ -97,7 +92,7 @@ def _scaled(fn: Callable, scale: float) -> Callable:
 
 
 def summary(spec: Mapping) -> dict:
-    """A row's summary (one line of :func:`row_items` or its :data:`SUMMARY` fields) as the ``row_args`` of
+    """A row's summary (one line of :func:`split`'s items or its :data:`SUMMARY` fields) as the ``row_args`` of
     :func:`probekit.studies.lab_pooled.pooled_row` / ``seed_rows``: ``statistic``, ``count``, ``n_resamples``,
     ``seed``."""
     return dict(statistic=_scaled(load(spec["statistic"]), float(spec["scale"])), count=COUNTS[spec["count"]],
@@ -156,5 +151,5 @@ def line_items(result, line: Mapping) -> list[np.ndarray] | None:
     return [found[key(r)][0] for r in rows]
 
 
-__all__ = ["ITEM_COLUMNS", "KEY", "SUMMARY", "arrays", "deciding_rows", "key", "labels", "line_items", "rebuilt",
-           "row_items", "statistic_name", "summary"]
+__all__ = ["ITEM_COLUMNS", "KEY", "SUMMARY", "LabRows", "arrays", "deciding_rows", "key", "labels", "line_items",
+           "rebuilt", "split", "statistic_name", "summary"]

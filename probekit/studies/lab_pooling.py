@@ -1,7 +1,7 @@
 """A study's lab judged pooled over seeds, when the retrained seeds' items are kept beside the zoo.
 
-:func:`with_lab_items` wraps each study's ``run``: on the toy world with lab models it keeps the values behind
-every lab row (``result.data["lab_items"]``, :func:`probekit.studies.lab_items.row_items`), and when
+:func:`pooled_over_seeds` wraps each study's ``run``: on the toy world with lab models its lab keeps the values
+behind every lab row (``result.data["lab_items"]``, :func:`probekit.studies.lab_items.split`), and when
 ``seed_items.parquet`` lies beside the zoo's checkpoints (:mod:`probekit.toymodels.seed_items`) it judges every lab
 line pooled over this run's seed (the zoo's, 0 for the shipped one) and the file's other seeds (:func:`pool`):
 
@@ -33,9 +33,8 @@ import numpy as np
 import pandas as pd
 
 from probekit.registry import load
-from probekit.stats import keeping
 from probekit.studies import lab
-from probekit.studies.lab_items import ITEM_COLUMNS, arrays, deciding_rows, key, labels, row_items, summary
+from probekit.studies.lab_items import arrays, deciding_rows, key, labels, summary
 from probekit.studies.lab_pooled import Pooled, pooled_row, seed_rows
 from probekit.toymodels import seed_items
 
@@ -56,18 +55,13 @@ def unpooled():
         _POOLING.reset(token)
 
 
-def with_lab_items(run: Callable) -> Callable:
-    """A study's ``run(params)`` that also keeps its lab rows' items and, with the seeds' file, pools its lab."""
+def pooled_over_seeds(run: Callable) -> Callable:
+    """A study's ``run(params)`` whose lab, where it kept its items (``lab_items``: the toy world with lab models)
+    and the seeds' file lies beside the zoo, is judged pooled over seeds (:func:`pool`)."""
     @functools.wraps(run)
     def wrapped(params):
-        if getattr(params, "dataset", None) != "toy" or not getattr(params, "lab_models", None):
-            return run(params)
-        with keeping() as kept:
-            result = run(params)
-        rows = result.data.get("lab")
-        result.data["lab_items"] = (row_items(rows, kept) if rows is not None and len(rows)
-                                    else pd.DataFrame(columns=ITEM_COLUMNS))
-        found = seed_items.read() if _POOLING.get() else None
+        result = run(params)
+        found = seed_items.read() if "lab_items" in result.data and _POOLING.get() else None
         if found is not None:
             pool(result, found, seed_items.zoo_seed())
         return result
@@ -171,4 +165,4 @@ def pool(result, found: pd.DataFrame, seed: int) -> None:
     result.data["lab_claims"] = pd.DataFrame(out, columns=[*claims.columns, *SEED_COLUMNS])
 
 
-__all__ = ["SEED_COLUMNS", "pool", "unpooled", "with_lab_items"]
+__all__ = ["SEED_COLUMNS", "pool", "pooled_over_seeds", "unpooled"]

@@ -33,10 +33,9 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from probekit.stats import keeping
 from probekit.studies import lab
 from probekit.studies.conceptual import finetune_cache
-from probekit.studies.lab_items import arrays, deciding_rows, key, labels, row_items, summary
+from probekit.studies.lab_items import arrays, deciding_rows, key, labels, split, summary
 from probekit.studies.lab_pooled import pooled_row, seed_rows
 from probekit.toymodels import seed_items
 
@@ -71,9 +70,9 @@ def sweep_key(base, triplets: pd.DataFrame, configs: Mapping, alphas, tables: Ma
 
 def _computed(sweep: Callable[[int], tuple], fseed: int) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
     """(rows, checkpoints, the rows' per-item values) of fine-tuning seed ``fseed``'s sweep."""
-    with keeping() as kept:
-        rows, checkpoints = sweep(fseed)
-    return rows, checkpoints, row_items(rows, kept)
+    rows, checkpoints = sweep(fseed)
+    found = split(rows)
+    return found.rows, checkpoints, found.items
 
 
 def seed_values(sweep: Callable[[int], tuple], fseed: int, key_: str, cache_root) -> dict:

@@ -35,7 +35,8 @@ from probekit.studies.conceptual import claims as conceptual_claims, finetune, f
 from probekit.studies.conceptual import lab as conceptual_lab, scores as cs
 from probekit.studies.conceptual.facts import ConceptualFacts
 from probekit.studies.conceptual.params import Params
-from probekit.studies.lab_pooling import with_lab_items
+from probekit.studies.lab_items import LabRows, split
+from probekit.studies.lab_pooling import pooled_over_seeds
 from probekit.toyworld import classify
 
 STUDY = "conceptual"
@@ -168,7 +169,7 @@ def with_alpha(rows: pd.DataFrame) -> pd.DataFrame:
     return keep.assign(encoders=[p[0] for p in parsed], alpha=[p[1] for p in parsed])
 
 
-@with_lab_items
+@pooled_over_seeds
 def run(params: Params) -> StudyResult:
     """Every number of the chapter."""
     from probekit.datasets import default_data_dir, load_dataset
@@ -221,11 +222,13 @@ def run(params: Params) -> StudyResult:
     c_items = mi.probe_c_items(scored_c, items_c)
     data["probe_c_anatomy"] = mi.group_anatomy(c_items)
     data["claims"]["probe-c"] += conceptual_claims.anatomy_claims(rows, data["probe_c_anatomy"])
-    facts["lab"], data["lab"] = _lab(
+    facts["lab"], found = _lab(
         lab_models, dataset, scorers=scorers, items={"probe-r": items_r, "probe-c": items_c}, scored=scored,
         b_rows=b_rows, background=lambda todo: _background(todo, items_b, fillers, root, seed, True)[0],
         sweep=select(rows, source="ours", probe="patching"), seed=seed,
         load=lambda m: load_scorer(m, device=device, batch_size=batch_size, cache_dir=cache_dir))
+    data["lab"] = found.rows
+    data.update({"lab_items": found.items} if lab_models and dataset == "toy" else {})
     on = len(data["lab"]) > 0
     data["claims"]["probe-r"] += conceptual_lab.floor_claims(data["lab"], models) if on else []
     claims = [c for section in data["claims"].values() for c in section]
@@ -239,13 +242,13 @@ def run(params: Params) -> StudyResult:
 
 
 def _lab(lab_models, dataset, *, scorers, items, scored, b_rows, background, sweep, seed, load
-         ) -> tuple[str, pd.DataFrame]:
-    """(what the lab ran, or why it did not; the lab's rows): the lab models scored on the chapter's toy items, every
+         ) -> tuple[str, LabRows]:
+    """(what the lab ran, or why it did not; the lab's rows and their items, :func:`split`): the lab models scored on the chapter's toy items, every
     model the main run scored reused (its per-item tables and Probe-B rows), the others loaded once."""
     if not lab_models:
-        return "no lab models (`lab_models` is empty)", empty()
+        return "no lab models (`lab_models` is empty)", split(empty())
     if dataset != "toy":
-        return "the lab runs on the toy world only", empty()
+        return "the lab runs on the toy world only", split(empty())
     loaded = dict(scorers)
 
     def load_once(m):
@@ -262,7 +265,7 @@ def _lab(lab_models, dataset, *, scorers, items, scored, b_rows, background, swe
     b_models = [m for m in conceptual_lab.PROBE_B_MODELS if m in lab_models]
     return (f"{', '.join(dict.fromkeys(lab_models))} on the same {len(items['probe-r'])} Probe-R comparisons and "
             f"{len(items['probe-c'])} Probe-C groups" + (f", Probe-B of {', '.join(b_models)}" if b_models else "")
-            + ("; the α sweep above" if len(sweep) else "; no α sweep (fine-tuning not run)")), rows
+            + ("; the α sweep above" if len(sweep) else "; no α sweep (fine-tuning not run)")), split(rows)
 
 
 def readings_table(rows: pd.DataFrame) -> pd.DataFrame:

@@ -48,7 +48,8 @@ from probekit.studies.masking import lab as masking_lab
 from probekit.studies.masking.claims import claims
 from probekit.studies.masking.params import Params
 from probekit.studies.masking.scores import both_heads, guided_masking, head_choice, itm_under_ablation
-from probekit.studies.lab_pooling import with_lab_items
+from probekit.studies.lab_items import split
+from probekit.studies.lab_pooling import pooled_over_seeds
 from probekit.toyworld import svo, vocab
 
 STUDY = "masking"
@@ -125,14 +126,15 @@ def itm_rows(pairs: pd.DataFrame, pos_boxes, neg_boxes, scorers, root) -> pd.Dat
 
 def _lab(dataset: str, lab_models, items, load, root, pairs, seed: int) -> tuple[dict, str | None]:
     """The lab's rows, checks and claims on the toy world; empty frames and why otherwise."""
-    rows = (masking_lab.lab_rows(items, lab_models, load, root, pairs, seed=seed, condition_paths=condition_paths,
-                                 itm_rows=itm_rows)
-            if dataset == "toy" and lab_models else concat([]))
+    found = (split(masking_lab.lab_rows(items, lab_models, load, root, pairs, seed=seed,
+                                        condition_paths=condition_paths, itm_rows=itm_rows))
+             if dataset == "toy" and lab_models else None)
+    rows, kept = (concat([]), {}) if found is None else (found.rows, {"lab_items": found.items})
     why = (None if len(rows) else "The lab runs on the toy world only." if dataset != "toy"
            else "No lab models were given (lab_models)." if not lab_models else "The lab models scored nothing.")
     if why:
-        return dict(lab=rows, lab_checks=lab.checks(rows, []), lab_claims=lab.claims(rows, [])), why
-    return dict(lab=rows, lab_checks=lab.checks(rows, masking_lab.CHECKS),
+        return dict(lab=rows, **kept, lab_checks=lab.checks(rows, []), lab_claims=lab.claims(rows, [])), why
+    return dict(lab=rows, **kept, lab_checks=lab.checks(rows, masking_lab.CHECKS),
                 lab_claims=lab.claims(rows, masking_lab.CLAIMS)), None
 
 
@@ -188,7 +190,7 @@ class MaskingFacts:
     choice_unlocated: int | None = None   # ... and verb-negative rows whose verb could not be located or inflected
 
 
-@with_lab_items
+@pooled_over_seeds
 def run(params: Params) -> StudyResult:
     """Top-k verb prediction of every masked-LM model under the four conditions and ITM under the three image
     conditions; rows, per-item predictions, example items, facts and claims; on the toy world the lab's rows,

@@ -52,7 +52,8 @@ from probekit.studies.prednoun.lab import LIMBS_PROBE
 from probekit.studies.pair_scores import score_triplets
 from probekit.studies.prednoun.claims import CROP_GAIN, claims
 from probekit.studies.prednoun.params import Params
-from probekit.studies.lab_pooling import with_lab_items
+from probekit.studies.lab_items import split
+from probekit.studies.lab_pooling import pooled_over_seeds
 from probekit.toymodels import object_control
 from probekit.toyworld.prednoun import LIMBS_ALIKE, LIMBS_DIFFER, limbs_alike, limbs_only_accuracy
 
@@ -169,7 +170,7 @@ class PrednounFacts:
     limbs_pairs: dict[str, int] | None = None    # toy world: pairs per stratum (limbs alike / differ)
 
 
-@with_lab_items
+@pooled_over_seeds
 def run(params: Params) -> StudyResult:
     """Score every model of ``models`` (four runs: full/cropped × default/alt template) and of ``clip_models``
     (full images, default template), re-analyse the authors' ``released_outputs`` (their folder names, e.g.
@@ -212,9 +213,10 @@ def run(params: Params) -> StudyResult:
     rows = concat([rows, *parts, papers.reported(STUDY)])
     if dataset == "toy" and params.lab_models:
         objects = object_control.items(root, seed)
-        data["lab"] = prednoun_lab.lab_rows(items, params.lab_models, views=views, objects=objects, scored=scored,
+        found = split(prednoun_lab.lab_rows(items, params.lab_models, views=views, objects=objects, scored=scored,
                                             study=prednoun_lab.Study(score_run, analyse, limbs_rows), seed=seed,
-                                            device=device, batch_size=batch_size, cache_dir=cache_dir)
+                                            device=device, batch_size=batch_size, cache_dir=cache_dir))
+        data["lab"], data["lab_items"] = found.rows, found.items
         data["lab_checks"] = lab.checks(data["lab"], prednoun_lab.CHECKS)
         data["lab_claims"] = lab.claims(data["lab"], prednoun_lab.CLAIMS)
         facts["lab"] = (f"{', '.join(dict.fromkeys(data['lab']['model']))} scored on the same {len(items)} "

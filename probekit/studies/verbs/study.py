@@ -42,7 +42,8 @@ from probekit.studies.verbs import lab as verbs_lab
 from probekit.studies.pair_scores import score_pairs
 from probekit.studies.verbs.claims import claims
 from probekit.studies.verbs.params import Params
-from probekit.studies.lab_pooling import with_lab_items
+from probekit.studies.lab_items import split
+from probekit.studies.lab_pooling import pooled_over_seeds
 from probekit.toyworld import svo
 
 STUDY = "verbs"
@@ -158,14 +159,15 @@ def run_lab(items: pd.DataFrame, dataset: str, lab_models: Sequence[str], scored
         none = empty()
         return ({"lab": none, "lab_checks": lab.checks(none, []), "lab_claims": lab.claims(none, [])},
                 "the lab runs on the toy world only" if dataset != "toy" else "no lab models were given")
-    rows = verbs_lab.lab_rows(items, lab_models, score=score_model, scored=scored, **scoring)
-    return ({"lab": rows, "lab_checks": lab.checks(rows, verbs_lab.CHECKS),
+    found = split(verbs_lab.lab_rows(items, lab_models, score=score_model, scored=scored, **scoring))
+    rows = found.rows
+    return ({"lab": rows, "lab_items": found.items, "lab_checks": lab.checks(rows, verbs_lab.CHECKS),
              "lab_claims": lab.claims(rows, verbs_lab.CLAIMS)},
             f"{', '.join(dict.fromkeys(lab_models))} on the same {len(items)} toy rows, ITM heads at threshold "
             f"{verbs_lab.THRESHOLD:g}")
 
 
-@with_lab_items
+@pooled_over_seeds
 def run(params: Params) -> StudyResult:
     """The verbs study with the chapter's parameters."""
     models, dataset, threshold, seed = params.models, params.dataset, params.threshold, params.seed
