@@ -233,7 +233,7 @@ class StudyResult:
     claims: list[Claim] = field(default_factory=list)
     items: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ITEM_COLUMNS))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.rows = without_items(self.rows)   # what the rows were computed from stays in the study (ITEMS)
 
     def ours(self) -> pd.DataFrame:

@@ -37,17 +37,17 @@ class Interval(tuple):
     one that was not, e.g. of no values)."""
     items: Items | None
 
-    def __new__(cls, low: float, high: float, items: Items | None = None):
+    def __new__(cls, low: float, high: float, items: Items | None = None) -> "Interval":
         self = super().__new__(cls, (low, high))
         self.items = items
         return self
 
-    def __getnewargs__(self):
+    def __getnewargs__(self) -> tuple[float, float, Items | None]:
         return (*self, self.items)
 
     def counted(self, count: str) -> "Interval":
         """This interval, its row counting its values by ``count`` ("len" or "finite")."""
-        return Interval(*self, None if self.items is None else replace(self.items, count=count))
+        return Interval(self[0], self[1], None if self.items is None else replace(self.items, count=count))
 
     def scaled(self, scale: float) -> "Interval":
         """This interval times ``scale`` (a row in points: 100), its items saying so."""
