@@ -16,11 +16,23 @@ from dataclasses import dataclass, field
 from typing import Any, Self
 
 
-def param(default: Any, help: str = "", role: tuple[str, ...] = ()):
+#: what a parameter's value means, where the checks treat it beyond its type (``param``'s ``means``)
+MODELS = "models"     # registry names or model directories (``probekit check`` resolves them; made canonical)
+PATH = "path"         # a directory (made absolute: chapters run with the project root as working directory)
+DATASET = "dataset"   # a source registered for the study's probes
+DEVICE = "device"     # auto, cpu, cuda, cuda:N or mps
+
+
+def param(default: Any, help: str = "", role: tuple[str, ...] = (), *, bounds: tuple | None = None,
+          means: str | None = None, toy_world_only: bool = False):
     """A field of a parameters dataclass: its default (a list is copied for each instance), the help the parameters
-    cell and ``probekit list`` show, and for a model parameter its role: the questions of
-    :func:`probekit.scorers.head_for` each model given must answer (at least one of them; ``probekit check``)."""
-    meta = {"help": help, "role": tuple(role)}
+    cell and ``probekit list`` show, for a model parameter its role (the questions of
+    :func:`probekit.scorers.head_for` each model given must answer, at least one of them; ``probekit check``), for
+    a number the range its value must lie in, ``bounds`` = (lowest, highest), None = unbounded (every numeric
+    parameter declares one: tests/test_check_models.py), what its value ``means`` (:data:`MODELS`, :data:`PATH`,
+    :data:`DATASET`, :data:`DEVICE`), and whether it is read on the toy world only (its toy models are no
+    problem on real data)."""
+    meta = {"help": help, "role": tuple(role), "bounds": bounds, "means": means, "toy_world_only": toy_world_only}
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -36,28 +48,40 @@ class Parameters:
         return cls(**{f.name: namespace[f.name] for f in fields})
 
 
-def is_model_parameter(name: str) -> bool:
-    """Whether a parameter names models: ``models``, ``*_models`` or ``*_model``."""
-    return name == "models" or name.endswith(("_models", "_model"))
+@dataclass(frozen=True)
+class CommonParams(Parameters):
+    """The fields every study has, with their bounds and meanings; a study restates ``models``, ``dataset`` and
+    ``limit`` with its own default and help (:func:`common`) and adds its own fields, ``lab_models`` last
+    (:func:`lab_zoo`)."""
+    models: list[str] = param([], "registry names", means=MODELS)
+    dataset: str = param("toy", "a source registered for the study's probes", means=DATASET)
+    data_dir: str | None = param(None, "None -> probekit.datasets.default_data_dir()", means=PATH)
+    limit: int | None = param(None, "max items (None = all; the toy world's default size)", bounds=(1, None))
+    seed: int = param(0, bounds=(0, None))
+    device: str = param("auto", means=DEVICE)
+    batch_size: int = param(32, bounds=(1, None))
+    cache_dir: str | None = param(None, "None -> default score cache", means=PATH)
 
 
-#: the range every numeric parameter's value must lie in, (lowest, highest), None = unbounded; a numeric parameter
-#: missing here is an error of ``probekit list`` and ``check`` (tests/test_check.py reads every chapter's)
-BOUNDS: dict[str, tuple[float | None, float | None]] = {
-    "limit": (1, None), "seed": (0, None), "batch_size": (1, None), "threshold": (0.0, 1.0),
-    "min_triplet_negatives": (0, None), "top_k": (1, None), "n_resamples": (1, None), "min_concept_count": (1, None),
-    "min_tuple_count": (1, None), "k": (1, None), "n_examples": (0, None), "finetune_steps": (1, None),
-    "finetune_batch": (2, None), "finetune_lr": (0.0, 1.0), "finetune_triplets": (1, None),
-    "finetune_eval_limit": (1, None), "finetune_seeds": (1, None),
-}
+def common(name: str, default: Any, help: str, role: tuple[str, ...] = ()):
+    """A field of :class:`CommonParams` restated by a study with its own default, help and role, keeping the
+    field's bounds and meaning."""
+    meta = CommonParams.__dataclass_fields__[name].metadata
+    return param(default, help, role, bounds=meta["bounds"], means=meta["means"])
 
 
-def out_of_bounds(name: str, value: Any) -> str | None:
-    """Why a numeric ``value`` of parameter ``name`` lies outside :data:`BOUNDS` (``"must be at least 1"``);
-    None when it is inside."""
-    if name not in BOUNDS:   # a study's own parameter that declares none (tests/test_check.py: every built-in one does)
+def lab_zoo(default: tuple[str, ...], help: str, role: tuple[str, ...]):
+    """The ``lab_models`` field of a study with a toy lab: the zoo members its lab sections score (toy world only;
+    [] = no lab).  Declared by each study after its own fields, so the parameters cell lists it last."""
+    return param(list(default), help, role, means=MODELS, toy_world_only=True)
+
+
+def out_of_bounds(parameter: Parameter, value: Any) -> str | None:
+    """Why a numeric ``value`` of ``parameter`` lies outside its bounds (``"must be at least 1"``); None when it
+    is inside or the parameter declares none."""
+    if parameter.bounds is None:
         return None
-    low, high = BOUNDS[name]
+    low, high = parameter.bounds
     if (low is not None and value < low) or (high is not None and value > high):
         return f"must be at least {low}" if high is None else f"must lie in [{low}, {high}]"
     return None
@@ -71,10 +95,13 @@ class Parameter:
     help: str
     kind: type | None  # bool, int, float, str, list, dict; None = any value
     role: tuple[str, ...] = ()
+    bounds: tuple | None = None     # (lowest, highest) of a number, None = unbounded
+    means: str | None = None        # MODELS, PATH, DATASET, DEVICE or None
+    toy_world_only: bool = False
 
     @property
     def is_models(self) -> bool:
-        return is_model_parameter(self.name)
+        return self.means == MODELS
 
     @property
     def optional(self) -> bool:
@@ -97,7 +124,8 @@ def describe(cls: type) -> dict[str, Parameter]:
     """Every field of a parameters dataclass, in order, with its default, help, type and role."""
     hints = typing.get_type_hints(cls)
     return {f.name: Parameter(f.name, _default(f), f.metadata.get("help", ""), _kind(hints[f.name]),
-                              f.metadata.get("role", ())) for f in dataclasses.fields(cls)}
+                              f.metadata.get("role", ()), f.metadata.get("bounds"), f.metadata.get("means"),
+                              f.metadata.get("toy_world_only", False)) for f in dataclasses.fields(cls)}
 
 
 def _literal(value: Any) -> str:

@@ -14,7 +14,6 @@ from conftest import REPO
 from probekit import environ
 from probekit.chapters import check, model_files, params
 from probekit.cli import main
-from probekit.parameters import BOUNDS
 from probekit.scorers.testing import save_tiny
 
 
@@ -82,9 +81,32 @@ def test_an_offline_hub_id_is_one_line_at_once(offline_machine, capsys):
 
 
 def test_numeric_parameters_have_declared_bounds_that_are_checked(offline_machine, capsys):
-    numeric = {name for chapter in ("verbs", "prednoun", "masking", "conceptual")
-               for name, p in params.parameters(chapter).items() if p.kind in (int, float)}
-    assert numeric <= set(BOUNDS), numeric - set(BOUNDS)
+    unbounded = {f"{chapter}.{name}" for chapter in ("verbs", "prednoun", "masking", "conceptual")
+                 for name, p in params.parameters(chapter).items() if p.kind in (int, float) and p.bounds is None}
+    assert not unbounded, unbounded
     code, lines = _check(capsys, "verbs", "-p", "threshold", "1.5")
     assert code == 2 and len(lines) == 1 and "must lie in [0.0, 1.0], got 1.5" in lines[0], lines
     assert _check(capsys, "verbs", "-p", "threshold", "1.0") == (0, [])
+
+
+def test_a_parameters_meaning_is_read_from_its_field_not_its_name():
+    """A path is made absolute and a model name checked because the field says so (``means``), whatever it is
+    called: a ``*_dir`` field that is no path stays as given."""
+    from probekit.parameters import MODELS, PATH, Parameter
+    where = Parameter("where", None, "", str, means=PATH)
+    made = params._absolute(where, "rel/dir")
+    assert made.endswith("/rel/dir") and made.startswith("/")
+    assert params._absolute(Parameter("scene_dir", None, "", str), "rel/dir") == "rel/dir"
+    assert Parameter("zoo", [], "", list, means=MODELS).is_models
+    assert not Parameter("text_model", "", "", str).is_models
+
+
+def test_the_toy_worlds_default_size_and_the_bound_of_limit_are_each_in_one_place(offline_machine, capsys):
+    from probekit.toyworld.items import target_size
+    from probekit.toyworld.sizes import DEFAULT_SIZE
+    assert target_size("masking", None) == DEFAULT_SIZE["masking"] and target_size("masking", 7) == 7
+    with pytest.raises(ValueError, match="limit must be at least 1 item or None, got 0"):
+        target_size("masking", 0)
+    code, lines = _check(capsys, "masking", "-p", "limit", "0")
+    assert code == 2 and "must be at least 1, got 0" in lines[0], lines
+    assert f"{DEFAULT_SIZE['masking']} on the toy world" in params.parameters("masking")["limit"].help

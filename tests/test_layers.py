@@ -147,3 +147,44 @@ def test_modules_are_small():
                                           ("probekit.cli", 8)])
 def test_layer_lookup(module, layer):
     assert _layer(module) == layer
+
+
+def _study_packages() -> set[str]:
+    return {f"probekit.studies.{p.name}" for p in (PACKAGE / "studies").iterdir() if (p / "__init__.py").is_file()}
+
+
+def test_a_study_package_imports_no_other_study_package():
+    """A study is one package (``probekit.studies.<study>``): what two studies share sits beside the packages."""
+    packages, graph = _study_packages(), _module_graph()
+    assert {"probekit.studies.verbs", "probekit.studies.conceptual"} <= packages
+    bad = [f"{module} imports {target}" for module, targets in graph.items() for target in targets
+           for own in packages if module == own or module.startswith(own + ".")
+           for other in packages - {own} if target == other or target.startswith(other + ".")]
+    assert not bad, "\n".join(bad)
+
+
+IMPORTERS = {"load", "import_module", "__import__"}
+
+
+def _computed_imports(path: Path):
+    """Calls of an importer (``registry.load``, ``importlib.import_module``, ``__import__``) whose module is built
+    at run time (an f-string, a concatenation, a ``%`` or ``.format``): imports no reader of the code can follow."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and node.args:
+            name = getattr(node.func, "id", getattr(node.func, "attr", None))
+            if name in IMPORTERS and isinstance(node.args[0], (ast.JoinedStr, ast.BinOp)) or (
+                    name in IMPORTERS and isinstance(node.args[0], ast.Call)
+                    and getattr(node.args[0].func, "attr", None) == "format"):
+                yield node.lineno
+
+
+def test_no_module_imports_by_a_computed_name():
+    bad = [f"{path.relative_to(PACKAGE.parent)}:{line}" for _, path in _modules() for line in _computed_imports(path)]
+    assert not bad, "imports by a module name built at run time:\n" + "\n".join(bad)
+
+
+def test_a_computed_import_is_found(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text('from probekit.registry import load\nload(f"probekit.studies.{s}.lab")\nload("json:dumps")\n'
+                    'import_module("probekit." + name)\n')
+    assert list(_computed_imports(path)) == [2, 4]

@@ -8,6 +8,7 @@ from PIL import Image
 
 from probekit.ablation import PatchGrid, condition_image, patches_under_box
 from probekit import papers
+from probekit.papers import guided_masking
 from probekit.data.masking import locate_verb, masking_items, pair_subject_boxes, triplet_subjects
 from probekit.metrics.masking import accuracy_rows, drop_rows, score_predictions, topk_chance
 from probekit.studies.masking.scores import mask_span, predict_verbs
@@ -174,7 +175,7 @@ def test_pair_boxes_from_the_generator_or_none():
 
 
 def test_paper_rows_and_the_drops_they_imply():
-    rows = papers.reported("masking")
+    rows = papers.reported(guided_masking)
     vilbert = one(rows, model="ViLBERT", probe="top-k", subset="SVO-Probes", condition="full image",
                   metric="accuracy")
     assert vilbert["value"] == .739 and vilbert["source"] == "Beňová et al. 2024, Table 2"
@@ -184,7 +185,7 @@ def test_paper_rows_and_the_drops_they_imply():
     assert drop["value"] == pytest.approx(.746 - .596) and drop["metric"] == "accuracy_diff"
     assert one(rows, model="UNITER", subset="V-COCO", condition="full image − text only")["value"] == \
         pytest.approx(.813 - .585)
-    assert len(papers.reported("masking", "Table 1")) == 4 * 3 * 3
+    assert len(papers.reported(guided_masking, "Table 1")) == 4 * 3 * 3
 
 
 # ------------------------------------------------------------------------------------------- patch ablation

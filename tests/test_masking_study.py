@@ -161,8 +161,9 @@ def test_order_verdicts_and_the_papers_order():
     assert order_verdict(up, down) == BROKEN and order_verdict(flat, down) == BROKEN
     assert order_verdict(up, flat) == UNRESOLVED
     from probekit import papers
+    from probekit.papers import guided_masking
 
-    paper = claims(papers.reported("masking"), k=5)
+    paper = claims(papers.reported(guided_masking), k=5)
     assert [c.topic for c in paper] == ["paper: order"] and paper[0].verdict == ORDER
 
 

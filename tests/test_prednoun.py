@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 from probekit import papers
+from probekit.papers import prednoun
 from probekit.data.prednoun import EvalSetError, box_to_pixels, crop_image, crop_to_targets, load_eval_set, \
     select_pairs
 from probekit.metrics import confounds, pairs
@@ -409,22 +410,22 @@ def test_confound_rows_recover_a_built_in_size_preference():
 
 
 def test_paper_tables_are_rows_in_the_studys_vocabulary():
-    rows = papers.reported("prednoun")
-    t1 = papers.reported("prednoun", "Table 1")
+    rows = papers.reported(prednoun)
+    t1 = papers.reported(prednoun, "Table 1")
     assert one(t1, model="CLIP", condition="full")["value"] == 0.20
     assert one(t1, model="ViLT", condition="cropped")["value"] == 0.75
     assert set(t1["probe"]) == {"pairs"} and set(t1["chance"]) == {0.25} and t1["ci_low"].isna().all()
-    t8 = papers.reported("prednoun", "Table 8")
+    t8 = papers.reported(prednoun, "Table 8")
     assert one(t8, model="LXMERT", condition="full", subset="noun")["value"] == 0.60
-    assert one(papers.reported("prednoun", "Table 7"), model="VinVL", condition="cropped")["value"] == 0.74
-    assert set(papers.reported("prednoun", "Table 7")["probe"]) == {"pairs-alt"}
-    t6 = papers.reported("prednoun", "Table 6")
+    assert one(papers.reported(prednoun, "Table 7"), model="VinVL", condition="cropped")["value"] == 0.74
+    assert set(papers.reported(prednoun, "Table 7")["probe"]) == {"pairs-alt"}
+    t6 = papers.reported(prednoun, "Table 6")
     assert len(t6) == 10 and t6["value"].max() == 0.21
     from probekit.papers.prednoun import TABLE6_MODELS
     assert TABLE6_MODELS["CLIP ViT-B-32 laion400m_e32"] == ("ViT-B-32", "laion400m_e32")
-    t9 = papers.reported("prednoun", "Table 9")
+    t9 = papers.reported(prednoun, "Table 9")
     assert one(t9, model="CLIP", subset="distance from centre", metric="r")["value"] == -0.24
     assert one(t9, model="VinVL", subset="object detector confidence", metric="p")["value"] == 0.05
     assert set(rows["study"]) == {"prednoun"}
     with pytest.raises(KeyError, match="Table 2"):
-        papers.reported("prednoun", "Table 2")
+        papers.reported(prednoun, "Table 2")

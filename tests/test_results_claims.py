@@ -11,6 +11,9 @@ import pytest
 from probekit import claims as C
 from probekit import numbers as N
 from probekit import papers, results as R
+from probekit.papers import guided_masking, svo_probes
+from probekit.registry import load
+from probekit.studies import STUDIES
 from probekit.report import format as F
 
 
@@ -157,17 +160,15 @@ def test_table_is_wide_with_cells_in_given_order():
     assert F.counts(rows, "model", ["subset", "metric"]).loc["b", ("verb", "neg")] == 100
 
 
-def test_reported_rejects_unknown_study_and_table():
-    with pytest.raises(KeyError, match="unknown study with a paper .nope.; valid: verbs, prednoun, masking, conceptual"):
-        papers.reported("nope")
-    for study in papers.PAPERS:
-        rows = papers.reported(study)
+def test_each_studys_declared_paper_reports_its_rows_and_rejects_an_unknown_table():
+    for study in STUDIES.values():
+        rows = papers.reported(load(study.paper))
         assert len(rows) and (rows["source"] != R.OURS).all()
-        assert (rows["study"] == study).all()
+        assert (rows["study"] == study.name).all()
         fractions = rows[~rows["metric"].map(N.is_plain)]["value"].dropna()
-        assert fractions.between(-1, 1).all(), f"{study}: paper percentages must be stored as fractions"
+        assert fractions.between(-1, 1).all(), f"{study.name}: paper percentages must be stored as fractions"
         with pytest.raises(KeyError, match="no 'Table 99'"):
-            papers.reported(study, "Table 99")
+            papers.reported(load(study.paper), "Table 99")
 
 
 def test_bootstrap_free_rows_keep_nan_interval():
@@ -236,10 +237,10 @@ def test_a_size_of_a_metric_in_points_is_shown_in_points():
 def test_a_papers_effect_is_the_difference_of_two_of_its_rows():
     # SVO-Probes Table 5: MMT pretrained on Conceptual Captions 34.8 % on negative pairs, on COCO 60.9 %
     where = dict(probe="svo", subset="all", metric="neg")
-    assert papers.effect("verbs", {**where, "model": "MMT"}, {**where, "model": "MMT-COCO"}) == pytest.approx(-0.261)
+    assert papers.effect(svo_probes, {**where, "model": "MMT"}, {**where, "model": "MMT-COCO"}) == pytest.approx(-0.261)
     # the guided-masking paper's ViLBERT: top-5 73.9 % with the full image, 71.5 % with the subject blanked
     topk = dict(probe="top-k", model="ViLBERT", subset="SVO-Probes", metric="accuracy")
-    assert papers.effect("masking", {**topk, "condition": "full image"},
+    assert papers.effect(guided_masking, {**topk, "condition": "full image"},
                          {**topk, "condition": "subject ablated"}) == pytest.approx(0.024)
     with pytest.raises(KeyError, match="rows where"):   # a where that names no single row
-        papers.effect("verbs", dict(model="MMT"), dict(model="MMT-COCO"))
+        papers.effect(svo_probes, dict(model="MMT"), dict(model="MMT-COCO"))

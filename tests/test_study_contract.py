@@ -10,7 +10,7 @@ import pytest
 from conftest import copy_project, scratch_chapter
 from probekit import chapters as ch
 from probekit.cli import main
-from probekit.registry import Registry
+from probekit.registry import Registry, load
 from probekit.scorers.base import Scorer
 from probekit.scorers.registry import FAMILIES, FAMILY_CAPABILITIES, adapter
 from probekit.studies import STUDIES, Study
@@ -61,7 +61,8 @@ def test_a_field_added_to_a_study_is_listed_checked_and_on_the_page(throwaway, c
 
 def test_the_table_of_studies_loads_each_studys_parts():
     for study in STUDIES.values():
-        assert study.parameters().models and study.headlines
+        assert study.parameters().models and study.headlines and study.unit
+        assert study.lab_lines.CHECKS and load(study.paper).PAPER
         assert all(where in study.headlines for where in study.controls)
     assert [s.name for s in STUDIES.values()] == list(ch.CHAPTERS) == ["verbs", "prednoun", "masking", "conceptual"]
 

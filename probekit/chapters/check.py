@@ -184,10 +184,6 @@ def _names(value: Any) -> list[str]:
     return [] if not value else [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)]
 
 
-#: model parameters used on the toy world only (the lab sections skip themselves on real data)
-TOY_WORLD_ONLY = {"lab_models"}
-
-
 def check_chapter(chapter: str, given: dict[str, Any], *, allow_toy: bool = False
                   ) -> tuple[list[Problem], list[Note], dict[str, Any]]:
     """Problems, notes and the resolved values (defaults updated with ``given``'s valid values) of one chapter."""
@@ -216,7 +212,7 @@ def check_chapter(chapter: str, given: dict[str, Any], *, allow_toy: bool = Fals
             problems += [Problem((chapter,), p.name, problem)] if problem else []
             notes += [Note(chapter, note)] if note else []
     for p in params.values():
-        if p.is_models and p.name not in bad and not toy_data and not allow_toy and p.name not in TOY_WORLD_ONLY:
+        if p.is_models and p.name not in bad and not toy_data and not allow_toy and not p.toy_world_only:
             toys = [m for m in _names(values.get(p.name)) if m.startswith("toy-")]
             if toys:
                 problems.append(Problem((chapter,), p.name, f"toy model(s) {', '.join(toys)} on dataset {dataset!r} "

@@ -23,12 +23,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from probekit.chapters.params import write_parameters
+from probekit.chapters.params import parameters, write_parameters
 from probekit.chapters.project import (CHAPTERS, SUMMARY, ChapterFailed, items_path, lab_path, output_path,
                                        read_source, results_path, source_path)
 from probekit.environ import environment
 from probekit.files import replaced
-from probekit.parameters import is_model_parameter
 from probekit.progress import is_terminal, kernel_startup, progress_enabled
 
 
@@ -78,16 +77,17 @@ def _run_card(chapter: str, params: dict[str, Any], profile: str | None, items: 
     prof = f", profile `{profile}`" if profile else ""
     return (f":::{{admonition}} How this page was made\n:class: note\n"
             f"Executed with probekit {__version__}{prof} (the book's start page says with what else). "
-            f"Parameters given: {given}.\n\n{_own_models(params)}Re-run: `{cmd}`\n\nDownload: {{download}}`result rows "
+            f"Parameters given: {given}.\n\n{_own_models(chapter, params)}Re-run: `{cmd}`\n\nDownload: {{download}}`result rows "
             f"<{chapter}.results.parquet>`" + (f", {{download}}`item rows <{chapter}.items.parquet>`" if items else "")
             + f" (as CSV or JSON: `probekit export {chapter}{' --items' if items else ''} --format csv`)\n:::")
 
 
-def _own_models(params: dict[str, Any]) -> str:
+def _own_models(chapter: str, params: dict[str, Any]) -> str:
     """A paragraph naming, for every model given that is not a registry name, the family, checkpoint and head it
     was resolved to (registry models are described by ``probekit list`` and the methods page)."""
     from probekit.scorers import REGISTRY, model_spec
-    names = [v for k, value in params.items() if is_model_parameter(k)
+    models = {name for name, p in parameters(chapter).items() if p.is_models} if params else set()
+    names = [v for k, value in params.items() if k in models
              for v in ([value] if isinstance(value, str) else value or []) if isinstance(v, str)]
     own = [model_spec(n) for n in dict.fromkeys(names) if n and n not in REGISTRY]
     return "".join(f"Model `{s.name}`: family {s.family}, checkpoint `{s.source}` (revision: the hub's latest where "

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from probekit.chapters.project import CHAPTERS, ParameterError, _near, check_chapter
-from probekit.parameters import Parameter, cell, describe, out_of_bounds
+from probekit.parameters import DATASET, DEVICE, PATH, Parameter, cell, describe, out_of_bounds
 from probekit.studies import STUDIES
 
 PAPER_SUITE = "paper"  # for a chapter over several probes: each probe's own real release
@@ -127,14 +127,14 @@ def check_value(chapter: str, param: Parameter, value: Any) -> None:
                     model_spec(name)
             except UnknownModelError as err:
                 raise ValueProblem(chapter, param.name, str(err)) from None
-    elif param.name == "dataset":
+    elif param.means == DATASET:
         valid = dataset_choices(chapter)
         if value not in valid:
             raise ValueProblem(chapter, param.name, f"unknown dataset {value!r}{_near(value, valid)}; "
                                                         f"valid: {', '.join(valid)}")
-    elif param.name == "device" and not DEVICE_RE.match(str(value)):
+    elif param.means == DEVICE and not DEVICE_RE.match(str(value)):
         raise ValueProblem(chapter, param.name, f"unknown device {value!r}; valid: auto, cpu, cuda, cuda:N, mps")
-    elif param.kind in (int, float) and (why := out_of_bounds(param.name, value)):
+    elif param.kind in (int, float) and (why := out_of_bounds(param, value)):
         raise ValueProblem(chapter, param.name, f"{why}, got {value!r} (default {param.default!r})")
 
 
@@ -152,7 +152,7 @@ def resolve(chapter: str, overrides: dict[str, Any]) -> dict[str, Any]:
 
 def _absolute(param: Parameter, value: Any) -> Any:
     """Paths as absolute paths: chapters run with the project root as working directory, not the caller's."""
-    if param.name.endswith("_dir") and isinstance(value, str) and value:
+    if param.means == PATH and isinstance(value, str) and value:
         return str(Path(value).expanduser().resolve())
     if param.is_models and value:
         from probekit.scorers.resolve import canonical

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from probekit.numbers import cell
-from probekit.studies import lab, lab_holm, lab_seeds
+from probekit.studies import STUDIES, lab, lab_holm, lab_seeds
 from probekit.toymodels import seed_table, zoo
 
 _ROLE = {lab.PARENT: "target probe, its information there",
@@ -77,19 +77,12 @@ def _verdict(r, ok: bool, expected, verdict: str) -> str:
 
 
 _FLOOR_OF = {lab.CONTROL: "a knock-out", lab.TRAINED: "a model trained on everything"}
-#: per chapter, the unit its intervals resample whole (:func:`probekit.stats.bootstrap_ci`'s ``clusters``)
-UNITS = {"verbs": "the draw of one positive image (a verb negative with its mirror, the same two images, and the "
-                  "sentence's other negatives; on SVO-Probes the sentence)",
-         "prednoun": "the pair (its two triplets, mirrored, together)",
-         "masking": "the image (its captions together); ITM and verb-choice rows, the verbs table's draw",
-         "conceptual": "the group (Probe-R's relation, Probe-C's 2x2 group; Probe-B's and the general task's "
-                       "images)"}
 
 
 def resampled(study: str) -> str:
     """A caption's words for the unit ``study``'s 95% intervals resample: "95% intervals: a cluster bootstrap
     over the pair (...)"."""
-    return f"95% intervals: a cluster bootstrap over {UNITS[study]}"
+    return f"95% intervals: a cluster bootstrap over {STUDIES[study].unit}"
 #: how a claim's rows name their metric when it is not the one its paired difference is of
 _METRIC_NAMES = {"map": "mAP", "delta_c_pts": "Δc (points)"}
 

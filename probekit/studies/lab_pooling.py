@@ -32,8 +32,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from probekit.registry import load
-from probekit.studies import lab
+from probekit.studies import STUDIES, lab
 from probekit.studies.lab_items import arrays, deciding_rows, key, labels, summary
 from probekit.studies.lab_pooled import Pooled, pooled_row, seed_rows
 from probekit.toymodels import seed_items
@@ -124,7 +123,7 @@ def pool(result, found: pd.DataFrame, seed: int) -> None:
     """Judge ``result``'s lab lines pooled over its own seed ``seed`` and the other seeds in ``found`` (the seeds'
     items file): ``lab_checks`` and ``lab_claims`` gain :data:`SEED_COLUMNS` (see the module's docstring)."""
     mine = found[(found["study"] == result.study) & (found["seed"] != seed)]
-    defined = load(f"probekit.studies.{result.study}.lab")
+    defined = STUDIES[result.study].lab_lines
     checks, claims = result.data["lab_checks"], result.data["lab_claims"]
     if len(checks) != len(defined.CHECKS) or len(claims) != len(defined.CLAIMS):
         return

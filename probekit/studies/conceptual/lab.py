@@ -28,7 +28,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from probekit.metrics import conceptual as mc
-from probekit.papers import effect
+from probekit.papers import effect, conceptual as the_paper
 from probekit.papers.conceptual import PATCH_ALPHA, patch_condition
 from probekit.results import concat, empty, select
 from probekit.studies.conceptual import scores as cs, patching
@@ -111,7 +111,7 @@ def paper_effect(a: str, b: str, subset: str, metric: str) -> float:
     """The paper's own effect on ``subset`` (Table 2, its patched models at α = 0.2): encoders ``a`` − ``b`` (or
     :data:`probekit.studies.conceptual.patching.ORIGINAL`), as a fraction."""
     where = dict(probe="patching", condition="", subset=_TABLE2[subset], metric=metric)
-    return effect("conceptual", {**where, "model": _PATCHED[a]}, {**where, "model": _PATCHED[b]})
+    return effect(the_paper, {**where, "model": _PATCHED[a]}, {**where, "model": _PATCHED[b]})
 
 
 def _sweep_claim(claim: str, subset: str, metric: str, expect: str, alpha: float) -> PaperClaim:

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from probekit import papers
+from probekit.papers import conceptual as the_paper
 from probekit.data.background import with_toy_scenes
 from probekit.fillers import derive_probe_b
 from probekit.metrics import authors_code
@@ -214,7 +215,7 @@ def run(params: Params) -> StudyResult:
         parts.append(sweep)
         facts.update(sweep_facts)
         data["sweep"] = with_alpha(sweep)
-    rows = concat(parts + [papers.reported(STUDY)])
+    rows = concat(parts + [papers.reported(the_paper)])
     data["readings"] = readings_table(rows)
     facts["paper_categories"] = shared_categories(rows, facts["categories"])
     data["claims"] = conceptual_claims.sections(rows, models, finetune_model, list(params.finetune_encoders),
@@ -284,7 +285,7 @@ def readings_table(rows: pd.DataFrame) -> pd.DataFrame:
 
 def shared_categories(rows: pd.DataFrame, ours) -> list[str]:
     """The paper's Table 6 categories that ours share (the toy world spells ``colour``); all when none."""
-    paper = list(dict.fromkeys(select(rows, probe="probe-c-category", source=f"{papers.paper(STUDY).PAPER}, "
+    paper = list(dict.fromkeys(select(rows, probe="probe-c-category", source=f"{the_paper.PAPER}, "
                                                                               "Table 6")["subset"]))
     shared = [c for c in paper if c in ours or c.replace("color", "colour") in ours]
     return shared or paper

@@ -33,7 +33,7 @@ from probekit.metrics.head_choice import DIFF, ITM, MLM, PROBE as CHOICE, SUBSET
 from probekit.metrics.masking import accuracy_rows, common_items, drop_rows
 from probekit.toyworld.vocab import prior_topk
 from probekit.metrics.verb_pieces import pieces_correct
-from probekit.papers import effect
+from probekit.papers import effect, guided_masking as the_paper
 from probekit.results import concat
 from probekit.scorers import can_answer
 from probekit.studies.lab import BLIND, HIGHER, PARENT, TARGET, Check, PaperClaim
@@ -80,7 +80,7 @@ CLAIMS = [
                a=("toy-vilt", where(PAPER_K, "full image")), b=("toy-vilt", where(PAPER_K, "subject ablated")),
                expect=HIGHER, diff=("toy-vilt", where(PAPER_K, "full image − subject ablated", "accuracy_diff")),
                by_construction=True, reason=BLANKED_BY_CONSTRUCTION,
-               paper_effect=effect("masking", {**_TOPK, "condition": "full image"},
+               paper_effect=effect(the_paper, {**_TOPK, "condition": "full image"},
                                    {**_TOPK, "condition": "subject ablated"})),
     PaperClaim("Image-text matching on verb negatives understates what the models know about verbs: their ITM "
                "accuracy on SVO-Probes' verb-negative pairs is 45.0–47.2% (pooled over positives and negatives, "
@@ -88,7 +88,7 @@ CLAIMS = [
                "(Table 2)", f"{SOURCE}, Tables 1 and 2",
                a=("toy-vilt", choice(MLM)), b=("toy-vilt", choice(ITM)), expect=HIGHER,
                diff=("toy-vilt", choice(DIFF, "accuracy_diff")),
-               paper_effect=effect("masking", {**_TOPK, "condition": "full image"}, _ITM)),
+               paper_effect=effect(the_paper, {**_TOPK, "condition": "full image"}, _ITM)),
 ]
 
 

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from probekit import papers
+from probekit.papers import guided_masking as the_paper
 from probekit.ablation import CONDITIONS, PatchGrid, condition_images, patches_under_box
 from probekit.data.masking import pair_subject_boxes, triplet_subjects
 from probekit.datasets import default_data_dir, load_dataset, sources
@@ -256,7 +257,7 @@ def run(params: Params) -> StudyResult:
         choice_rows, chosen, choice = head_choice(both, pairs[0], root, seed, cues)
         parts.append(choice_rows)
         facts.update(choice_pairs=len(choice), choice_unlocated=choice.attrs["unlocated"])
-    rows = concat([*parts, papers.reported(STUDY)])
+    rows = concat([*parts, papers.reported(the_paper)])
     data = dict(items=items, unlocated=pd.DataFrame(items.attrs.get("unlocated", []), columns=["sentence", "verb"]),
                 per_item=per_item, left_out=_left_out(items, left),
                 examples=_examples(items, images, mlm[0], params.n_examples, seed) if mlm else None)

@@ -37,7 +37,7 @@ import pandas as pd
 
 from probekit.metrics import pairs
 from probekit.metrics.pairs import PAIR_CHANCE, TRIPLET_CHANCE
-from probekit.papers import effect
+from probekit.papers import effect, prednoun as the_paper
 from probekit.results import concat, frame
 from probekit.scorers import can_answer, load_scorer
 from probekit.toymodels import object_control
@@ -140,7 +140,7 @@ CLAIMS = [
                f"{PAPER}, Table 1, Sect. 4.1",
                a=("toy-vilt", CROPPED), b=("toy-vilt", FULL), expect=HIGHER,
                diff=("toy-vilt", pair_row(CROP_GAIN, metric="pair_accuracy_diff")),
-               paper_effect=effect("prednoun", {**_VILT_PAIRS, "condition": "cropped"},
+               paper_effect=effect(the_paper, {**_VILT_PAIRS, "condition": "cropped"},
                                    {**_VILT_PAIRS, "condition": "full"})),
     PaperClaim("pairs whose sentences differ in the noun are slightly easier than pairs that differ in the "
                "predicate (nouns are grounded better than predicates); pair accuracy on full images",

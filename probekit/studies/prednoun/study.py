@@ -37,6 +37,7 @@ from typing import Any
 import pandas as pd
 
 from probekit import papers
+from probekit.papers import prednoun as the_paper
 from probekit.data import prednoun_released
 from probekit.data.prednoun import crop_to_targets
 from probekit.datasets import default_data_dir, load_dataset
@@ -135,7 +136,7 @@ def released(folders, root: Path, seed: int, min_concept_count: int, min_tuple_c
     rows, concepts, tuples = analyse(scored, models, seed, min_concept_count, min_tuple_count, n_resamples,
                                      detailed)
     rows = rows.assign(source=RELEASED)
-    printed = papers.reported(STUDY)
+    printed = papers.reported(the_paper)
     printed = printed[printed["source"].str.endswith(("Table 1", "Table 7", "Table 8"))]
     both = printed.merge(rows, on=["probe", "model", "condition", "subset", "metric"], suffixes=("_p", ""))
     agree = int((both["value"].round(2) == both["value_p"].round(2)).sum())
@@ -210,7 +211,7 @@ def run(params: Params) -> StudyResult:
             params.released_outputs, root, seed, min_concept_count, min_tuple_count, n_resamples)
         parts.append(theirs)
         facts.update(more)
-    rows = concat([rows, *parts, papers.reported(STUDY)])
+    rows = concat([rows, *parts, papers.reported(the_paper)])
     if dataset == "toy" and params.lab_models:
         objects = object_control.items(root, seed)
         found = split(prednoun_lab.lab_rows(items, params.lab_models, views=views, objects=objects, scored=scored,

@@ -1,1 +1,10 @@
-"""The verbs study: its parameters (``params``), its run (``study``), claims and lab, one package."""
+"""Verb understanding on SVO-Probes (Hendricks & Nematzadeh 2021): ``params`` its parameters, ``study`` its
+run, ``claims`` the paper's claims judged, ``lab`` the toy lab's checks and claims.  ``STUDY`` declares it
+(:class:`probekit.studies.declaration.Study`)."""
+
+from probekit.studies.declaration import Study
+
+STUDY = Study("verbs", ("verbs",), "probekit.studies.verbs.study", "probekit.studies.verbs.params:Params",
+              lab="probekit.studies.verbs.lab", paper="probekit.papers.svo_probes",
+              unit="the draw of one positive image (a verb negative with its mirror, the same two images, and the "
+                   "sentence's other negatives; on SVO-Probes the sentence)")

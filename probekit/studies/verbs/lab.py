@@ -31,7 +31,7 @@ from typing import Callable, Mapping, Sequence
 import pandas as pd
 
 from probekit.metrics import itm
-from probekit.papers import effect
+from probekit.papers import effect, svo_probes as the_paper
 from probekit.results import concat, select
 from probekit.scorers import load_scorer
 from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, Check, PaperClaim
@@ -91,7 +91,7 @@ _TABLE5 = [(f"{_CC} over-predicts that image–sentence pairs match: its accurac
 def _table5_effect(metric: str) -> float:
     """The paper's Table 5 effect on ``metric``: MMT pretrained on Conceptual Captions − MMT pretrained on COCO."""
     where = dict(probe="svo", subset="all", metric=metric)
-    return effect("verbs", {**where, "model": "MMT"}, {**where, "model": "MMT-COCO"})
+    return effect(the_paper, {**where, "model": "MMT"}, {**where, "model": "MMT-COCO"})
 
 
 def paired(noisy: str, metric: str) -> tuple[str, dict]:

@@ -32,6 +32,7 @@ from typing import Sequence
 import pandas as pd
 
 from probekit import papers
+from probekit.papers import svo_probes as the_paper
 from probekit.datasets import load_dataset
 from probekit.metrics import itm
 from probekit.papers.guided_masking import GUIDED_MASKING_VERB_PAIRS
@@ -181,7 +182,7 @@ def run(params: Params) -> StudyResult:
         parts[name], records[name], triplet_negatives[name], scores[name] = score_model(
             scorer, items, threshold, min_triplet_negatives, n_resamples, seed, cues)
         verb_order[name] = itm.ranked_verbs(parts[name][parts[name]["probe"] == itm.VERB_PROBE], params.top_k)
-    rows = concat([*parts.values(), papers.reported(STUDY)])
+    rows = concat([*parts.values(), papers.reported(the_paper)])
     reuse = {name: (parts[name], scores[name]) for name in parts} if threshold == verbs_lab.THRESHOLD else {}
     lab_data, lab_fact = run_lab(items, dataset, params.lab_models, reuse,
                                  min_triplet_negatives=min_triplet_negatives, n_resamples=n_resamples, seed=seed,
