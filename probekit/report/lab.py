@@ -51,21 +51,31 @@ def knockouts_text(found: pd.DataFrame) -> str:
     return " ".join(out)
 
 
-def _cell(r) -> str:
+#: a lab whose rows' chance level is not the one its study's tables give the same numbers: what the lab's cells call
+#: it (masking: what the caption alone allows, the toy world's prior, where the study's tables name k of the verbs at
+#: random)
+CHANCE_WORDS = {"masking": "chance (the caption alone)"}
+
+
+def _chance(r, study: str | None = None) -> str:
+    """A row's chance level for its cell ("; chance 50.0%", by :data:`CHANCE_WORDS` for ``study``); "" without one."""
+    chance = r.get("chance") if isinstance(r, Mapping) else None
+    if chance is None or chance != chance:
+        return ""
+    level = cell({**r, "value": chance, "ci_low": None, "ci_high": None}, unit=True)
+    return f"; {CHANCE_WORDS.get(study or '', 'chance')} {level}"
+
+
+def _cell(r, study: str | None = None) -> str:
     if not isinstance(r, Mapping):   # None, or NaN where pandas turned a row of Nones into floats
         return "not run"
-    chance = r.get("chance")
-    text = cell(r, with_n=True, unit=True)
-    return text + (f"; chance {cell({**r, 'value': chance, 'ci_low': None, 'ci_high': None}, unit=True)}"
-                   if chance is not None and chance == chance else "")
+    return cell(r, with_n=True, unit=True) + _chance(r, study)
 
 
-def _verdict(r, ok: bool, expected, verdict: str) -> str:
+def _verdict(r, ok: bool, expected, verdict: str, study: str | None = None) -> str:
     """A check's verdict cell: the verdict, ✓ where it is the one the check expects (else ✗ and the one it expects;
     a row shown, not judged, says why), and the row's chance level."""
-    chance = r.get("chance") if isinstance(r, Mapping) else None
-    level = (f"; chance {cell({**r, 'value': chance, 'ci_low': None, 'ci_high': None}, unit=True)}"
-             if chance is not None and chance == chance else "")
+    level = _chance(r, study)
     if verdict == lab.NOT_RUN:
         return verdict
     if not isinstance(expected, str):   # None (pandas may hold it as NaN): a row shown, not judged
@@ -185,7 +195,7 @@ def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
         "probe (role)": [f"{w} ({role(r, m)})" for w, r, m in zip(found["what"], found["role"], found["model"])],
         "result [95% CI] (n)": [cell(r, with_n=True, unit=True) if isinstance(r, Mapping) else lab.NOT_RUN
                                 for r in found["row"]],
-        "verdict": [_verdict(r, ok, e, v) for r, ok, e, v in
+        "verdict": [_verdict(r, ok, e, v, study) for r, ok, e, v in
                     zip(found["row"], found["ok"], found["expected"], found["verdict"])],
     })
     for rows, note, over in SEED_KINDS:
@@ -229,7 +239,8 @@ def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
         same = r["a_model"] == r["b_model"] and all(isinstance(r[s], Mapping) for s in "ab") and \
             r["a"]["condition"] != r["b"]["condition"]
         who = {s: r[f"{s}_model"] + (f" ({r[s]['condition']})" if same else "") for s in "ab"}
-        text = f"{who['a']}: {name(r['a'])}{_cell(r['a'])} vs {who['b']}: {name(r['b'])}{_cell(r['b'])}"
+        text = (f"{who['a']}: {name(r['a'])}{_cell(r['a'], study)} vs "
+                f"{who['b']}: {name(r['b'])}{_cell(r['b'], study)}")
         if diff is not None:
             text += f"; paired difference {name(diff)}{cell(diff, unit=True)}" + _paper(diff, r.get("paper_effect"))
             margin = r.get("margin")
