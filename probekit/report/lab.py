@@ -224,6 +224,18 @@ def _paper(diff: Mapping, effect) -> str:
     return text + f" (the toy's is {diff['value'] / effect:.0%} of it)" if effect else text
 
 
+def _difference(r, diff: Mapping, metric: str = "") -> str:
+    """The paired difference a claim line ``r`` is judged on, value [95% CI] (n), named by ``metric`` ("Δc (points) ")
+    where its rows are of another metric; the paper's effect beside it; a no-difference claim's equivalence margin."""
+    text = f"paired difference {metric}{cell(diff, with_n=True, unit=True)}" + _paper(diff, r.get("paper_effect"))
+    margin = r.get("margin")
+    if margin is not None and margin == margin:   # a no-difference claim: its equivalence margin
+        size = f"{str(diff['metric']).removesuffix('_diff')}_size"   # unsigned, in the row's unit
+        bound = {**diff, "metric": size, "value": margin, "ci_low": None, "ci_high": None}
+        text += f"; no difference means within ± {cell(bound, unit=True)}"
+    return text
+
+
 def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None,
                  checks: pd.DataFrame | None = None) -> pd.DataFrame:
     """Claim (source) | toy comparison (each side named by its condition too where one model is on both; the
@@ -239,15 +251,14 @@ def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
         same = r["a_model"] == r["b_model"] and all(isinstance(r[s], Mapping) for s in "ab") and \
             r["a"]["condition"] != r["b"]["condition"]
         who = {s: r[f"{s}_model"] + (f" ({r[s]['condition']})" if same else "") for s in "ab"}
-        text = (f"{who['a']}: {name(r['a'])}{_cell(r['a'], study)} vs "
-                f"{who['b']}: {name(r['b'])}{_cell(r['b'], study)}")
-        if diff is not None:
-            text += f"; paired difference {name(diff)}{cell(diff, unit=True)}" + _paper(diff, r.get("paper_effect"))
-            margin = r.get("margin")
-            if margin is not None and margin == margin:   # a no-difference claim: its equivalence margin
-                size = f"{str(diff['metric']).removesuffix('_diff')}_size"   # unsigned, in the row's unit
-                bound = {**diff, "metric": size, "value": margin, "ci_low": None, "ci_high": None}
-                text += f"; no difference means within ± {cell(bound, unit=True)}"
+        sides = (f"{who['a']}: {name(r['a'])}{_cell(r['a'], study)} vs "
+                 f"{who['b']}: {name(r['b'])}{_cell(r['b'], study)}")
+        if diff is None:
+            text = sides
+        elif other:   # judged on a difference the two rows are not the terms of: that difference first
+            text = f"{who['a']} vs {who['b']}: {_difference(r, diff, name(diff))}; beside it, not judged: {sides}"
+        else:
+            text = f"{sides}; {_difference(r, diff)}"
         if isinstance(r.get("reason"), str) and r["reason"]:
             text += f"; {r['verdict']}: {r['reason']}"
         if r["verdict"] == lab.NOT_TESTABLE:
