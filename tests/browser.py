@@ -99,15 +99,19 @@ class Browser:
 
 
 #: a page's tables as laid out at the window's width: the page's own width against the window's (a page wider than
-#: its window scrolls sideways), each table wider than its box (its scrolling container, or the text column where it
-#: has none), and each word of a table cell broken across lines or sticking out of its cell
+#: its window scrolls sideways), each table wider than its box (it scrolls in a box around it, its own or a notebook
+#: output's, or it reaches past the window), and each word of a table cell broken across lines or sticking out of
+#: its cell
 TABLE_LAYOUT = """(() => {
   const col = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
   const tables = Array.from(col.querySelectorAll('table'));
   const name = t => ((t.closest('.pk-table') || t).querySelector('caption, .pk-caption') || t)
     .textContent.trim().slice(0, 60);
-  const wide = tables.filter(t => t.getBoundingClientRect().width > (t.closest('.pk-scroll') || col).clientWidth + 1)
-    .map(name);
+  const scrolls = e => getComputedStyle(e).overflowX !== 'visible' && e.scrollWidth > e.clientWidth + 1;
+  const inScroll = t => { for (let e = t.parentElement; e && e !== col; e = e.parentElement) if (scrolls(e)) return true;
+                          return false; };
+  const wide = tables.filter(t => inScroll(t) ||
+                             t.getBoundingClientRect().right > document.documentElement.clientWidth + 1).map(name);
   const broken = [];
   for (const c of col.querySelectorAll('table th, table td')) {
     const right = c.getBoundingClientRect().right - parseFloat(getComputedStyle(c).paddingRight) + 1;
@@ -131,7 +135,8 @@ TABLE_LAYOUT = """(() => {
 REPO = Path(__file__).resolve().parents[1]
 #: a stand-in for the book theme's page (sphinx-book-theme, widths as measured on the built pages): a 253-px
 #: sidebar, a text column of at most 740 px and the page's table of contents from 992 px up, one column below;
-#: a wide block (class pk-wide) 1.36 times the column, as the theme sets it
+#: a wide block (class pk-wide) 1.36 times the column, as the theme sets it; a notebook's output in a box that scrolls
+#: sideways, as MyST-NB's CSS sets it (:func:`output`)
 THEME = """
 body { margin: 0; font: 16px/1.5 sans-serif; }
 .bd-container { display: flex; }
@@ -139,12 +144,18 @@ body { margin: 0; font: 16px/1.5 sans-serif; }
 .bd-sidebar-secondary { flex: 0 0 272px; }
 article.bd-article { flex: 0 1 740px; min-width: 0; padding: 0 1rem; box-sizing: border-box; }
 div.pk-wide { position: relative; z-index: 2; width: 136%; max-width: 136%; }
+div.cell_output .output { max-width: 100%; overflow-x: auto; }
 @media (max-width: 991px) {
   .bd-sidebar-primary, .bd-sidebar-secondary { display: none; }
   article.bd-article { flex: 1 1 auto; }
   div.pk-wide { width: auto; max-width: none; }
 }
 """
+
+
+def output(html: str) -> str:
+    """``html`` (a table as ``report.show_table`` writes it) in a notebook cell's output, as the book's pages hold it."""
+    return f'<div class="cell_output"><div class="output text_html">{html}</div></div>'
 
 
 def page(path: Path, body: str, css: str | None = None) -> str:

@@ -203,16 +203,17 @@ def test_a_chapters_lab_tables_set_each_verdict_beside_the_other_seeds():
 
 
 def test_a_claims_rows_name_their_metric_when_its_difference_is_of_another():
-    """Probe-B's scene claim reads two views' mAP and decides on Δc between them: the table names both metrics, so
-    the two values are not read as the terms of the difference; rows of the difference's own metric are not named."""
+    """Probe-B's scene claim reads two views' mAP and decides on Δc between them: the table shows the difference it
+    judges first, with its n, and the two views' mAP after it as not judged, each metric named, so the two values are
+    not read as the terms of the difference; rows of the difference's own metric are not named."""
     nan = float("nan")
     rows = frame([_r("x0", 0.957, 0.93, 0.98, nan, "map"), _r("x1", 0.921, 0.89, 0.95, nan, "map"),
                   _r("x0-x1", 0.61, 0.08, 1.23, chance=0.0, metric="delta_c_pts")])
     claim = lab.PaperClaim("loses confidence", "P", ("x0", {"metric": "map"}), ("x1", {"metric": "map"}),
                            diff=("x0-x1", {"metric": "delta_c_pts"}))
     text = lab_report.claims_table(lab.claims(rows, [claim]))["on the toy world"].iloc[0]
-    assert text.startswith("x0: mAP 95.7% [93.0, 98.0] (n = 100) vs x1: mAP 92.1%")
-    assert text.endswith("paired difference Δc (points) 0.6 [0.1, 1.2]")   # to its interval's width
+    assert text.startswith("x0 vs x1: paired difference Δc (points) 0.6 [0.1, 1.2] (n = 100); beside it, not "
+                           "judged: x0: mAP 95.7% [93.0, 98.0] (n = 100) vs x1: mAP 92.1%")   # to its interval's width
     plain = lab.claims(ROWS, [lab.PaperClaim("paired", "P", ("a", ACC), ("b", ACC),
                                              diff=("a", {"metric": "acc_diff", "condition": "x"}))])
     assert lab_report.claims_table(plain)["on the toy world"].iloc[0].startswith("a: 30.0% [25.0, 35.0]")

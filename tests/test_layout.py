@@ -63,6 +63,10 @@ def test_show_table_shows_a_wide_table_whole_with_its_caption_once(monkeypatch):
     assert shown[0].count("Pairwise accuracy") == 2 and "<caption" not in shown[0]    # the caption, its box's label
     assert shown[1].startswith('<div class="pk-table"><div class="pk-scroll">')
     assert '<span class="pk-word">toy-model-11</span>' in shown[0]                    # headers kept whole too
+    named = pd.DataFrame({"toy-vilt": ["62.3"]}, index=pd.Index(["α = 0.2"], name="fine-tuned, patched at"))
+    show.show_table(named.rename_axis(columns="toy-model"))
+    assert '<span class="pk-word">fine-tuned,</span> patched at</th>' in shown[2]     # and the labels' names
+    assert '<span class="pk-word">toy-model</span></th>' in shown[2]
 
 
 def test_a_table_shown_twice_is_the_same_html(monkeypatch):

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from browser import browser, measure, page  # noqa: F401 (browser: the fixture)
+from browser import browser, measure, output, page  # noqa: F401 (browser: the fixture)
 from probekit.report import lab as lab_report, long_tables, show, table
 from probekit.results import load, select
 from probekit.studies import lab
@@ -99,7 +99,7 @@ def _tables() -> dict[str, pd.DataFrame]:
 def test_every_reshaped_table_fits_its_box_at_1280_px(browser, monkeypatch, tmp_path):
     tables = _tables()
     html: list[str] = []
-    monkeypatch.setattr(show, "display", lambda obj: html.append(obj.data))
+    monkeypatch.setattr(show, "display", lambda obj: html.append(output(obj.data)))
     for caption, shown in tables.items():
         show.show_table(shown, caption=caption)
     got = measure(browser, page(tmp_path / "tables.html", "".join(html)), 1280)
@@ -113,7 +113,7 @@ def test_the_measurement_sees_the_old_wide_single_object_table(browser, monkeypa
     ours = select(load(CHAPTERS / "conceptual.results.parquet"), source="ours",
                   probe=["probe-b-single", "probe-b-single-pooled"])
     html: list[str] = []
-    monkeypatch.setattr(show, "display", lambda obj: html.append(obj.data))
+    monkeypatch.setattr(show, "display", lambda obj: html.append(output(obj.data)))
     show.show_table(table(ours, ["model", "condition"], ["metric", "subset"], digits=2), caption="single-object")
     got = measure(browser, page(tmp_path / "old.html", html[0]), 1280)
     assert got["wide"] == ["single-object"]

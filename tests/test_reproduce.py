@@ -3,6 +3,8 @@ of equal result values: on hand-made rows and on a scratch chapter executed twic
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import nbformat
 import numpy as np
 import pandas as pd
@@ -141,3 +143,33 @@ def test_the_start_page_names_the_commit_of_the_sources_the_pages_were_executed_
     (repo / "pkg/b.py").write_text("y = 2\n")                                            # a new source file
     assert reproduce.sources_commit(repo) == sources + "-dirty"
     assert reproduce.sources_commit(tmp_path) == reproduce.NO_COMMIT                      # not a checkout
+
+
+def test_a_shallow_clone_keeps_the_commit_the_start_page_names(tmp_path, monkeypatch):
+    """In a shallow clone the one commit fetched seems to change every file, so the last commit of the sources is
+    not known there: it is marked "-shallow"; with the sources those of the paragraph already there (its pages'
+    fingerprint), the paragraph keeps the commit it names, so that a rebuild leaves ``git status`` clean."""
+    repo, clone = tmp_path / "repo", tmp_path / "clone"
+    for path, text in (("pkg/a.py", "x = 1\n"), ("book/src/verbs.md", "# verbs\n"), ("book/chapters/v.ipynb", "{}")):
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "sources")
+    sources = _git(repo, "rev-parse", "HEAD")[:12]
+    monkeypatch.setattr(reproduce, "sources", lambda root: (Path(root) / "pkg", Path(root) / "book/src"))
+    built = {"sources": reproduce.fingerprint(repo), "versions": {"torch": "2"}, "python": "3.11",
+             "machine": "Linux", "device": "cpu"}
+    (repo / "book/chapters/v.ipynb").write_text('{"executed": true}')
+    paragraph = reproduce.write_built_with(repo, {"verbs": built}).read_text()
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "pages")
+    _git(tmp_path, "clone", "-q", "--depth", "1", repo.as_uri(), str(clone))
+    pages = _git(clone, "rev-parse", "HEAD")[:12]
+    assert pages != sources and reproduce.sources_commit(repo) == sources
+    assert reproduce.sources_commit(clone) == pages + reproduce.SHALLOW                 # that commit or an earlier
+    reproduce.write_built_with(clone, {"verbs": built})
+    assert (clone / reproduce.BUILT_WITH).read_text() == paragraph and _git(clone, "status", "--porcelain") == ""
+    (clone / reproduce.BUILT_WITH).unlink()                                              # no paragraph to keep
+    text = reproduce.write_built_with(clone, {"verbs": built}).read_text()
+    assert f"the sources of commit `{pages}{reproduce.SHALLOW}`" in text

@@ -73,6 +73,8 @@ def _version(package: str) -> str:
 
 
 NO_COMMIT = "not a git checkout"
+#: after a commit where a shallow clone's history is cut: it or an earlier commit last changed the sources
+SHALLOW = "-shallow"
 
 
 def sources_commit(root: Path, tops=None) -> str:
@@ -80,17 +82,39 @@ def sources_commit(root: Path, tops=None) -> str:
     fingerprint reads): the last commit that changed them, its first 12 hex digits, with "-dirty" when they differ
     from it (changed or new files), or :data:`NO_COMMIT` (no git, or sources outside the checkout at ``root``).
     Executed pages and result files committed after it leave it as it is, so that a rebuild at a later commit of
-    the same sources names the same commit, as the rebuild check (:func:`reproduces`) finds the same fingerprint."""
+    the same sources names the same commit, as the rebuild check (:func:`reproduces`) finds the same fingerprint.
+    In a shallow clone (``git clone --depth 1``) the oldest commit fetched seems to change every file: found there,
+    it is marked :data:`SHALLOW` (that commit or an earlier one)."""
     paths = [str(t) for t in (tops or sources(root))]
     try:
-        last, status = (subprocess.run(["git", *args, "--", *paths], cwd=root, capture_output=True, text=True,
-                                       timeout=30)
-                        for args in (["log", "-1", "--format=%H"], ["status", "--porcelain", "--untracked-files=all"]))
+        last, status, shallow = (
+            subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30)
+            for args in (["log", "-1", "--format=%H", "--", *paths],
+                         ["status", "--porcelain", "--untracked-files=all", "--", *paths],
+                         ["rev-parse", "--path-format=absolute", "--git-path", "shallow"]))
     except (OSError, subprocess.SubprocessError):
         return NO_COMMIT
     if last.returncode or status.returncode or not last.stdout.strip():
         return NO_COMMIT
-    return last.stdout.strip()[:12] + ("-dirty" if status.stdout.strip() else "")
+    commit = last.stdout.strip()
+    cut = Path(shallow.stdout.strip()) if not shallow.returncode and shallow.stdout.strip() else None
+    return (commit[:12] + (SHALLOW if cut and cut.exists() and commit in cut.read_text().split() else "")
+            + ("-dirty" if status.stdout.strip() else ""))
+
+
+_NAMED = re.compile(r"the sources of commit `([0-9a-f]{12})`")
+
+
+def _commit(root: Path, out: Path, current: str) -> str:
+    """The commit the start page names: :func:`sources_commit`; in a shallow clone that cannot tell, with the
+    sources unchanged, the commit the paragraph already there names when it was written for the same sources
+    (its pages' fingerprint), so that a rebuild of a shallow clone leaves it as committed."""
+    commit = sources_commit(root)
+    if not commit.endswith(SHALLOW) or not out.exists():
+        return commit
+    before = out.read_text()
+    named = _NAMED.search(before)
+    return named[1] if named and f"sources fingerprint `{current}`" in before else commit
 
 
 def identity(root: Path, device: str) -> dict:
@@ -170,8 +194,11 @@ def write_built_with(root: Path, pages: dict) -> Path:
             other = "" if built["sources"] == current else " (executed from other sources than this commit's)"
             groups.setdefault(_describe(built) + other, []).append(chapter)
     lines = [f"- {', '.join(chs)}: {text}." for text, chs in groups.items()] or ["- no chapter has been executed."]
-    text = (f"The pages of this book were executed from the sources of commit `{sources_commit(root)}` (the last "
-            "commit that changed `probekit/` or `book/src/`; `-dirty`: with changes to them not yet committed; the "
+    commit = _commit(root, out, current)
+    shallow = (f"; `{SHALLOW}`: that commit or an earlier one, a shallow clone's history cannot tell"
+               if SHALLOW in commit else "")
+    text = (f"The pages of this book were executed from the sources of commit `{commit}` (the last commit that "
+            f"changed `probekit/` or `book/src/`; `-dirty`: with changes to them not yet committed{shallow}; the "
             "sources fingerprint says which code exactly) with:\n\n" + "\n".join(lines) + "\n")
     if not (out.exists() and out.read_text() == text):
         out.write_text(text)

@@ -51,21 +51,31 @@ def knockouts_text(found: pd.DataFrame) -> str:
     return " ".join(out)
 
 
-def _cell(r) -> str:
+#: a lab whose rows' chance level is not the one its study's tables give the same numbers: what the lab's cells call
+#: it (masking: what the caption alone allows, the toy world's prior, where the study's tables name k of the verbs at
+#: random)
+CHANCE_WORDS = {"masking": "chance (the caption alone)"}
+
+
+def _chance(r, study: str | None = None) -> str:
+    """A row's chance level for its cell ("; chance 50.0%", by :data:`CHANCE_WORDS` for ``study``); "" without one."""
+    chance = r.get("chance") if isinstance(r, Mapping) else None
+    if chance is None or chance != chance:
+        return ""
+    level = cell({**r, "value": chance, "ci_low": None, "ci_high": None}, unit=True)
+    return f"; {CHANCE_WORDS.get(study or '', 'chance')} {level}"
+
+
+def _cell(r, study: str | None = None) -> str:
     if not isinstance(r, Mapping):   # None, or NaN where pandas turned a row of Nones into floats
         return "not run"
-    chance = r.get("chance")
-    text = cell(r, with_n=True, unit=True)
-    return text + (f"; chance {cell({**r, 'value': chance, 'ci_low': None, 'ci_high': None}, unit=True)}"
-                   if chance is not None and chance == chance else "")
+    return cell(r, with_n=True, unit=True) + _chance(r, study)
 
 
-def _verdict(r, ok: bool, expected, verdict: str) -> str:
+def _verdict(r, ok: bool, expected, verdict: str, study: str | None = None) -> str:
     """A check's verdict cell: the verdict, ✓ where it is the one the check expects (else ✗ and the one it expects;
     a row shown, not judged, says why), and the row's chance level."""
-    chance = r.get("chance") if isinstance(r, Mapping) else None
-    level = (f"; chance {cell({**r, 'value': chance, 'ci_low': None, 'ci_high': None}, unit=True)}"
-             if chance is not None and chance == chance else "")
+    level = _chance(r, study)
     if verdict == lab.NOT_RUN:
         return verdict
     if not isinstance(expected, str):   # None (pandas may hold it as NaN): a row shown, not judged
@@ -178,7 +188,7 @@ def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
         "probe (role)": [f"{w} ({role(r, m)})" for w, r, m in zip(found["what"], found["role"], found["model"])],
         "result [95% CI] (n)": [cell(r, with_n=True, unit=True) if isinstance(r, Mapping) else lab.NOT_RUN
                                 for r in found["row"]],
-        "verdict": [_verdict(r, ok, e, v) for r, ok, e, v in
+        "verdict": [_verdict(r, ok, e, v, study) for r, ok, e, v in
                     zip(found["row"], found["ok"], found["expected"], found["verdict"])],
     })
     for rows, note, over in SEED_KINDS:
@@ -207,6 +217,18 @@ def _paper(diff: Mapping, effect) -> str:
     return text + f" (the toy's is {diff['value'] / effect:.0%} of it)" if effect else text
 
 
+def _difference(r, diff: Mapping, metric: str = "") -> str:
+    """The paired difference a claim line ``r`` is judged on, value [95% CI] (n), named by ``metric`` ("Δc (points) ")
+    where its rows are of another metric; the paper's effect beside it; a no-difference claim's equivalence margin."""
+    text = f"paired difference {metric}{cell(diff, with_n=True, unit=True)}" + _paper(diff, r.get("paper_effect"))
+    margin = r.get("margin")
+    if margin is not None and margin == margin:   # a no-difference claim: its equivalence margin
+        size = f"{str(diff['metric']).removesuffix('_diff')}_size"   # unsigned, in the row's unit
+        bound = {**diff, "metric": size, "value": margin, "ci_low": None, "ci_high": None}
+        text += f"; no difference means within ± {cell(bound, unit=True)}"
+    return text
+
+
 def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None,
                  checks: pd.DataFrame | None = None) -> pd.DataFrame:
     """Claim (source) | toy comparison (each side named by its condition too where one model is on both; the
@@ -222,14 +244,14 @@ def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
         same = r["a_model"] == r["b_model"] and all(isinstance(r[s], Mapping) for s in "ab") and \
             r["a"]["condition"] != r["b"]["condition"]
         who = {s: r[f"{s}_model"] + (f" ({r[s]['condition']})" if same else "") for s in "ab"}
-        text = f"{who['a']}: {name(r['a'])}{_cell(r['a'])} vs {who['b']}: {name(r['b'])}{_cell(r['b'])}"
-        if diff is not None:
-            text += f"; paired difference {name(diff)}{cell(diff, unit=True)}" + _paper(diff, r.get("paper_effect"))
-            margin = r.get("margin")
-            if margin is not None and margin == margin:   # a no-difference claim: its equivalence margin
-                size = f"{str(diff['metric']).removesuffix('_diff')}_size"   # unsigned, in the row's unit
-                bound = {**diff, "metric": size, "value": margin, "ci_low": None, "ci_high": None}
-                text += f"; no difference means within ± {cell(bound, unit=True)}"
+        sides = (f"{who['a']}: {name(r['a'])}{_cell(r['a'], study)} vs "
+                 f"{who['b']}: {name(r['b'])}{_cell(r['b'], study)}")
+        if diff is None:
+            text = sides
+        elif other:   # judged on a difference the two rows are not the terms of: that difference first
+            text = f"{who['a']} vs {who['b']}: {_difference(r, diff, name(diff))}; beside it, not judged: {sides}"
+        else:
+            text = f"{sides}; {_difference(r, diff)}"
         if isinstance(r.get("reason"), str) and r["reason"]:
             text += f"; {r['verdict']}: {r['reason']}"
         if r["verdict"] == lab.NOT_TESTABLE:

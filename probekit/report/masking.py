@@ -125,14 +125,14 @@ def claims_caption(facts: MaskingFacts) -> str:
     """The lab's claims table caption: which toy rows each claim compares (or why the lab did not run)."""
     if facts.lab:
         return facts.lab
-    return (f"The paper's claims on the toy world, in order: (1) top-1 accuracy, toy-vilt with the full image vs "
-            f"toy-bert reading the text alone (the rows' chance level is what the caption alone allows, "
-            f"{pct(facts.lab_text_prior_top1)}, as in the checks; one of the probe's verbs named at random is right "
-            f"{pct(facts.lab_chance_top1)} of the time), with their paired difference on the same captions; (2) "
-            f"top-5, toy-vilt with the full image vs with the subject's patches blanked, paired, decided by "
-            f"construction; (3) toy-vilt's two heads on the same {facts.choice_pairs} verb pairs: its masked-LM "
-            f"head's choice between the pair's two verbs vs its ITM head's choice between the pair's two sentences "
-            f"(chance 50% for both), with their paired difference.")
+    return (f"The paper's claims on the toy world, in order, at top-5 (the paper's k): (1) toy-vilt with the full "
+            f"image vs toy-bert reading the text alone, with their paired difference on the same captions; (2) "
+            f"toy-vilt with the full image vs with the subject's patches blanked, paired, decided by construction; "
+            f"(3) toy-vilt's two heads on the same {facts.choice_pairs} verb pairs: its masked-LM head's choice "
+            f"between the pair's two verbs vs its ITM head's choice between the pair's two sentences (chance 50% for "
+            f"both), with their paired difference. The top-5 rows' chance level is what the caption alone allows, "
+            f"{pct(facts.lab_text_prior)}, as in the checks (the study's tables above give "
+            f"{pct(facts.lab_chance)}: 5 of the probe's verbs named at random)")
 
 
 def show_head_choice(rows: pd.DataFrame) -> None:

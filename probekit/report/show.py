@@ -29,6 +29,8 @@ def show_table(table: pd.DataFrame, caption: str | None = None) -> None:
     # the table's HTML id from its content, not pandas' random one, so that a page rebuilt from the same numbers
     # is the same file
     uuid = hashlib.sha256(f"{caption}\n{table.to_csv()}".encode()).hexdigest()[:8]
+    names = lambda axis: [None if n is None else layout.cell_html(n) for n in axis.names]   # headers of the labels
+    table = table.rename_axis(index=names(table.index), columns=names(table.columns))
     styler = (table.style.set_uuid(uuid).set_table_attributes(f'class="{TABLE_CLASS}"').format(layout.cell_html)
               .format_index(layout.cell_html, axis=0).format_index(layout.cell_html, axis=1))
     if table.index.is_unique and table.columns.is_unique:  # pandas styles cells by label

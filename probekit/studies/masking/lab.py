@@ -1,9 +1,9 @@
 """The guided-masking lab (``probekit.studies.lab``): the toy zoo's masked-LM models on the study's own items.
 
 ``lab_rows`` scores the lab models with the study's scoring (``masking.condition_paths``, ``guided_masking``,
-``accuracy_rows``, ``drop_rows``, ``masking.itm_rows``) at the paper's k = 5, and at k = 1 read off the same
-predictions (each row keeps the gold piece's rank, so nothing is asked of a model twice).  Rows carry the probe
-``top-5`` / ``top-1`` instead of the study's ``top-k`` (the k is in the name); ITM rows are the study's (probe
+``accuracy_rows``, ``drop_rows``, ``masking.itm_rows``) at the paper's k = 5, the k of every claim and check, as
+of the chapter's tables.  Rows carry the probe ``top-5`` instead of the study's ``top-k`` (the k is in the name,
+their chance the caption's prior, not the study's); ITM rows are the study's (probe
 ``itm``, subset ``verb`` for verb negatives).  A text-only model (``text_only``; one at most) answers the "text
 only" condition, paired with every image model; the others answer the three image conditions and, with a
 calibrated match head, ITM on the verb pairs.
@@ -26,13 +26,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-import numpy as np
 import pandas as pd
 
 from probekit.metrics.head_choice import DIFF, ITM, MLM, PROBE as CHOICE, SUBSET as CHOICE_SUBSET
 from probekit.metrics.masking import accuracy_rows, common_items, drop_rows
 from probekit.toyworld.vocab import prior_topk
-from probekit.metrics.verb_pieces import pieces_correct
 from probekit.papers import effect, guided_masking as the_paper
 from probekit.results import concat
 from probekit.scorers import can_answer
@@ -40,7 +38,6 @@ from probekit.studies.lab import BLIND, HIGHER, PARENT, TARGET, Check, PaperClai
 from probekit.studies.masking.scores import both_heads, guided_masking, head_choice
 
 PAPER_K = 5            # the paper's top-k (Tables 2 and 3)
-KS = (PAPER_K, 1)      # the lab's rows: top-5, and top-1 read off the same predictions
 SOURCE = "Beňová et al. 2024"
 
 
@@ -55,7 +52,7 @@ def choice(condition: str, metric: str = "accuracy") -> dict:
 
 
 #: why the blanked-subject claim is not judged on the toy world
-#: the paper's rows a claim's effect is read from: ViLBERT's (the paper's first model, the claims' example)
+#: the paper's rows a claim's effect is read from: ViLBERT's (the paper's first model, the claims' example) and BERT's
 _TOPK = dict(probe="top-k", model="ViLBERT", subset="SVO-Probes", metric="accuracy")
 _ITM = dict(probe="itm", model="ViLBERT", condition="full image", subset="verb", metric="avg_pooled")
 
@@ -73,8 +70,10 @@ CLAIMS = [
     PaperClaim("The image helps a masked-LM head predict the verb beyond the text: with the full image the four "
                "models find it among their top 5 in 73.9–74.6% of SVO-Probes captions, BERT from the text alone in "
                "36.1%", f"{SOURCE}, Table 2",
-               a=("toy-vilt", where(1, "full image")), b=("toy-bert", where(1, "text only")), expect=HIGHER,
-               diff=("toy-vilt", where(1, "full image − text only", "accuracy_diff"))),
+               a=("toy-vilt", where(PAPER_K, "full image")), b=("toy-bert", where(PAPER_K, "text only")),
+               expect=HIGHER, diff=("toy-vilt", where(PAPER_K, "full image − text only", "accuracy_diff")),
+               paper_effect=effect(the_paper, {**_TOPK, "condition": "full image"},
+                                   {**_TOPK, "model": "BERT", "condition": "text only"})),
     PaperClaim("Blanking the subject's region hurts the verb's prediction: top-5 accuracy drops by 2.1–3.0 points "
                "in all four models (ViLBERT 73.9% → 71.5%)", f"{SOURCE}, Table 2",
                a=("toy-vilt", where(PAPER_K, "full image")), b=("toy-vilt", where(PAPER_K, "subject ablated")),
@@ -96,19 +95,10 @@ CLAIMS = [
 CHOOSERS = {model for c in CLAIMS for model, where in (c.a, c.b) if where.get("probe") == CHOICE}
 
 
-def at_k(per_item: pd.DataFrame, k: int) -> pd.DataFrame:
-    """``per_item`` (scored at some K >= ``k``) rescored at top-``k`` from the ranks it keeps: ``correct`` by the
-    paper's rule on the gold pieces' ranks, ``word_correct`` by the whole-word rank; no verdict stays NaN."""
-    ranks = per_item["piece_ranks"]
-    correct = [np.nan if r is None else pieces_correct(sum(x <= k for x in r), len(r)) for r in ranks]
-    words = [np.nan if r is None else bool(w == w and w <= k) for r, w in zip(ranks, per_item["rank"])]
-    return per_item.assign(correct=correct, word_correct=words)
-
-
 def lab_rows(items: pd.DataFrame, lab_models, load, root, pairs=None, seed: int = 0, *, condition_paths: Callable,
              itm_rows: Callable) -> pd.DataFrame:
     """Schema rows of the ``lab_models`` (registry names, loaded with ``load(name)``) on the study's ``items``
-    (with their subject boxes): top-5 and top-1 accuracy per model and condition, the paired drops, and, on
+    (with their subject boxes): top-5 accuracy per model and condition, the paired drops, and, on
     ``pairs`` = (verbs table, positive boxes, negative boxes) when given, ITM and the two heads' verb choice of the
     models a claim reads it of (:data:`CHOOSERS`, ``head_choice``).  Only the captions every lab model
     answered in every condition are counted.  ``condition_paths`` and ``itm_rows`` are the study's (passed in, so
@@ -123,12 +113,10 @@ def lab_rows(items: pd.DataFrame, lab_models, load, root, pairs=None, seed: int 
     per_item, _ = common_items(guided_masking(items, mlm, texts[0] if texts else None, images, k=PAPER_K))
     parts = []
     if len(per_item):
-        for k in KS:
-            scored = per_item if k == PAPER_K else at_k(per_item, k)
-            images_of = items.set_index("item_id")["image_id"]   # captions of one image resampled together
-            parts += [accuracy_rows(scored, prior_topk(k), seed, units=images_of),
-                      drop_rows(scored, seed=seed, units=images_of)]
-            parts[-2:] = [p.assign(probe=f"top-{k}") for p in parts[-2:]]
+        images_of = items.set_index("item_id")["image_id"]   # captions of one image resampled together
+        parts += [p.assign(probe=f"top-{PAPER_K}") for p in (
+            accuracy_rows(per_item, prior_topk(PAPER_K), seed, units=images_of),
+            drop_rows(per_item, seed=seed, units=images_of))]
     if itm and pairs is not None:
         parts.append(itm_rows(*pairs, itm, root))
     both = [s for s in scorers if both_heads(s) and s.name in CHOOSERS]   # only what a claim reads: scoring costs

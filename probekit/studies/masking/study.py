@@ -179,9 +179,7 @@ class MaskingFacts:
     text_prior: float | None = None
     pose_prior: float | None = None
     lab_text_prior: float | None = None
-    lab_text_prior_top1: float | None = None
     lab_chance: float | None = None
-    lab_chance_top1: float | None = None
     pairs: int | None = None       # the ITM verb pairs (when ITM models ran on them)
     pair_images: int | None = None
     pair_detected: int | None = None
@@ -235,9 +233,8 @@ def run(params: Params) -> StudyResult:
     if dataset == "toy":   # the best a text-only model can do: the verb is uniform given subject and object
         facts.update(verbs=int(items["verb"].nunique()), text_prior=vocab.prior_topk(k),
                      pose_prior=vocab.pose_only_topk(k),
-                     lab_text_prior=vocab.prior_topk(masking_lab.PAPER_K), lab_text_prior_top1=vocab.prior_topk(1),
-                     lab_chance=topk_chance(items["verb"], masking_lab.PAPER_K),
-                     lab_chance_top1=topk_chance(items["verb"], 1))
+                     lab_text_prior=vocab.prior_topk(masking_lab.PAPER_K),
+                     lab_chance=topk_chance(items["verb"], masking_lab.PAPER_K))
     pairs = None   # (verbs table, positive boxes, negative boxes): ITM for the study's models and the lab's
     both = [s for s in scorers.values() if both_heads(s)]   # ITM and masked-LM heads on the same verb pairs
     if (itm or both or (dataset == "toy" and lab_models)) and dataset in sources("verbs"):
