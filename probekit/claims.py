@@ -28,7 +28,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from probekit.results import ITEMS
+from probekit.stats import ITEMS
 
 ABOVE, BELOW = "above chance", "below chance"
 HIGHER, LOWER = "higher", "lower"

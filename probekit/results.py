@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from probekit.stats import ITEMS as ITEMS   # re-exported: the rows' column of their items
+
 if TYPE_CHECKING:
     from probekit.claims import Claim
 
@@ -41,7 +43,6 @@ OURS = "ours"
 #: by its interval, :func:`row`), None for a row that was not (a paper's, a derived one).  It travels with the rows
 #: while a study computes them (selected, renamed, concatenated) and never leaves it: a study's lab keeps it as its
 #: items table (:func:`probekit.studies.lab_items.split`), :class:`StudyResult` and :func:`save` drop it
-ITEMS = "items"
 _FLOAT = ["value", "ci_low", "ci_high", "chance"]
 
 

@@ -32,6 +32,10 @@ class Items:
     scale: float = 1.0
 
 
+#: the result column a row carries its :class:`Items` in (:data:`probekit.results.ITEMS`)
+ITEMS = "items"
+
+
 class Interval(tuple):
     """A 95% interval ``(low, high)`` that carries what it was computed from (``items``: :class:`Items`, None for
     one that was not, e.g. of no values)."""

@@ -17,7 +17,6 @@ from probekit.studies.conceptual import study as conceptual, lab as conceptual_l
 from probekit.studies.conceptual import scores as cs
 from probekit.studies.conceptual.lab import CHECKS, CLAIMS
 from probekit.studies.conceptual.params import LAB_MODELS
-from probekit.toymodels import zoo
 
 
 def _r(model, value, low, high, probe="probe-r", subset="predicate_swap", metric="acc", condition="", chance=0.5):
@@ -37,11 +36,10 @@ def _blind(r_pred=(0.5, 0.4, 0.6), r_subj=(0.5, 0.4, 0.6), c=(0.0, 0.0, 0.0)) ->
 
 
 def test_lab_models_and_what_the_checks_and_claims_name():
-    noattr = zoo.shipped("toy-clip-noattr")    # the knock-out's lines and model join with its weights
-    assert LAB_MODELS == ("toy-clip", "toy-clip-hardneg", "toy-clip-scenealways",
-                          *["toy-clip-noattr"] * noattr, "toy-vilt", "toy-bert-blind")
+    assert LAB_MODELS == ("toy-clip", "toy-clip-hardneg", "toy-clip-scenealways", "toy-clip-noattr", "toy-vilt",
+                          "toy-bert-blind")
     assert [(c.model, c.role) for c in CHECKS] == [
-        ("toy-clip-noattr", lab.TARGET), ("toy-clip", lab.PARENT), ("toy-clip-noattr", lab.CONTROL)] * noattr + [
+        ("toy-clip-noattr", lab.TARGET), ("toy-clip", lab.PARENT), ("toy-clip-noattr", lab.CONTROL)] + [
         ("toy-clip-scenealways, (x0, x̃1)", lab.KNOCK_IN)] + [
         ("toy-bert-blind", lab.FLOOR)] * 2 + [("toy-bert-blind", lab.BLIND)] * 3
     # every sweep and encoder claim at the paper's α = 0.2 and at α = 1
@@ -104,21 +102,6 @@ def test_the_attributes_knock_out_must_collapse_on_composition_swaps_only():
     for composition, verdict in [((0.70, 0.65, 0.75), ABOVE), ((0.52, 0.44, 0.60), lab.NOT_RESOLVED)]:
         judged = lab.checks(frame(_noattr_rows(composition)), conceptual_lab.NO_ATTR_CHECKS).iloc[0]
         assert (judged["verdict"], judged["ok"]) == (verdict, False)
-
-
-def test_the_attributes_knock_out_goes_live_once_its_weights_are_shipped(tmp_path, monkeypatch):
-    import importlib
-
-    from probekit.scorers.registry import WEIGHTS
-    monkeypatch.setattr(zoo, "CHECKPOINTS", tmp_path)
-    try:
-        assert importlib.reload(conceptual_lab).CHECKS[0].role == lab.KNOCK_IN      # not shipped: not checked
-        (tmp_path / "toy-clip-noattr").mkdir()
-        (tmp_path / "toy-clip-noattr" / WEIGHTS).write_bytes(b"")
-        assert importlib.reload(conceptual_lab).CHECKS[:3] == conceptual_lab.NO_ATTR_CHECKS
-    finally:
-        monkeypatch.undo()
-        importlib.reload(conceptual_lab)
 
 
 #: the issue's numbers: at α = 0.25 the held-out task's paired change is −0.6 [−2.0, +0.6] points, not resolved
@@ -243,7 +226,8 @@ def test_lab_rows_name_their_rows_as_the_claims_read_them_and_reuse_the_scores_g
     assert found["a"][0]["model"] == "toy-clip, both, α = 0.2"
     assert found["diff"][9]["model"] == "toy-clip, text, α = 1 − vision, α = 1"
     assert found["diff"][12]["model"] == "toy-clip, (x0, x̃1)"
-    assert lab.checks(rows, CHECKS)["verdict"].eq(lab.NOT_RUN).all()   # no blind model asked for
+    # no blind model and no knock-out asked for (toy-clip's line as the knock-out's parent is judged)
+    assert lab.checks(rows, [c for c in CHECKS if c.model != "toy-clip"])["verdict"].eq(lab.NOT_RUN).all()
 
 
 @pytest.fixture(scope="module")

@@ -119,6 +119,8 @@ _SPECS = [
             "(the captioned one about 1 time in 24)"),
     _s("toy-clip-scenealways", "clip", "toy:toy-clip-scenealways",
        note="knock-in of toy-clip: objects always drawn in their typical scene (Probe-B's positive control)"),
+    _s("toy-clip-noattr", "clip", "toy:toy-clip-noattr",
+       note="knock-out of toy-clip: captions never name a colour, size or pattern"),
     _s("toy-vilt", "vilt", "toy:toy-vilt", ("match", "fill_mask"),
        note="HF ViLT with ITM (random negatives) + MLM heads, toy world"),
     _s("toy-vilt-hardneg", "vilt", "toy:toy-vilt-hardneg", ("match", "fill_mask"),

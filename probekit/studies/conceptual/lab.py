@@ -35,7 +35,6 @@ from probekit.studies.conceptual import scores as cs, patching
 from probekit.claims import UNRESOLVED
 from probekit.studies.lab import (BLIND, CHANCE_MARGIN, CONTROL, FLOOR, HIGHER, KNOCK_IN, LOWER, NO_DIFFERENCE, PARENT,
                                   TARGET, Check, PaperClaim)
-from probekit.toymodels import zoo
 from probekit.toyworld import classify
 
 #: the models whose Probe-B rows the lab reads: the claims' (trained with objects in their typical scene 80% of the
@@ -76,8 +75,7 @@ NO_ATTR_CHECKS = [
 ]
 
 CHECKS = [
-    # live once the knock-out's weights are in the shipped zoo (until then its lines could only read "not run")
-    *(NO_ATTR_CHECKS if zoo.shipped(NO_ATTR[0]) else []),
+    *NO_ATTR_CHECKS,
     Check(f"{KNOCK_IN_MODEL}, (x0, x̃1)", KNOCK_IN, "Probe-B: the confidence change Δc(x0, x̃1) when the background is "
           "replaced by an unrelated scene (points; above 0 when the model uses the scene)",
           dict(SCENE, subset="(x0, x̃1)", metric="delta_c_pts")),

@@ -7,12 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from probekit.parameters import MODELS, PATH, CommonParams, common, lab_zoo, param
-from probekit.toymodels import zoo
 
 FILLERS = ["black", "gray", "noise", "scene"]
-#: toy-clip-noattr (the attributes knock-out) joins once its weights are in the shipped zoo
-LAB_MODELS = ("toy-clip", "toy-clip-hardneg", "toy-clip-scenealways",
-              *[m for m in ("toy-clip-noattr",) if zoo.shipped(m)], "toy-vilt", "toy-bert-blind")
+LAB_MODELS = ("toy-clip", "toy-clip-hardneg", "toy-clip-scenealways", "toy-clip-noattr", "toy-vilt", "toy-bert-blind")
 
 
 @dataclass(frozen=True)
