@@ -175,6 +175,9 @@ def test_a_lab_finding_says_whether_it_is_pooled_over_training_seeds_that_agree_
         " (pooled over training seeds 0 and 1, which agree)"
     assert seeds({"seed_rows": None, "seeds_note": "rests on seed 0 alone, not pooled: no m row under seed 1"}) == \
         " (one training seed)"
+    # a fine-tune's claim: pooled over its fine-tuning seeds, the zoo model they fine-tune one seed's
+    tuned = "pooled over 5 fine-tuning seeds of the zoo model trained with seed 0; not over the zoo's seeds"
+    assert seeds({"seed_rows": None, "seeds_note": tuned}) == f" ({tuned})"
     assert seeds({"rows": "[]"}) == ""   # no other seed's items at hand: nothing said
     # the verbs page's last finding, on the committed lab lines: the parent is pooled over seeds 0 and 1
     lines = pd.read_parquet(Path(__file__).parents[1] / "book" / "chapters" / "verbs.lab.parquet")

@@ -21,7 +21,7 @@ from probekit.claims import difference
 from probekit.numbers import cell, missing, number
 from probekit.results import one_or_none, select
 from probekit.studies import lab
-from probekit.studies.lab_pooling import ONE_SEED
+from probekit.studies.lab_pooling import FINETUNED, ONE_SEED
 
 #: the row fields a finding keeps (those of a result row a sentence quotes)
 FIELDS = ("model", "condition", "subset", "metric", "value", "ci_low", "ci_high", "n", "chance", "source")
@@ -124,8 +124,9 @@ def _of_line(line: pd.Series, text: str) -> Finding | None:
 
 def seeds(line: Mapping) -> str:
     """What a lab line rests on, for its finding: " (pooled over training seeds 0 and 1, which disagree: seed 0 above
-    chance, seed 1 not resolved)", " (pooled over training seeds 0 and 1, which agree)", " (one training seed)", or ""
-    for a line judged with no other seed's items at hand."""
+    chance, seed 1 not resolved)", " (pooled over training seeds 0 and 1, which agree)", " (one training seed)", its
+    note for a line pooled over fine-tuning seeds (:data:`~probekit.studies.lab_pooling.FINETUNED`), or "" for a
+    line judged with no other seed's items at hand."""
     each = line.get("seed_rows")
     if isinstance(each, str) and each:
         found = " and ".join(map(str, dict.fromkeys(e["seed"] for e in json.loads(each))))
@@ -134,7 +135,11 @@ def seeds(line: Mapping) -> str:
             "which disagree: " + str(line.get("seeds_note", "")).removeprefix("seeds disagree: ")
         return f" (pooled over training seeds {found}, {said})"
     note = line.get("seeds_note")
-    return " (one training seed)" if isinstance(note, str) and note.startswith(ONE_SEED.partition("{")[0]) else ""
+    if not isinstance(note, str):
+        return ""
+    if note.startswith(FINETUNED.partition("{")[0]):
+        return f" ({note})"
+    return " (one training seed)" if note.startswith(ONE_SEED.partition("{")[0]) else ""
 
 
 def kept(found: Sequence[Finding | None]) -> list[Finding]:
