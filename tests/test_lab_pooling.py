@@ -144,12 +144,12 @@ def test_with_the_items_file_every_line_is_judged_over_the_seeds(small, pooled_r
     lines = lab.verdict_lines("verbs", checks, pooled.data["lab_claims"])
     assert set(lab.SEED_FIELDS) <= set(lines.columns) and lines["seed_rows"].str.len().gt(0).any()
     html = report_lab.checks_table(checks, "verbs").to_html()
-    assert "pooled over seeds" in html and "2: " in html and "seeds disagree" in html
+    assert "pooled over training seeds" in html and "2: " in html and "seeds disagree" in html
     assert lab_seeds.UNDER not in html   # the seeds are on the page: no column from seed_verdicts.csv
     claims = pooled.data["lab_claims"]
     ran = claims[claims["verdict"] != lab.NOT_RUN]
     assert len(ran) and ran["seed_rows"].str.len().gt(0).all()
-    assert "pooled over seeds" in report_lab.claims_table(claims, "verbs").to_html()
+    assert "pooled over training seeds" in report_lab.claims_table(claims, "verbs").to_html()
 
 
 def test_lab_seeds_keeps_a_retrained_zoos_items_with_its_seed_and_only_its_members(small, tmp_path, monkeypatch):
@@ -202,7 +202,8 @@ def test_a_line_pooled_over_fine_tuning_seeds_says_so_where_the_zoos_seeds_canno
     result, found = _conceptual_lab(tuned)
     lab_pooling.pool(result, found.assign(study=other), 0)
     notes = result.data["lab_claims"]["seeds_note"]
-    assert notes.iloc[0] == "pooled over 5 fine-tuning seeds of the zoo model trained with seed 0; not over the zoo's seeds"
+    assert notes.iloc[0] == ("pooled over 5 fine-tuning seeds of the zoo model trained with seed 0; "
+                             "not over the zoo's seeds")
     assert notes.iloc[1:].str.startswith("rests on seed 0 alone, not pooled: ").all()   # not fine-tuned: one seed
     assert result.data["lab_claims"]["verdict"].eq(lab.HOLDS).all()
 
