@@ -32,13 +32,15 @@ class Finding:
     """``text``: what was measured, in words (the numbers are added when rendered); ``row``: the row it rests on;
     ``verdict``: the rule's word; ``paper``: the paper's row beside it (``model``, ``metric``, ``value``,
     ``source``), None where the paper reports no number for it; ``headline``: one of the chapter's headlines (the
-    discussion opens with these)."""
+    discussion opens with these); ``chance``: what the row's chance level is, where a page states another beside
+    it (masking: 5 of the probe's verbs named at random, where its lab's is what the caption alone allows)."""
 
     text: str
     row: Mapping[str, Any]
     verdict: str
     paper: Mapping[str, Any] | None = None
     headline: bool = False
+    chance: str = ""
 
     @property
     def value(self) -> float:
@@ -67,14 +69,15 @@ def against_chance(r) -> str:
     return lab.check_verdict(r, lab.TARGET)
 
 
-def of_row(rows: pd.DataFrame, text: str, paper=None, headline: bool = False, **where) -> Finding | None:
+def of_row(rows: pd.DataFrame, text: str, paper=None, headline: bool = False, chance: str = "",
+           **where) -> Finding | None:
     """The finding on our one row matching ``where`` (None where the run has none): a paired difference (metric
-    ``*_diff``) judged against 0, any other row against its chance level."""
+    ``*_diff``) judged against 0, any other row against its chance level (``chance``: what that level is)."""
     r = one_or_none(select(rows, source="ours"), **where)
     if r is None:
         return None
     verdict = difference(r) if str(r["metric"]).endswith("_diff") else against_chance(r)
-    return Finding(text, _kept(r), verdict, None if paper is None else _kept(paper), headline)
+    return Finding(text, _kept(r), verdict, None if paper is None else _kept(paper), headline, chance)
 
 
 def paper_row(rows: pd.DataFrame, **where) -> pd.Series | None:
@@ -149,10 +152,11 @@ def kept(found: Sequence[Finding | None]) -> list[Finding]:
 
 def sentence(f: Finding) -> str:
     """One finding as Markdown: its text, the number with interval and n, the verdict (with the chance level it
-    was judged against) and the paper's number."""
+    was judged against, and what that level is where the finding says) and the paper's number."""
     r = f.row
+    what = f": {f.chance}" if f.chance else ""
     chance = "" if missing(r.get("chance")) or str(r["metric"]).endswith("_diff") else (
-        f" (chance {number(r['chance'], str(r['metric']))})")
+        f" (chance {number(r['chance'], str(r['metric']))}{what})")
     if f.paper is None:
         paper = "the paper reports no number for this"
     else:
