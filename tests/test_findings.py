@@ -99,6 +99,20 @@ def test_conceptual_findings_quote_the_probe_headlines_beside_the_papers_models(
     assert context.verdict == lines[lines["what"].str.startswith("“When objects")].iloc[0]["verdict"]
 
 
+def test_a_masking_finding_names_its_chance_level_the_verbs_named_at_random_not_the_labs():
+    rows = frame([row(study="masking", probe="top-k", model="toy-vilt", condition="full image", subset="all",
+                      metric="accuracy", value=0.9, ci=(0.88, 0.93), n=600, chance=5 / 24),
+                  row(study="masking", probe="top-k", model="toy-vilt", condition="full image − text only",
+                      subset="all", metric="accuracy_diff", value=0.6, ci=(0.55, 0.65), n=600, chance=0.0)])
+    full, gain = findings.masking(rows)
+    assert full.chance == findings.TOPK_CHANCE and full.verdict == lab.ABOVE
+    assert render([full]).split("\n")[0].endswith(
+        f"*above chance* (chance 20.8%: {findings.TOPK_CHANCE}); the paper reports no number for this.")
+    assert "(chance" not in render([gain])   # a difference is judged against 0, no chance level said
+    plain = Finding("x", full.row, full.verdict)
+    assert "(chance 20.8%);" in render([plain])   # a finding that says nothing of its level gives the number alone
+
+
 def _verbs_rows(place: tuple[float, float, float]) -> pd.DataFrame:
     value, low, high = place
     return frame([row(study="verbs", probe="svo-verb-cue", model="toy-vilt", subset=PLACE, metric="pairwise",
@@ -175,6 +189,9 @@ def test_a_lab_finding_says_whether_it_is_pooled_over_training_seeds_that_agree_
         " (pooled over training seeds 0 and 1, which agree)"
     assert seeds({"seed_rows": None, "seeds_note": "rests on seed 0 alone, not pooled: no m row under seed 1"}) == \
         " (one training seed)"
+    # a fine-tune's claim: pooled over its fine-tuning seeds, the zoo model they fine-tune one seed's
+    tuned = "pooled over 5 fine-tuning seeds of the zoo model trained with seed 0; not over the zoo's seeds"
+    assert seeds({"seed_rows": None, "seeds_note": tuned}) == f" ({tuned})"
     assert seeds({"rows": "[]"}) == ""   # no other seed's items at hand: nothing said
     # the verbs page's last finding, on the committed lab lines: the parent is pooled over seeds 0 and 1
     lines = pd.read_parquet(Path(__file__).parents[1] / "book" / "chapters" / "verbs.lab.parquet")

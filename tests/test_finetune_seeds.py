@@ -13,7 +13,7 @@ from probekit.report import conceptual as figures
 from probekit.report import lab as lab_report
 from probekit.results import ITEMS, frame, one, row, select
 from probekit.stats import bootstrap_ci, pooled_ci
-from probekit.studies import lab
+from probekit.studies import lab, lab_pooling
 from probekit.studies.conceptual import study as conceptual, lab as conceptual_lab
 from probekit.studies.conceptual import finetune_seeds
 from probekit.studies.lab_items import key, split
@@ -145,6 +145,8 @@ def test_two_fine_tuning_seeds_give_each_seeds_rows_and_a_pooled_row(two_seeds):
     assert [e["seed"] for e in entries] == [0, 1]
     assert entries[0]["value"] == first["value"] and entries[0]["ci_low"] == first["ci_low"]   # seed 0: today's row
     assert both["value"] == pytest.approx((entries[0]["value"] + entries[1]["value"]) / 2)
+    # judged beside the zoo's seeds' items, the line says what it rests on: these fine-tuning seeds of one zoo model
+    assert line["seeds_note"] == lab_pooling.FINETUNED.format(count=2, seed=0)
     assert "once per fine-tuning seed (0, 1; the same items)" in figures.sweep_text(pooled.facts, pooled.params)
     assert "fine-tuning seed" not in figures.sweep_text(single.facts, single.params)
     # the single-seed run is the sweep as it always was: no per-seed fields, the first seed's rows

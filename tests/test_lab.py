@@ -242,3 +242,27 @@ def test_a_knock_in_is_judged_against_zero_on_its_difference_row():
     assert judged["p"].iloc[0] < 0.05 < judged["p"].iloc[1] and judged["survives"].iloc[0] is True
     assert lab_report.checks_table(found)["probe (role)"].iloc[0].endswith("(knock-in, its information always there "
                                                                           "(positive control))")
+
+
+def test_a_claims_table_pooled_over_training_and_fine_tuning_seeds_shows_each_rows_seeds_in_one_column():
+    """A conceptual-like table: one claim pooled over the zoo's training seeds, one over fine-tuning seeds (the zoo
+    cannot pool it): one seed column, each cell naming the seeds its row rests on; a table of one kind keeps its
+    header."""
+    import json
+
+    claims = lab.claims(ROWS, [lab.PaperClaim("a below b", "P", ("a", ACC), ("b", ACC), expect=lab.LOWER),
+                               lab.PaperClaim("c below b", "P", ("c", ACC), ("b", ACC), expect=lab.LOWER)])
+    def rows(*seeds):
+        return json.dumps([{"seed": s, "model": "a", "metric": "acc", "value": v, "ci_low": None, "ci_high": None,
+                            "n": 100} for s, v in seeds])
+    tuned = "pooled over 2 fine-tuning seeds of the zoo model trained with seed 0; not over the zoo's seeds"
+    both = claims.assign(seed_rows=[rows((0, 0.3), (1, 0.32)), None], seeds_note=["", tuned],
+                         finetune_seed_rows=["", rows((0, 0.33), (1, 0.35))], finetune_seeds_note=["", ""])
+    table = lab_report.claims_table(both)
+    assert list(table.columns) == ["the paper's claim", "on the toy world", "each seed", "verdict"]
+    assert list(table["each seed"]) == ["training seed 0: 30.0% · 1: 32.0%", "fine-tuning seed 0: 33.0% · 1: 35.0%"]
+    assert [t.split(":")[0] for t in table["on the toy world"]] == ["pooled over training seeds",
+                                                                   "pooled over fine-tuning seeds"]
+    assert list(table["verdict"]) == [lab.HOLDS, f"{lab.NOT_RESOLVED} ({tuned})"]
+    one_kind = lab_report.claims_table(both.assign(seed_rows=None))
+    assert list(one_kind["each fine-tuning seed"]) == ["", "0: 33.0% · 1: 35.0%"]

@@ -144,12 +144,12 @@ def test_with_the_items_file_every_line_is_judged_over_the_seeds(small, pooled_r
     lines = lab.verdict_lines("verbs", checks, pooled.data["lab_claims"])
     assert set(lab.SEED_FIELDS) <= set(lines.columns) and lines["seed_rows"].str.len().gt(0).any()
     html = report_lab.checks_table(checks, "verbs").to_html()
-    assert "pooled over seeds" in html and "2: " in html and "seeds disagree" in html
+    assert "pooled over training seeds" in html and "2: " in html and "seeds disagree" in html
     assert lab_seeds.UNDER not in html   # the seeds are on the page: no column from seed_verdicts.csv
     claims = pooled.data["lab_claims"]
     ran = claims[claims["verdict"] != lab.NOT_RUN]
     assert len(ran) and ran["seed_rows"].str.len().gt(0).all()
-    assert "pooled over seeds" in report_lab.claims_table(claims, "verbs").to_html()
+    assert "pooled over training seeds" in report_lab.claims_table(claims, "verbs").to_html()
 
 
 def test_lab_seeds_keeps_a_retrained_zoos_items_with_its_seed_and_only_its_members(small, tmp_path, monkeypatch):
@@ -173,6 +173,39 @@ def test_a_chapter_whose_models_no_other_seed_retrained_says_each_line_rests_on_
         notes = result.data[name]["seeds_note"]
         assert notes.eq("rests on seed 0 alone, not pooled: none of its models retrained with seed 1, 2").all()
         assert result.data[name]["verdict"].tolist() == {"lab_checks": checks, "lab_claims": claims}[name]["verdict"].tolist()
+
+
+def _conceptual_lab(tuned: str) -> tuple:
+    """A conceptual result whose checks were not run and whose claims decide on a derived row (not in its items),
+    the first pooled over five fine-tuning seeds (``tuned``), the others not; an items file line of seed 1."""
+    from types import SimpleNamespace
+
+    from probekit.studies.conceptual import lab as conceptual_lab
+
+    diff = {"study": "conceptual", "probe": "patching", "model": "toy-clip, both, α = 1 − original", "condition": "",
+            "subset": "", "metric": "mu_c_diff", "value": 0.01, "ci_low": 0.0, "ci_high": 0.02, "n": 139}
+    checks = pd.DataFrame({"row": [None] * len(conceptual_lab.CHECKS), "verdict": lab.NOT_RUN})
+    n = len(conceptual_lab.CLAIMS)
+    claims = pd.DataFrame({"a": [None] * n, "b": [None] * n, "diff": [diff] * n, "gains": [[] for _ in range(n)],
+                           "finetune_seed_rows": [tuned] + [""] * (n - 1), "verdict": lab.HOLDS})
+    item = {**{c: diff[c] for c in lab_items.KEY}, "statistic": "numpy:mean", "count": "len", "scale": 1.0,
+            "n_resamples": 10, "boot_seed": 0, "item": 0, "column": 0, "cluster": "", "value": 1.0}
+    found = pd.DataFrame([{**item, "model": "toy-clip", "seed": 1}])
+    result = SimpleNamespace(study="conceptual", data={"lab_checks": checks, "lab_claims": claims,
+                                                       "lab_items": pd.DataFrame(columns=lab_items.ITEM_COLUMNS)})
+    return result, found
+
+
+@pytest.mark.parametrize("other", ["conceptual", "masking"])   # the zoo's seed 1 retrained a conceptual model or none
+def test_a_line_pooled_over_fine_tuning_seeds_says_so_where_the_zoos_seeds_cannot_pool_it(other):
+    tuned = json.dumps([{"seed": s, "model": "toy-clip", "metric": "mu_c_diff", "value": 0.01} for s in range(5)])
+    result, found = _conceptual_lab(tuned)
+    lab_pooling.pool(result, found.assign(study=other), 0)
+    notes = result.data["lab_claims"]["seeds_note"]
+    assert notes.iloc[0] == ("pooled over 5 fine-tuning seeds of the zoo model trained with seed 0; "
+                             "not over the zoo's seeds")
+    assert notes.iloc[1:].str.startswith("rests on seed 0 alone, not pooled: ").all()   # not fine-tuned: one seed
+    assert result.data["lab_claims"]["verdict"].eq(lab.HOLDS).all()
 
 
 def test_a_run_on_other_items_than_the_seeds_file_is_not_pooled_with_it(root, monkeypatch):

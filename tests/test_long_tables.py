@@ -35,7 +35,7 @@ def _lines(study: str, kind: str) -> pd.DataFrame:
 def _checks(study: str) -> pd.DataFrame:
     """The study's checks as its lab found them, from its committed verdict lines."""
     out = []
-    for c, line in zip(importlib.import_module(f"probekit.studies.{study}_lab").CHECKS, _lines(study, "check").iloc):
+    for c, line in zip(importlib.import_module(f"probekit.studies.{study}.lab").CHECKS, _lines(study, "check").iloc):
         rows = json.loads(line["rows"])
         row = {**rows[0], "chance": 0.5} if rows else None
         expected = None if line["verdict"] == lab.BY_DESIGN else lab.EXPECTED[c.role]
@@ -47,7 +47,7 @@ def _checks(study: str) -> pd.DataFrame:
 def _claims(study: str) -> pd.DataFrame:
     """The study's claims as its lab found them, from its committed verdict lines."""
     out = []
-    for c, line in zip(importlib.import_module(f"probekit.studies.{study}_lab").CLAIMS, _lines(study, "claim").iloc):
+    for c, line in zip(importlib.import_module(f"probekit.studies.{study}.lab").CLAIMS, _lines(study, "claim").iloc):
         rows = json.loads(line["rows"]) or [None]
         a, b = ({**r, "chance": None, "condition": side[1].get("condition", "")} if r else None
                 for r, side in zip((rows * 2)[:2] if len(rows) < 2 else rows, (c.a, c.b)))

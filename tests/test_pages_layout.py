@@ -77,3 +77,37 @@ def test_the_measurement_sees_a_wide_table_clipped_by_its_notebook_output(browse
     html = _tables(monkeypatch)[0]
     got = measure(browser, page(tmp_path / "clipped.html", html, css.replace(rule, "")), 1280)
     assert got["wide"] == ["The toy lab: the papers' claims tested on the toy zoo"]
+
+
+#: what the book's theme gives a Markdown page's table that the stand-in lacks: Sphinx's inline code on one line
+#: (its basic.css) and each table in a box of its own that scrolls sideways (pydata-sphinx-theme)
+SPHINX = "span.pre { white-space: nowrap; } .pst-scrollable-table-container { overflow-x: auto; }"
+
+
+def _markdown_page(path: Path, text: str) -> str:
+    """``text`` (MyST Markdown) as the book renders it (MyST's parser; each table in the theme's box) in the stand-in
+    with the book's CSS; its URL."""
+    from docutils.core import publish_parts
+    from myst_parser.parsers.docutils_ import Parser
+
+    body = publish_parts(text, parser=Parser(), writer_name="html5", settings_overrides={
+        "myst_enable_extensions": ["colon_fence", "deflist"], "report_level": 4})["body"]
+    body = body.replace("<table", '<div class="pst-scrollable-table-container"><table').replace("</table>",
+                                                                                               "</table></div>")
+    return page(path, body, (REPO / "book" / "_static" / "probekit.css").read_text() + SPHINX)
+
+
+@pytest.mark.parametrize("name", ["methods", "rerunning"])
+def test_the_hand_written_tables_keep_every_name_whole_at_390_px(browser, tmp_path, name):
+    got = measure(browser, _markdown_page(tmp_path / f"{name}.html", (REPO / "book" / f"{name}.md").read_text()), 390)
+    assert got["tables"] >= 1 and got["broken"] == [] and got["page"] <= got["window"]
+
+
+def test_a_hand_written_tables_name_with_a_dash_breaks_at_390_px_unless_kept_whole(browser, tmp_path):
+    """The methods page's ties row: "predicate–noun:" broke at its dash; in a pk-word span it stays whole."""
+    row = ("| metric | tie rule | source |\n|---|---|---|\n| {} triplet and pair accuracy | a tie is wrong | authors' "
+           "evaluation script: `prob_target_match > prob_distractor_match` |\n")
+    plain = measure(browser, _markdown_page(tmp_path / "plain.html", row.format("predicate–noun:")), 390)
+    assert plain["broken"] == ["predicate–noun:"]
+    whole = row.format('<span class="pk-word">predicate–noun:</span>')
+    assert measure(browser, _markdown_page(tmp_path / "whole.html", whole), 390)["broken"] == []

@@ -21,7 +21,7 @@ from probekit.claims import difference
 from probekit.numbers import cell, missing, number
 from probekit.results import one_or_none, select
 from probekit.studies import lab
-from probekit.studies.lab_pooling import ONE_SEED
+from probekit.studies.lab_pooling import FINETUNED, ONE_SEED
 
 #: the row fields a finding keeps (those of a result row a sentence quotes)
 FIELDS = ("model", "condition", "subset", "metric", "value", "ci_low", "ci_high", "n", "chance", "source")
@@ -32,13 +32,15 @@ class Finding:
     """``text``: what was measured, in words (the numbers are added when rendered); ``row``: the row it rests on;
     ``verdict``: the rule's word; ``paper``: the paper's row beside it (``model``, ``metric``, ``value``,
     ``source``), None where the paper reports no number for it; ``headline``: one of the chapter's headlines (the
-    discussion opens with these)."""
+    discussion opens with these); ``chance``: what the row's chance level is, where a page states another beside
+    it (masking: 5 of the probe's verbs named at random, where its lab's is what the caption alone allows)."""
 
     text: str
     row: Mapping[str, Any]
     verdict: str
     paper: Mapping[str, Any] | None = None
     headline: bool = False
+    chance: str = ""
 
     @property
     def value(self) -> float:
@@ -67,14 +69,15 @@ def against_chance(r) -> str:
     return lab.check_verdict(r, lab.TARGET)
 
 
-def of_row(rows: pd.DataFrame, text: str, paper=None, headline: bool = False, **where) -> Finding | None:
+def of_row(rows: pd.DataFrame, text: str, paper=None, headline: bool = False, chance: str = "",
+           **where) -> Finding | None:
     """The finding on our one row matching ``where`` (None where the run has none): a paired difference (metric
-    ``*_diff``) judged against 0, any other row against its chance level."""
+    ``*_diff``) judged against 0, any other row against its chance level (``chance``: what that level is)."""
     r = one_or_none(select(rows, source="ours"), **where)
     if r is None:
         return None
     verdict = difference(r) if str(r["metric"]).endswith("_diff") else against_chance(r)
-    return Finding(text, _kept(r), verdict, None if paper is None else _kept(paper), headline)
+    return Finding(text, _kept(r), verdict, None if paper is None else _kept(paper), headline, chance)
 
 
 def paper_row(rows: pd.DataFrame, **where) -> pd.Series | None:
@@ -124,8 +127,9 @@ def _of_line(line: pd.Series, text: str) -> Finding | None:
 
 def seeds(line: Mapping) -> str:
     """What a lab line rests on, for its finding: " (pooled over training seeds 0 and 1, which disagree: seed 0 above
-    chance, seed 1 not resolved)", " (pooled over training seeds 0 and 1, which agree)", " (one training seed)", or ""
-    for a line judged with no other seed's items at hand."""
+    chance, seed 1 not resolved)", " (pooled over training seeds 0 and 1, which agree)", " (one training seed)", its
+    note for a line pooled over fine-tuning seeds (:data:`~probekit.studies.lab_pooling.FINETUNED`), or "" for a
+    line judged with no other seed's items at hand."""
     each = line.get("seed_rows")
     if isinstance(each, str) and each:
         found = " and ".join(map(str, dict.fromkeys(e["seed"] for e in json.loads(each))))
@@ -134,7 +138,11 @@ def seeds(line: Mapping) -> str:
             "which disagree: " + str(line.get("seeds_note", "")).removeprefix("seeds disagree: ")
         return f" (pooled over training seeds {found}, {said})"
     note = line.get("seeds_note")
-    return " (one training seed)" if isinstance(note, str) and note.startswith(ONE_SEED.partition("{")[0]) else ""
+    if not isinstance(note, str):
+        return ""
+    if note.startswith(FINETUNED.partition("{")[0]):
+        return f" ({note})"
+    return " (one training seed)" if note.startswith(ONE_SEED.partition("{")[0]) else ""
 
 
 def kept(found: Sequence[Finding | None]) -> list[Finding]:
@@ -144,10 +152,11 @@ def kept(found: Sequence[Finding | None]) -> list[Finding]:
 
 def sentence(f: Finding) -> str:
     """One finding as Markdown: its text, the number with interval and n, the verdict (with the chance level it
-    was judged against) and the paper's number."""
+    was judged against, and what that level is where the finding says) and the paper's number."""
     r = f.row
+    what = f": {f.chance}" if f.chance else ""
     chance = "" if missing(r.get("chance")) or str(r["metric"]).endswith("_diff") else (
-        f" (chance {number(r['chance'], str(r['metric']))})")
+        f" (chance {number(r['chance'], str(r['metric']))}{what})")
     if f.paper is None:
         paper = "the paper reports no number for this"
     else:

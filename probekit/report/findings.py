@@ -72,10 +72,15 @@ def prednoun(rows: pd.DataFrame, lines: pd.DataFrame | None = None) -> list[Find
     return kept(out)
 
 
+#: the chance level of the masking study's top-k rows (:func:`probekit.metrics.masking.topk_chance`), not its lab's
+#: (what the caption alone allows, :data:`probekit.report.lab.CHANCE_WORDS`)
+TOPK_CHANCE = "5 of the probe's verbs named at random"
+
+
 def masking(rows: pd.DataFrame, lines: pd.DataFrame | None = None) -> list[Finding]:
     """The masked verb found with the full image (the headline) and what blanking the subject costs, the text-only
     model, the image's gain over the text, and the masked-LM head against the ITM head on the same verbs."""
-    topk: dict[str, Any] = dict(probe="top-k", subset="all")
+    topk: dict[str, Any] = dict(probe="top-k", subset="all", chance=TOPK_CHANCE)
     table2 = dict(probe="top-k", subset="SVO-Probes")
     out = [
         of_row(rows, "**toy-vilt** finds the masked verb among its top 5 with the full image (the headline)",

@@ -121,22 +121,33 @@ def per_seed(seed_rows) -> str:
 
 #: the seeds a lab line may be pooled over: the zoo's training seeds (:mod:`probekit.studies.lab_pooling`) and the
 #: conceptual chapter's fine-tuning seeds (:mod:`probekit.studies.conceptual.finetune_seeds`): (rows column, note column, words)
-SEED_KINDS = (("seed_rows", "seeds_note", "seeds"),
+SEED_KINDS = (("seed_rows", "seeds_note", "training seeds"),
               ("finetune_seed_rows", "finetune_seeds_note", "fine-tuning seeds"))
 
 
-def _pooled(table: pd.DataFrame, found: pd.DataFrame, result: str, rows: str = "seed_rows",
-            note: str = "seeds_note", over: str = "seeds") -> pd.DataFrame:
-    """``table`` of a lab judged over seeds (``rows`` and ``note`` name ``found``'s columns of the seeds ``over``):
-    the ``result`` cell of a pooled line reads "pooled over <over>: ...", each seed's value beside it (column "each
-    <seed>"), the verdict with its note ("seeds disagree: ...", or why a line is one seed's only)."""
-    pooled = [isinstance(r, str) and bool(r) for r in found[rows]]
-    notes = [n if isinstance(n, str) and n else "" for n in found[note]]
-    table = table.assign(**{result: [f"pooled over {over}: {t}" if p else t
-                                     for t, p in zip(table[result], pooled)]})
-    table.insert(table.columns.get_loc(result) + 1, f"each {over.removesuffix('s')}",
-                 [per_seed(r) for r in found[rows]])
-    return table.assign(verdict=[f"{v} ({n})" if n else v for v, n in zip(table["verdict"], notes)])
+def _pooled(table: pd.DataFrame, found: pd.DataFrame, result: str) -> pd.DataFrame:
+    """``table`` of a lab judged over seeds (the :data:`SEED_KINDS` with columns in ``found``): the ``result`` cell
+    of a line pooled over seeds reads "pooled over <seeds>: ...", one column beside it each seed's value
+    (:func:`per_seed`; headed "each training seed" or "each fine-tuning seed", or "each seed" with each cell naming
+    its kind where the table's lines are pooled over both), the verdict with each kind's note ("seeds disagree: ...",
+    or why a line is one seed's only)."""
+    kinds = [k for k in SEED_KINDS if k[0] in found]
+    if not kinds:
+        return table
+    pooled = {rows: [isinstance(r, str) and bool(r) for r in found[rows]] for rows, _, _ in kinds}
+    mixed = sum(any(p) for p in pooled.values()) > 1
+    results, verdicts, each = list(table[result]), list(table["verdict"]), [""] * len(table)
+    for rows, note, over in kinds:
+        for i, (r, n) in enumerate(zip(found[rows], found[note])):
+            if pooled[rows][i]:
+                results[i] = f"pooled over {over}: {results[i]}"
+                kind = f"{over.removesuffix('s')} " if mixed else ""
+                each[i] = "; ".join(filter(None, [each[i], kind + per_seed(r)]))
+            verdicts[i] += f" ({n})" if isinstance(n, str) and n else ""
+    shown = next((over for rows, _, over in kinds if any(pooled[rows])), kinds[0][2])
+    table = table.assign(**{result: results, "verdict": verdicts})
+    table.insert(table.columns.get_loc(result) + 1, "each seed" if mixed else f"each {shown.removesuffix('s')}", each)
+    return table
 
 
 def _beside(table: pd.DataFrame, lines: pd.DataFrame, study: str | None, seeds: pd.DataFrame | None):
@@ -191,8 +202,7 @@ def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
         "verdict": [_verdict(r, ok, e, v, study) for r, ok, e, v in
                     zip(found["row"], found["ok"], found["expected"], found["verdict"])],
     })
-    for rows, note, over in SEED_KINDS:
-        table = _pooled(table, found, "result [95% CI] (n)", rows, note, over) if rows in found else table
+    table = _pooled(table, found, "result [95% CI] (n)")
     table = _holm(table, None if claims is None else lab_holm.family(found, claims)[0]).set_index("model")
     return _beside(table, lab.verdict_lines(study or "", found, None), study, seeds)
 
@@ -262,8 +272,6 @@ def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
         "on the toy world": [compared(r) for _, r in found.iterrows()],
         "verdict": list(found["verdict"]),
     }, index=pd.RangeIndex(1, len(found) + 1, name="#"))
-    for rows, note, over in SEED_KINDS:
-        table = (_pooled(table, found.set_axis(table.index), "on the toy world", rows, note, over) if rows in found
-                 else table)
+    table = _pooled(table, found.set_axis(table.index), "on the toy world")
     judged = None if checks is None else lab_holm.family(checks, found)[1].set_axis(table.index)
     return _beside(_holm(table, judged), lab.verdict_lines(study or "", None, found), study, seeds)

@@ -15,7 +15,9 @@ line pooled over this run's seed (the zoo's, 0 for the shipped one) and the file
   one entry per seed and deciding row), ``seed_verdicts``, ``seeds_agree`` and ``seeds_note`` ("seeds disagree:
   ..." where they do);
 * a line that cannot be pooled keeps today's row and verdict, ``seeds_note`` says why: a row not run, a derived row
-  (not rebuilt from items, :mod:`probekit.studies.lab_items`), or a seed of the file without the row.
+  (not rebuilt from items, :mod:`probekit.studies.lab_items`), or a seed of the file without the row; a line
+  pooled over the conceptual chapter's fine-tuning seeds says so instead (:data:`FINETUNED`: the zoo model they
+  fine-tune is this seed's alone).
 
 Without the file (or inside :func:`unpooled`: the seed comparison scores each zoo on its own) the lab's frames are
 exactly today's.
@@ -40,6 +42,9 @@ from probekit.toymodels import seed_items
 _POOLING: ContextVar[bool] = ContextVar("probekit_pool_seeds", default=True)
 #: how a line that cannot be pooled begins its ``seeds_note``: it rests on this run's seed alone
 ONE_SEED = "rests on seed {seed} alone, not pooled"
+#: the ``seeds_note`` of a line instead pooled over the fine-tuning seeds of one zoo model (its ``finetune_seed_rows``,
+#: :mod:`probekit.studies.conceptual.finetune_seeds`), where the zoo's seeds cannot pool it
+FINETUNED = "pooled over {count} fine-tuning seeds of the zoo model trained with seed {seed}; not over the zoo's seeds"
 #: the columns :func:`pool` adds to ``lab_checks`` and ``lab_claims``
 SEED_COLUMNS = lab.SEED_FIELDS
 
@@ -96,13 +101,13 @@ def _same_items(values, units, their_values, their_units) -> bool:
     return units is None or bool(np.array_equal(units, their_units))
 
 
-def _line(rows: list, judge: Callable[[list], str], here: dict, there: dict, seed: int) -> dict:
-    """The pooled fields of a line deciding on ``rows``: ``pooled`` (the pooled rows), ``verdict`` and
-    :data:`SEED_COLUMNS`; or only ``seeds_note`` (why not) when a row cannot be pooled."""
-    found: list[Any] = [_seeds_of(r, here, there, seed) for r in rows]
+def _line(line, judge: Callable[[list], str], here: dict, there: dict, seed: int) -> dict:
+    """The pooled fields of ``line`` (deciding on :func:`deciding_rows`): ``pooled`` (the pooled rows), ``verdict``
+    and :data:`SEED_COLUMNS`; or only ``seeds_note`` (:func:`_one_seed`) when a row cannot be pooled."""
+    found: list[Any] = [_seeds_of(r, here, there, seed) for r in deciding_rows(line)]
     why = next((f for f in found if isinstance(f, str)), None)
     if why:
-        return dict(seeds_note=f"{ONE_SEED.format(seed=seed)}: {why}")
+        return dict(seeds_note=_one_seed(line, why, seed))
     each = {s: [per[s] for per, _ in found] for s in found[0][0]}
     together = [p for _, p in found]
     p = Pooled(rows={s: rs[0] for s, rs in each.items()}, seed_verdicts={s: judge(rs) for s, rs in each.items()},
@@ -111,6 +116,16 @@ def _line(rows: list, judge: Callable[[list], str], here: dict, there: dict, see
     return dict(pooled=together, verdict=p.verdict, seed_rows=json.dumps(entries, default=float),
                 seed_verdicts=", ".join(f"seed {s}: {v}" for s, v in p.seed_verdicts.items()),
                 seeds_agree=p.seeds_agree, seeds_note=p.disagreement())
+
+
+def _one_seed(line, why: str, seed: int) -> str:
+    """The ``seeds_note`` of ``line`` when the zoo's seeds cannot pool it (``why``): :data:`FINETUNED` for a line
+    pooled over fine-tuning seeds, else :data:`ONE_SEED`."""
+    tuned = line.get("finetune_seed_rows")
+    if isinstance(tuned, str) and tuned:
+        count = len({e["seed"] for e in json.loads(tuned)})
+        return FINETUNED.format(count=count, seed=seed)
+    return f"{ONE_SEED.format(seed=seed)}: {why}"
 
 
 def _or_pooled(r, here: dict, there: dict, seed: int):
@@ -129,16 +144,17 @@ def pool(result, found: pd.DataFrame, seed: int) -> None:
         return
     if not len(mine):   # none of the chapter's lab models retrained with another seed: every line says so
         others = ", ".join(map(str, sorted(set(found["seed"].astype(int)) - {seed})))
-        why = f"{ONE_SEED.format(seed=seed)}: none of its models retrained with seed {others}"
+        why = f"none of its models retrained with seed {others}"
         for name, frame in (("lab_checks", checks), ("lab_claims", claims)):
-            result.data[name] = frame.assign(**{c: None for c in SEED_COLUMNS}).assign(seeds_note=why)
+            notes = [_one_seed(line, why, seed) for _, line in frame.iterrows()]
+            result.data[name] = frame.assign(**{c: None for c in SEED_COLUMNS}).assign(seeds_note=notes)
         return
     here = arrays(result.data["lab_items"])
     there = {int(s): arrays(part.drop(columns="seed")) for s, part in mine.groupby("seed")}
 
     out = []
     for (_, line), c in zip(checks.iterrows(), defined.CHECKS):
-        got = _line(deciding_rows(line), lambda rs, c=c: lab.check_verdict(  # type: ignore[misc]  # c: bound now
+        got = _line(line, lambda rs, c=c: lab.check_verdict(  # type: ignore[misc]  # c: bound now
                         rs[0], c.role, c.by_construction),
                     here, there, seed)
         if "pooled" in got:
@@ -155,7 +171,7 @@ def pool(result, found: pd.DataFrame, seed: int) -> None:
         gains = [_or_pooled(g, here, there, seed) for g in line.get("gains", [])]
         judge = ((lambda rs, c=c, a=a, b=b, g=gains: lab.claim_verdict(c, a, b, rs[0], g)) if by_diff
                  else (lambda rs, c=c, g=gains: lab.claim_verdict(c, *rs, gains=g)))  # type: ignore[misc]  # rs: a, b
-        got = _line(deciding_rows(line), judge, here, there, seed)
+        got = _line(line, judge, here, there, seed)
         if "pooled" in got:
             rows = got.pop("pooled")
             line = {**line, "a": a, "b": b, "gains": gains,
