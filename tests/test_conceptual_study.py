@@ -15,6 +15,7 @@ from probekit.results import frame, items_frame, one, row, select
 from probekit.studies import lab
 from probekit.studies.conceptual import study as conceptual, patching
 from probekit.studies.conceptual.claims import REPORTED, patching_claims, probe_b_claims, probe_c_claims, \
+from probekit.papers import conceptual as papers_conceptual
     probe_r_claims
 
 
@@ -106,7 +107,7 @@ def test_patching_gain_and_forgetting_only_when_the_paired_difference_is_resolve
 
 
 def test_the_papers_rows_are_fractions_and_its_facts_are_counted():
-    rows = papers.reported("conceptual")
+    rows = papers.reported(papers_conceptual)
     t3 = select(rows, source="Schiappa et al. 2023, Table 3")
     assert one(t3, model="BridgeTower", subset="subject_swap", metric="acc")["value"] == pytest.approx(0.8901)
     assert count(t3, dict(subset="subject_swap", metric="acc"), dict(subset="predicate_swap", metric="acc")) == (15, 15)

@@ -16,6 +16,7 @@ from probekit.studies import lab
 from probekit.studies.verbs import study as verbs, lab as verbs_lab
 from probekit.studies.verbs import params as verbs_params
 from probekit.toyworld import svo
+from probekit.papers import svo_probes
 
 AT = itm.condition(verbs_lab.THRESHOLD)
 
@@ -201,17 +202,17 @@ def test_table5_figure_sets_the_clean_and_noisy_members_beside_the_papers_coco_a
 
     lab_rows = _lab(noisy=dict(neg_all=(0.1, 0.07, 0.13)), mismatch=dict(neg_all=(0.5, 0.45, 0.55)),
                     clean=dict(neg_all=(0.58, 0.53, 0.63)), noverb=dict())
-    ours, theirs = verbs_report.table5_rows(lab_rows, papers.reported("verbs"))
+    ours, theirs = verbs_report.table5_rows(lab_rows, papers.reported(svo_probes))
     assert list(dict.fromkeys(ours["model"])) == ["toy-vilt", "toy-vilt-noisy", "toy-vilt-mismatch"]
     assert set(ours["metric"]) == {"pos", "neg", "avg"} and set(ours["subset"]) == {"all"} and len(ours) == 9
     paper = {(m, k): v for m, k, v in zip(theirs["model"], theirs["metric"], theirs["value"])}
     assert paper == {("MMT-COCO", "pos"): 0.752, ("MMT-COCO", "neg"): 0.609, ("MMT-COCO", "avg"): 0.680,
                      ("MMT", "pos"): 0.938, ("MMT", "neg"): 0.348, ("MMT", "avg"): 0.643}
-    fig = verbs_report.table5_figure(lab_rows, papers.reported("verbs"))
+    fig = verbs_report.table5_figure(lab_rows, papers.reported(svo_probes))
     heights = sorted(round(b.get_height(), 6) for b in fig.axes[0].patches)
     assert heights == sorted(round(100 * v, 6) for v in ours["value"])    # one bar per row, in percent
     assert len(fig.axes[1].patches) == 6
-    assert verbs_report.table5_figure(select(lab_rows, model="toy-vilt-noverb"), papers.reported("verbs")) is None
+    assert verbs_report.table5_figure(select(lab_rows, model="toy-vilt-noverb"), papers.reported(svo_probes)) is None
 
 
 def test_verb_pairs_text_sets_ours_beside_the_guided_masking_papers_count():

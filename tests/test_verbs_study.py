@@ -17,6 +17,7 @@ from probekit.report.verbs import cue_text
 from probekit.results import COLUMNS, frame, one, row, select
 from probekit.studies.verbs import study as verbs
 from probekit.studies.verbs.claims import NOT_PAPERS_ORDER, PAPERS_ORDER, claims
+from probekit.papers import svo_probes
 
 LIMIT = 88     # 15 sentences of up to 6 rows: subject, two verb negatives (one per cue) each with its mirror, object
 MIN_NEGATIVES = 3  # a sentence's triplet has up to four negative images; a mirror's triplet one: filtered out
@@ -173,7 +174,7 @@ def test_the_papers_rows_are_quoted_when_present_and_a_dual_encoder_gets_pairwis
     from probekit.papers import reported
 
     dual = select(_rows(model="d"), metric="pairwise")
-    got = claims(pd.concat([_rows(), dual, reported("verbs")], ignore_index=True))
+    got = claims(pd.concat([_rows(), dual, reported(svo_probes)], ignore_index=True))
     assert cl.by_topic(got, "m: positives vs negatives").rows["p_pos"]["value"] == pytest.approx(0.938)
     assert [c.topic for c in got if c.topic.startswith("d:")] == ["d: pairwise vs chance"]
     render_claims(got)
