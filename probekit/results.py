@@ -43,6 +43,10 @@ OURS = "ours"
 #: items table (:func:`probekit.studies.lab_items.split`), :class:`StudyResult` and :func:`save` drop it
 ITEMS = "items"
 _FLOAT = ["value", "ci_low", "ci_high", "chance"]
+#: one result row as a study reads it: a row of a results frame (a pd.Series, read by column) or its dict
+Row = Mapping[str, Any]
+#: columns and the values they must hold (:func:`select`'s keywords), e.g. a study's headline
+Where = dict[str, Any]
 
 
 class SchemaError(ValueError):
