@@ -21,6 +21,7 @@ from probekit import shard
 from probekit.metrics import conceptual as mc
 from probekit.papers.conceptual import PATCH_ALPHA, patch_condition
 from probekit.results import concat, frame, row
+from probekit.scorers.base import Scorer
 from probekit.studies.conceptual import scores as cs, finetune as ft
 from probekit.studies.conceptual import finetune_cache
 
@@ -48,7 +49,7 @@ def whole_groups(items: pd.DataFrame, limit: int | None, seed: int = 0) -> pd.Da
     return items[items["group_id"].isin(set(drawn[:take]))]
 
 
-def imagenet_items(root, limit: int | None = None, seed: int = 0) -> pd.DataFrame:
+def imagenet_items(root: str | Path, limit: int | None = None, seed: int = 0) -> pd.DataFrame:
     """ImageNet validation images with readable class names, through ``torchvision.datasets.ImageNet``
     (``root`` holds ILSVRC2012_devkit_t12.tar.gz and the validation images as torchvision expects).  Prompts are
     "a photo of a {first class name}."."""
@@ -71,7 +72,7 @@ def imagenet_items(root, limit: int | None = None, seed: int = 0) -> pd.DataFram
     return rows
 
 
-def general_task_items(task: str, data_dir, imagenet_dir=None, limit: int | None = None, seed: int = 0
+def general_task_items(task: str, data_dir: str | Path, imagenet_dir: str | Path | None = None, limit: int | None = None, seed: int = 0
                        ) -> pd.DataFrame:
     """The held-out task of the patching sweep: ``"toy"`` (``classify.GENERAL_TASK``: which pair of objects is
     shown, in which scene; no attribute or predicate, so nothing the swap negatives train) or ``"imagenet"`` (the
@@ -88,7 +89,7 @@ def general_task_items(task: str, data_dir, imagenet_dir=None, limit: int | None
     raise ValueError(f"general_task={task!r}; valid: toy, imagenet")
 
 
-def evaluate_clip(scorer, probes: dict[str, pd.DataFrame], general: pd.DataFrame | None, seed: int = 0
+def evaluate_clip(scorer: Scorer, probes: dict[str, pd.DataFrame], general: pd.DataFrame | None, seed: int = 0
                   ) -> dict[str, pd.DataFrame]:
     """One model's per-item scores on the sweep's tasks: ``{"probe-r": ..., "probe-c": ..., "general": ...}``."""
     scored = {}
@@ -140,8 +141,9 @@ def paired_rows(patched: dict[str, pd.DataFrame], original: dict[str, pd.DataFra
 
 
 def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alphas: Sequence[float],
-                probes: dict[str, pd.DataFrame], general: pd.DataFrame | None, cache_root, *,
-                config: dict | None = None, device: str = "auto", batch_size: int = 32, cache_dir=None,
+                probes: dict[str, pd.DataFrame], general: pd.DataFrame | None, cache_root: str | Path, *,
+                config: dict[str, Any] | None = None, device: str = "auto", batch_size: int = 32,
+                cache_dir: str | None = None,
                 seed: int = 0, finetune_seed: int | None = None, progress: bool = True
                 ) -> tuple[pd.DataFrame, dict[str, Path]]:
     """Fine-tune ``model`` once per encoder setting (cached), patch it at every α and evaluate each patched
@@ -184,7 +186,7 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
     return concat(parts), checkpoints
 
 
-def configs(config: dict | None, encoders: Sequence[str], finetune_seed: int) -> dict[str, ft.FinetuneConfig]:
+def configs(config: dict[str, Any] | None, encoders: Sequence[str], finetune_seed: int) -> dict[str, ft.FinetuneConfig]:
     """The fine-tune of each encoder setting: ``config`` (FinetuneConfig's fields) with its encoders and seed."""
     return {enc: ft.FinetuneConfig(**{**(config or {}), "encoders": enc, "seed": finetune_seed}) for enc in encoders}
 
