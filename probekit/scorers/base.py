@@ -44,8 +44,6 @@ class Scorer(mlm.MaskedWords, DevicePixels, Engine):
     #: whether fill_mask needs an image (False for text-only models, None when both work)
     mlm_needs_image: bool | None = True
     text_only: bool = False
-    #: set by load_scorer from the registry: whether the match head is calibrated (read by heads.head_for)
-    match_calibrated: bool
     family_capabilities = property(lambda self: registry.FAMILY_CAPABILITIES.get(self.family, ()))  # plugins: a tuple
     #: a plugin family's head (how its scores are computed and normalised, one line; built-ins: FAMILY_HEADS) ...
     head_description: str = ""

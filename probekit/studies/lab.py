@@ -42,7 +42,7 @@ import pandas as pd
 
 from probekit.claims import (ABOVE, BELOW, HIGHER, LOWER, NO_CHANCE, NO_DIFFERENCE, UNRESOLVED, compare, difference,
                              equivalent, number, versus_chance, within)
-from probekit.results import Row, select
+from probekit.results import MaybeRow, Row, select
 
 TARGET, CONTROL, BLIND, PARENT, FLOOR, TRAINED = "target", "control", "blind", "parent", "text floor", "trained"
 KNOCK_IN, ABOVE_ZERO, BELOW_ZERO = "knock-in", "above 0", "below 0"   # its difference row must lie above 0
@@ -151,8 +151,7 @@ def has_learned(r: Row | None) -> bool:
     return vs == ABOVE if vs != NO_CHANCE else difference(r) == HIGHER
 
 
-def unlearned(a: Row | None, b: Row | None, gains: Sequence[Row | None], expect: str,
-              chance_floor: bool) -> list[Row | None]:
+def unlearned(a: MaybeRow, b: MaybeRow, gains: Sequence[MaybeRow], expect: str, chance_floor: bool) -> list[MaybeRow]:
     """The rows a claim presupposes learned that did not (None for one not run): each of ``gains`` (its
     ``learned`` rows, in order) not learned; and with ``chance_floor``, ``a`` and ``b`` when neither learned (two
     settings that learned nothing of a probe differ in nothing they learned), or for a no-difference claim each
@@ -164,8 +163,7 @@ def unlearned(a: Row | None, b: Row | None, gains: Sequence[Row | None], expect:
     return missed
 
 
-def claim_verdict(c: PaperClaim, a: Row | None, b: Row | None, diff: Row | None = None,
-                  gains: Sequence[Row | None] = ()) -> str:
+def claim_verdict(c: PaperClaim, a: MaybeRow, b: MaybeRow, diff: MaybeRow = None, gains: Sequence[MaybeRow] = ()) -> str:
     """One rule for every claim: :data:`NOT_RUN` without both rows; :data:`BY_CONSTRUCTION` or
     :data:`NOT_COMPARABLE` as the claim is marked; :data:`NOT_TESTABLE` where a row it presupposes learned did not
     (:func:`unlearned`; ``gains``: ``c.learned``'s rows, in order); then from the paired difference (else the two
@@ -241,9 +239,7 @@ def deciding(*found: Row | None) -> str:
     """The rows a verdict was decided from, as JSON (a list of :data:`ROW_FIELDS` mappings; "[]" when a row was
     not run). The same numbers give the same text, so two runs' lines can be matched on it."""
     rows = [r for r in found if isinstance(r, dict)]
-    if len(rows) < len(found):
-        return "[]"
-    return json.dumps([{k: r.get(k) for k in ROW_FIELDS} for r in rows], default=float)
+    return "[]" if len(rows) < len(found) else json.dumps([{k: r.get(k) for k in ROW_FIELDS} for r in rows], default=float)
 
 
 #: tolerances within which two runs' deciding numbers (fractions) are the same: float noise between builds, up to

@@ -155,5 +155,6 @@ def line_items(result: StudyResult, line: Row) -> list[np.ndarray] | None:
     return [found[key(r)][0] for r in known]
 
 
-__all__ = ["ITEM_COLUMNS", "KEY", "SUMMARY", "Arrays", "Key", "LabRows", "arrays", "deciding_rows", "key", "labels", "line_items",
+__all__ = ["ITEM_COLUMNS", "KEY", "SUMMARY", "Arrays", "Key", "LabRows", "arrays", "deciding_rows", "key", "labels",
+           "line_items",
            "rebuilt", "split", "statistic_name", "summary"]

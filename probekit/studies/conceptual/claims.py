@@ -9,11 +9,11 @@ from its rows (:func:`probekit.papers.conceptual.count`), never typed in.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
 import pandas as pd
 
-from probekit.claims import HIGHER, LOWER, UNRESOLVED, Claim, claim, compare, difference, versus_chance
+from probekit.claims import HIGHER, LOWER, UNRESOLVED, Claim, Templates, claim, compare, difference, versus_chance
 from probekit.metrics.background import ALL_FILLERS, ALL_MODELS
 from probekit.papers.conceptual import PAPER, UNDONE, count, undo_readings
 from probekit.results import OURS, Row, one_or_none, select
@@ -23,8 +23,7 @@ REPORTED = "reported"  # the verdict of a claim that only repeats the paper's nu
 _ORDER = {HIGHER: "higher", LOWER: "lower"}
 
 
-def _pair(topic: str, a: Row | None, b: Row | None, templates: Mapping[str, str] | str, drawn: bool = False,
-          **words: Any) -> list[Claim]:
+def _pair(topic: str, a: Row | None, b: Row | None, templates: Templates, drawn: bool = False, **words: str) -> list[Claim]:
     if a is None or b is None:
         return []
     return [claim(topic, BY_CONSTRUCTION if drawn else compare(a, b), templates, {"a": a, "b": b}, **words)]
@@ -138,10 +137,9 @@ def anatomy_claims(rows: pd.DataFrame, anatomy: pd.DataFrame) -> list[Claim]:
 def _apart(verdicts: dict[str, str]) -> str:
     """Where the scene filler's γ lies among the others (``verdicts``: filler -> compare(scene, filler)): the
     fillers it is resolved above or below, and the rest."""
-    def of(*wanted: str) -> str:
-        return ", ".join(f for f, v in verdicts.items() if v in wanted)
-    parts = [("resolved above the γ of ", of(HIGHER)), ("resolved below the γ of ", of(LOWER)),
-             ("not resolved from ", of(UNRESOLVED))]
+    of = {wanted: ", ".join(f for f, v in verdicts.items() if v == wanted) for wanted in (HIGHER, LOWER, UNRESOLVED)}
+    parts = [("resolved above the γ of ", of[HIGHER]), ("resolved below the γ of ", of[LOWER]),
+             ("not resolved from ", of[UNRESOLVED])]
     return "; ".join(words + fillers for words, fillers in parts if fillers)
 
 
@@ -215,8 +213,7 @@ def context_direction(values: Iterable[float]) -> str:
     return GAINED if all(v < 0 for v in values) else MIXED
 
 
-def patching_claims(rows: pd.DataFrame, model: str, encoders: Sequence[str], alphas: Sequence[float]
-                    ) -> list[Claim]:
+def patching_claims(rows: pd.DataFrame, model: str, encoders: Sequence[str], alphas: Sequence[float]) -> list[Claim]:
     diffs = select(rows, source=OURS, probe="patching", model=model)
     names = {"text": "the text encoder (T)", "vision": "the vision encoder (V)", "both": "both encoders (VT)"}
     out = []
@@ -295,8 +292,7 @@ def readings_claims(rows: pd.DataFrame) -> list[Claim]:
 
 
 def sections(rows: pd.DataFrame, models: Sequence[str], finetune_model: str = "", encoders: Sequence[str] = (),
-             alphas: Sequence[float] = (),
-             drawn: bool = False) -> dict[str, list[Claim]]:
+             alphas: Sequence[float] = (), drawn: bool = False) -> dict[str, list[Claim]]:
     """The chapter's claims per section, in page order: ``probe-r``, ``probe-c``, ``probe-b``, ``patching``
     (``drawn``: the items are the toy world's, where concept difficulty is decided by construction)."""
     return {"probe-r": probe_r_claims(rows, models, drawn), "probe-c": probe_c_claims(rows, models, drawn),

@@ -12,8 +12,8 @@ Training (Schiappa et al. 2023, "CLIP Patched"): a Hugging Face ``CLIPModel`` is
 Only the chosen encoders (``"text"``, ``"vision"`` or ``"both"``, the paper's T, V and VT) receive gradients;
 the optimiser is SGD with momentum and a cosine schedule (the authors: lr 1e-3, momentum 0.9, weight decay 1e-4).
 
-Patching (Ilharco et al. 2022): θ(α) = (1 − α)·θ_orig + α·θ_ft, written as a ``save_pretrained`` directory so
-the ordinary scorer loads it; α = 0 is the original model, α = 1 the fine-tuned one.  Fine-tuned and patched
+Patching (Ilharco et al. 2022; :func:`probekit.studies.conceptual.patching.patched_model`): θ(α) = (1 − α)·θ_orig
++ α·θ_ft, written as a ``save_pretrained`` directory so the ordinary scorer loads it; α = 0 is the original model, α = 1 the fine-tuned one.  Fine-tuned and patched
 weights are cached on disk (:mod:`probekit.studies.conceptual.finetune_cache`) under a key of the base checkpoint, the
 settings and the training data, so a re-run trains nothing.  Models are loaded through the scorer registry
 (``load_scorer``): the model, tokenizer and image processor a :class:`~probekit.scorers.hf_clip.ClipScorer`
@@ -42,8 +42,6 @@ if TYPE_CHECKING:
     from probekit.scorers.hf_clip import ClipScorer
 
 ENCODERS = ("text", "vision", "both")
-_PROCESSOR_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json",
-                    "merges.txt", "vocab.txt", "preprocessor_config.json", "processor_config.json")
 
 
 @dataclass(frozen=True)
@@ -179,8 +177,8 @@ def _memo(compute: Callable[[list[str]], Any], keep: int | None = None) -> Calla
     return lookup
 
 
-def finetune_clip(base: str | Path, triplets: pd.DataFrame, config: FinetuneConfig, out_dir: str | Path, device: str = "cpu",
-                  progress: bool = True) -> Path:
+def finetune_clip(base: str | Path, triplets: pd.DataFrame, config: FinetuneConfig, out_dir: str | Path,
+                  device: str = "cpu", progress: bool = True) -> Path:
     """Fine-tune the CLIP model ``base`` (registry name, hub id or directory) on ``triplets``; save it (with the
     base's tokenizer and image processor and a ``finetune.json`` of settings and losses) in ``out_dir``."""
     from PIL import Image
@@ -269,37 +267,3 @@ def finetune_clip(base: str | Path, triplets: pd.DataFrame, config: FinetuneConf
     tmp.rename(out_dir)
     return out_dir
 
-
-# ------------------------------------------------------------------------------------------------ patching
-def interpolate(theta_orig: dict[str, torch.Tensor], theta_ft: dict[str, torch.Tensor],
-                alpha: float) -> dict[str, torch.Tensor]:
-    """θ(α) = (1 − α)·θ_orig + α·θ_ft for every floating tensor (others are taken from θ_orig)."""
-    if set(theta_orig) != set(theta_ft):
-        diff = sorted(set(theta_orig) ^ set(theta_ft))[:5]
-        raise ValueError(f"the two state dicts hold different tensors (e.g. {diff}); patch a model with its "
-                         "own fine-tuned copy")
-    out: dict[str, torch.Tensor] = {}
-    for k, a in theta_orig.items():
-        b = theta_ft[k]
-        out[k] = (1 - alpha) * a + alpha * b if torch.is_floating_point(a) else a.clone()
-    return out
-
-
-def patched_model(base: str | Path, finetuned: str | Path, alpha: float, out_dir: str | Path) -> Path:
-    """Write the patched model θ(α) of ``base`` and ``finetuned`` (registry names, directories or hub ids) to
-    ``out_dir``
-    (reused when present) and return it."""
-    out_dir = Path(out_dir)
-    if (out_dir / "config.json").exists():
-        return out_dir
-    orig, ft = load_clip(base).model, load_clip(finetuned).model
-    orig.load_state_dict(interpolate(orig.state_dict(), ft.state_dict(), alpha))
-    tmp = out_dir.with_name(out_dir.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    with transformers_bars_off():
-        orig.save_pretrained(tmp)
-    for name in _PROCESSOR_FILES:
-        if (Path(finetuned) / name).exists():
-            shutil.copy(Path(finetuned) / name, tmp / name)
-    tmp.rename(out_dir)
-    return out_dir

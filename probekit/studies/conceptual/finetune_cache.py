@@ -71,7 +71,8 @@ def shipped_roots() -> list[Path]:
     return ([Path(zoo) / SHIPPED] if zoo else []) + [TOY_CHECKPOINTS / SHIPPED]
 
 
-def finetuned_cached(base: str, triplets: pd.DataFrame, config: FinetuneConfig, cache_root: str | Path, device: str = "cpu",
+def finetuned_cached(base: str, triplets: pd.DataFrame, config: FinetuneConfig, cache_root: str | Path,
+                     device: str = "cpu",
                      progress: bool = True) -> Path:
     """The fine-tuned model directory for these settings: cached, else copied from a shipped one with the same key,
     else trained."""

@@ -11,17 +11,20 @@ encoder's fine-tune against the vision encoder's (condition ``text, α = 1 − v
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
+import torch
 
 from probekit import shard
 from probekit.metrics import conceptual as mc
 from probekit.papers.conceptual import PATCH_ALPHA, patch_condition
 from probekit.results import concat, frame, row
 from probekit.scorers.base import Scorer
+from probekit.scorers.hf import transformers_bars_off
 from probekit.studies.conceptual import scores as cs, finetune as ft
 from probekit.studies.conceptual import finetune_cache
 
@@ -72,7 +75,8 @@ def imagenet_items(root: str | Path, limit: int | None = None, seed: int = 0) ->
     return rows
 
 
-def general_task_items(task: str, data_dir: str | Path, imagenet_dir: str | Path | None = None, limit: int | None = None, seed: int = 0
+def general_task_items(task: str, data_dir: str | Path, imagenet_dir: str | Path | None = None,
+                       limit: int | None = None, seed: int = 0
                        ) -> pd.DataFrame:
     """The held-out task of the patching sweep: ``"toy"`` (``classify.GENERAL_TASK``: which pair of objects is
     shown, in which scene; no attribute or predicate, so nothing the swap negatives train) or ``"imagenet"`` (the
@@ -170,7 +174,7 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
             if alpha == 0:
                 parts.append(sweep_rows(original, model, condition, seed))
                 continue
-            path = shard.rank_zero_first(lambda: ft.patched_model(model, tuned, alpha,
+            path = shard.rank_zero_first(lambda: patched_model(model, tuned, alpha,
                                                                  finetune_cache.patch_path(tuned, alpha)))
             patched = load_scorer(str(path), family="clip", device=device, batch_size=batch_size, cache_dir=cache_dir)
             patched.label = f"{model} ({condition})"
@@ -200,3 +204,41 @@ def compared_alphas(alphas: Sequence[float]) -> list[float]:
 
 def safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[-80:]
+
+
+_PROCESSOR_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json",
+                    "merges.txt", "vocab.txt", "preprocessor_config.json", "processor_config.json")
+
+
+def interpolate(theta_orig: dict[str, torch.Tensor], theta_ft: dict[str, torch.Tensor],
+                alpha: float) -> dict[str, torch.Tensor]:
+    """θ(α) = (1 − α)·θ_orig + α·θ_ft for every floating tensor (others are taken from θ_orig)."""
+    if set(theta_orig) != set(theta_ft):
+        diff = sorted(set(theta_orig) ^ set(theta_ft))[:5]
+        raise ValueError(f"the two state dicts hold different tensors (e.g. {diff}); patch a model with its "
+                         "own fine-tuned copy")
+    out: dict[str, torch.Tensor] = {}
+    for k, a in theta_orig.items():
+        b = theta_ft[k]
+        out[k] = (1 - alpha) * a + alpha * b if torch.is_floating_point(a) else a.clone()
+    return out
+
+
+def patched_model(base: str | Path, finetuned: str | Path, alpha: float, out_dir: str | Path) -> Path:
+    """Write the patched model θ(α) of ``base`` and ``finetuned`` (registry names, directories or hub ids) to
+    ``out_dir``
+    (reused when present) and return it."""
+    out_dir = Path(out_dir)
+    if (out_dir / "config.json").exists():
+        return out_dir
+    orig, tuned = ft.load_clip(base).model, ft.load_clip(finetuned).model
+    orig.load_state_dict(interpolate(orig.state_dict(), tuned.state_dict(), alpha))
+    tmp = out_dir.with_name(out_dir.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    with transformers_bars_off():
+        orig.save_pretrained(tmp)
+    for name in _PROCESSOR_FILES:
+        if (Path(finetuned) / name).exists():
+            shutil.copy(Path(finetuned) / name, tmp / name)
+    tmp.rename(out_dir)
+    return out_dir

@@ -143,7 +143,8 @@ def _sweep(load: Callable[..., pd.DataFrame], root: Path, items_r: pd.DataFrame,
     config = {"steps": p.finetune_steps, "batch_size": p.finetune_batch, "lr": p.finetune_lr,
               "optimizer": p.finetune_optimizer}
 
-    def sweep(fseed: int) -> tuple[pd.DataFrame, dict[str, Path]]:   # one fine-tuning seed's sweep on the same items; a bar per fine-tune, on the terminal
+    def sweep(fseed: int) -> tuple[pd.DataFrame, dict[str, Path]]:
+        # one fine-tuning seed's sweep on the same items; a bar per fine-tune, on the terminal
         return patching.patch_sweep(
             p.finetune_model, triplets, list(p.finetune_encoders), list(p.alphas), probes, general,
             root / "finetune", config=config, device=p.device, batch_size=p.batch_size, cache_dir=p.cache_dir,
@@ -249,9 +250,8 @@ def run(params: Params) -> StudyResult:
 
 
 def _lab(lab_models: Sequence[str], dataset: str, *, scorers: Mapping[str, Scorer], items: dict[str, pd.DataFrame],
-         scored: dict[str, pd.DataFrame], b_rows: pd.DataFrame,
-         background: Callable[[dict[str, Scorer]], pd.DataFrame], sweep: pd.DataFrame, seed: int,
-         load: Callable[[str], Scorer]) -> tuple[str, LabRows]:
+         scored: dict[str, pd.DataFrame], b_rows: pd.DataFrame, background: Callable[[dict[str, Scorer]], pd.DataFrame],
+         sweep: pd.DataFrame, seed: int, load: Callable[[str], Scorer]) -> tuple[str, LabRows]:
     """(what the lab ran, or why it did not; the lab's rows and their items, :func:`split`): the lab models scored on the chapter's toy items, every
     model the main run scored reused (its per-item tables and Probe-B rows), the others loaded once."""
     if not lab_models:
@@ -265,7 +265,8 @@ def _lab(lab_models: Sequence[str], dataset: str, *, scorers: Mapping[str, Score
             loaded[m] = load(m)
         return loaded[m]
 
-    def probe_b(wanted: list[str]) -> pd.DataFrame:  # the main run's Probe-B rows, scoring only the models it did not score
+    def probe_b(wanted: list[str]) -> pd.DataFrame:
+        # the main run's Probe-B rows, scoring only the models it did not score
         todo = {m: load_once(m) for m in wanted if m not in scorers}
         return concat([select(b_rows, model=[m for m in wanted if m in scorers]), background(todo) if todo else None])
 

@@ -29,7 +29,7 @@ not where the object is can reach (``pose_only_topk``).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -227,18 +227,19 @@ def run(params: Params) -> StudyResult:
     if len(left):
         parts.append(accuracy_rows(left, chance, seed, subset=LEFT_OUT, units=images_of))
 
-    facts: dict[str, Any] = dict(captions=len(items), unlocated=len(items.attrs.get("unlocated", [])),
-                 with_image=int(items["image"].notna().sum()), with_box=sum(b is not None for b in boxes),
-                 detected=detected, detector=DETECTOR if detected else None, k=k, chance=chance,
-                 in_every_condition=int(per_item["item_id"].nunique()), left_out=int(left["item_id"].nunique()),
-                 paper_subset=PAPER_SUBSETS.get(dataset, "SVO-Probes"),
-                 text_model=text_model, fill_mask_heads={s.name: head_for(s, "fill_mask") for s in mlm},
-                 itm_heads={s.name: head_for(s, "threshold") for s in itm}, threshold=0.5)
+    facts = MaskingFacts(captions=len(items), unlocated=len(items.attrs.get("unlocated", [])),
+                         with_image=int(items["image"].notna().sum()), with_box=sum(b is not None for b in boxes),
+                         detected=detected, detector=DETECTOR if detected else None, k=k, chance=chance,
+                         in_every_condition=int(per_item["item_id"].nunique()), left_out=int(left["item_id"].nunique()),
+                         paper_subset=PAPER_SUBSETS.get(dataset, "SVO-Probes"),
+                         text_model=text_model, fill_mask_heads={s.name: head_for(s, "fill_mask") for s in mlm},
+                         itm_heads={s.name: head_for(s, "threshold") for s in itm}, threshold=0.5,
+                         lab=None, lab_models=lab_models)   # lab: why it did not run, set once it has (below)
     if dataset == "toy":   # the best a text-only model can do: the verb is uniform given subject and object
-        facts.update(verbs=int(items["verb"].nunique()), text_prior=vocab.prior_topk(k),
-                     pose_prior=vocab.pose_only_topk(k),
-                     lab_text_prior=vocab.prior_topk(masking_lab.PAPER_K),
-                     lab_chance=topk_chance(items["verb"], masking_lab.PAPER_K))
+        facts = replace(facts, verbs=int(items["verb"].nunique()), text_prior=vocab.prior_topk(k),
+                               pose_prior=vocab.pose_only_topk(k),
+                               lab_text_prior=vocab.prior_topk(masking_lab.PAPER_K),
+                               lab_chance=topk_chance(items["verb"], masking_lab.PAPER_K))
     pairs = None   # (verbs table, positive boxes, negative boxes): ITM for the study's models and the lab's
     both = [s for s in scorers.values() if both_heads(s)]   # ITM and masked-LM heads on the same verb pairs
     if (itm or both or (dataset == "toy" and lab_models)) and dataset in sources("verbs"):
@@ -246,26 +247,26 @@ def run(params: Params) -> StudyResult:
     if itm and pairs is not None:
         table, pos_boxes, neg_boxes = pairs
         parts.append(itm_rows(table, pos_boxes, neg_boxes, itm, root))
-        facts.update(pairs=len(table), pair_images=2 * len(table), pair_detected=n_detected,
-                     pair_images_boxed=sum(b is not None for b in pos_boxes + neg_boxes),
-                     pairs_in_every_condition=sum(all(_present(p) for p in (a, b, c, d)) for a, b, c, d in
-                                                  zip(table["pos_image"], table["neg_image"], pos_boxes, neg_boxes)))
+        facts = replace(facts, pairs=len(table), pair_images=2 * len(table), pair_detected=n_detected,
+                               pair_images_boxed=sum(b is not None for b in pos_boxes + neg_boxes),
+                               pairs_in_every_condition=sum(
+                                   all(_present(p) for p in (a, b, c, d))
+                                   for a, b, c, d in zip(table["pos_image"], table["neg_image"], pos_boxes, neg_boxes)))
         if n_detected:
-            facts["detector"] = DETECTOR
+            facts = replace(facts, detector=DETECTOR)
     chosen = None
     if both and pairs is not None:
         cues = svo.verb_cue(pairs[0]) if dataset == "toy" else None   # what tells a toy pair's verbs apart
         choice_rows, chosen, choice = head_choice(both, pairs[0], root, seed, cues)
         parts.append(choice_rows)
-        facts.update(choice_pairs=len(choice), choice_unlocated=choice.attrs["unlocated"])
+        facts = replace(facts, choice_pairs=len(choice), choice_unlocated=choice.attrs["unlocated"])
     rows = concat([*parts, papers.reported(the_paper)])
     data = dict(items=items, unlocated=pd.DataFrame(items.attrs.get("unlocated", []), columns=["sentence", "verb"]),
                 per_item=per_item, left_out=_left_out(items, left),
                 examples=_examples(items, images, mlm[0], params.n_examples, seed) if mlm else None)
-    lab_data, facts["lab"] = _lab(dataset, lab_models, items, load, root, pairs, seed)
-    facts["lab_models"] = lab_models
+    lab_data, why = _lab(dataset, lab_models, items, load, root, pairs, seed)
+    facts = replace(facts, lab=why)
     data.update(lab_data)
-    facts = MaskingFacts(**facts)  # type: ignore[assignment]  # the dict becomes the typed facts
     sentences = items.set_index("item_id")["sentence"]
     per_row = [topk_items(t, sentences, subset) for t, subset in ((per_item, "all"), (left, LEFT_OUT)) if len(t)]
     return StudyResult(study=STUDY, params=asdict(params), rows=rows, data=data, facts=facts, claims=claims(rows, k=k),

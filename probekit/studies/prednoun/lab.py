@@ -150,7 +150,8 @@ CLAIMS = [
 ]
 
 
-#: scored runs: (model, condition, template) -> the items with their scores (:func:`probekit.studies.prednoun.study.score_run`)
+#: scored runs: (model, condition, template) -> the items with their scores
+#: (:func:`probekit.studies.prednoun.study.score_run`)
 Scored = dict[tuple[str, str, str], pd.DataFrame]
 #: condition -> the images shown instead of the items' own (e.g. ``{"cropped": crops}``)
 Views = Mapping[str, Sequence[Any]]

@@ -116,7 +116,8 @@ CLAIMS = [
 ]
 
 
-def lab_rows(items: pd.DataFrame, lab_models: Sequence[str], *, score: Callable[..., tuple[pd.DataFrame, dict[str, Any], pd.Series, PairScores]],
+def lab_rows(items: pd.DataFrame, lab_models: Sequence[str], *,
+             score: Callable[..., tuple[pd.DataFrame, dict[str, Any], pd.Series, PairScores]],
              min_triplet_negatives: int = 30, n_resamples: int = 1000, seed: int = 0, device: str = "auto",
              batch_size: int = 32, cache_dir: str | None = None,
              scored: Mapping[str, tuple[pd.DataFrame, PairScores]] | None = None,
