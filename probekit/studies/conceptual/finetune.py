@@ -37,8 +37,6 @@ import torch
 from probekit.scorers.hf import transformers_bars_off
 
 if TYPE_CHECKING:
-    from transformers import CLIPModel
-
     from probekit.scorers.hf_clip import ClipScorer
 
 ENCODERS = ("text", "vision", "both")
@@ -136,7 +134,7 @@ def load_clip(name_or_path: str | Path, device: str = "cpu") -> ClipScorer:
     return cast("ClipScorer", load_scorer(str(name_or_path), device=device, cache_dir=False))  # require_clip: a CLIP
 
 
-def _trainable(model: CLIPModel, encoders: str) -> list[torch.nn.Parameter]:
+def _trainable(model: Any, encoders: str) -> list[torch.nn.Parameter]:  # model: a ClipScorer's CLIPModel
     parts = {"text": [model.text_model, model.text_projection],
              "vision": [model.vision_model, model.visual_projection]}
     chosen = parts["text"] + parts["vision"] if encoders == "both" else parts[encoders]
