@@ -36,6 +36,8 @@ UNRESOLVED = "not resolved"
 NO_CHANCE = "no chance level"
 NO_DIFFERENCE = "no difference"
 VERDICTS = (ABOVE, BELOW, HIGHER, LOWER, UNRESOLVED, NO_CHANCE, NO_DIFFERENCE)
+#: a claim's sentence: one template per verdict, or one for every verdict
+Templates = Mapping[str, str] | str
 
 
 def number(r: Any, key: str) -> float:
@@ -191,7 +193,7 @@ class Claim:
     words: Mapping[str, str] = field(default_factory=dict)
 
 
-def claim(topic: str, verdict: str, templates: Mapping[str, str] | str, rows: Mapping[str, Any] | None = None,
+def claim(topic: str, verdict: str, templates: Templates, rows: Mapping[str, Any] | None = None,
           **words: str) -> Claim:
     """A :class:`Claim` whose template is chosen by its verdict (``templates[verdict]``; a plain string serves
     every verdict).  Rows may be pandas Series or dicts."""

@@ -44,6 +44,11 @@ OURS = "ours"
 #: while a study computes them (selected, renamed, concatenated) and never leaves it: a study's lab keeps it as its
 #: items table (:func:`probekit.studies.lab_items.split`), :class:`StudyResult` and :func:`save` drop it
 _FLOAT = ["value", "ci_low", "ci_high", "chance"]
+#: one result row as a study reads it: a row of a results frame (a pd.Series, read by column) or its dict
+Row = Mapping[str, Any]
+MaybeRow = Row | None   # a row, or None where the run produced none
+#: columns and the values they must hold (:func:`select`'s keywords), e.g. a study's headline
+Where = dict[str, Any]
 
 
 class SchemaError(ValueError):

@@ -28,6 +28,9 @@ from __future__ import annotations
 
 import datetime
 import os
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
 
 #: set (to "1") in the environment of the chapter kernels of a sharded run
 ACTIVE = "PROBEKIT_SHARDED"
@@ -64,7 +67,7 @@ def active() -> bool:
     return os.environ.get(ACTIVE) == "1" and launched()[1] > 1 and not _in_turn
 
 
-def rank_zero_first(make):
+def rank_zero_first(make: Callable[[], T]) -> T:
     """``make()``, on rank 0 before the other ranks (which then find what it wrote: a data set, a converted or
     fine-tuned model), when sharded; calls inside it run alone on each rank.  Just ``make()`` otherwise."""
     if not active():

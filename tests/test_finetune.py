@@ -7,7 +7,8 @@ import pytest
 import torch
 from PIL import Image
 
-from probekit.studies.conceptual.finetune import FinetuneConfig, interpolate, patched_model, swap_losses, swap_triplets
+from probekit.studies.conceptual.finetune import FinetuneConfig, swap_losses, swap_triplets
+from probekit.studies.conceptual.patching import interpolate, patched_model
 from probekit.studies.conceptual import finetune_cache
 from probekit.studies.conceptual.finetune_cache import finetuned_cached, patch_path, run_key, trained_config, training_history
 from probekit.scorers.registry import TOY_CHECKPOINTS

@@ -1,5 +1,5 @@
 """mypy passes over ``probekit/`` with the configuration in pyproject.toml ([tool.mypy]: strict on the result
-schema, default level elsewhere), so a wrong type is a failing test in `make test`."""
+schema and on probekit.studies, default level elsewhere), so a wrong type is a failing test in `make test`."""
 
 from __future__ import annotations
 

@@ -22,7 +22,8 @@ from probekit.report.show import show_table, show_text
 from probekit.claims import ABOVE, BELOW, NO_CHANCE, UNRESOLVED, versus_chance
 from probekit.results import StudyResult, concat, one_or_none, select
 from probekit.studies.lab import PARENT, TARGET
-from probekit.studies.prednoun.study import LIMBS_PROBE, RELEASED, PrednounFacts
+from probekit.studies.prednoun.lab import LIMBS_PROBE
+from probekit.studies.prednoun.study import RELEASED, PrednounFacts
 from probekit.toymodels import zoo
 from probekit.toyworld.prednoun import LIMBS_ALIKE, LIMBS_DIFFER
 

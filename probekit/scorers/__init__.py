@@ -69,7 +69,7 @@ def load_scorer(name_or_path: str | os.PathLike, family: str | None = None, devi
         spec.name, resolve_source(spec.source), spec.capabilities or None, device=device, batch_size=batch_size,
         cache_dir=cache_dir, num_workers=num_workers, half=half, revision=revision, head=family_head(spec.family),
         options=opts, device_pixels=device_pixels))
-    scorer.match_calibrated = spec.calibrated
+    scorer.match_calibrated = spec.calibrated  # type: ignore[attr-defined]  # set here only, read by head_for
     return scorer
 
 

@@ -14,9 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 import warnings
 
 from probekit.registry import Registry, load
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: family -> "module:Class" of its adapter (imported only when a model of that family is loaded)
 FAMILIES = Registry("model family", {
@@ -209,7 +213,7 @@ def resolve_source(source: str) -> str:
     return str(path)
 
 
-def list_models():
+def list_models() -> pd.DataFrame:
     """The registry as a DataFrame: name, family, source, capabilities, head + normalisation, papers, note."""
     import pandas as pd
 

@@ -12,8 +12,14 @@ study's item rows); the lab module holds the lab's ``CHECKS`` and ``CLAIMS`` (:m
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from probekit.registry import load
+
+if TYPE_CHECKING:
+    from probekit.parameters import CommonParams
+    from probekit.results import FromItems, StudyResult, Where
 
 
 @dataclass(frozen=True)
@@ -27,36 +33,41 @@ class Study:
     unit: str = ""            # what its 95% intervals resample whole (:func:`probekit.stats.bootstrap_ci`'s clusters)
 
     @property
-    def parameters(self) -> type:
-        return load(self.params)
+    def parameters(self) -> type[CommonParams]:
+        found: type[CommonParams] = load(self.params)
+        return found
 
-    def run(self, params):
-        return load(self.module).run(params)
+    def run(self, params: CommonParams) -> StudyResult:
+        result: StudyResult = load(self.module).run(params)
+        return result
 
     @property
-    def lab_lines(self):
+    def lab_lines(self) -> ModuleType:
         """The lab's module: its ``CHECKS`` and ``CLAIMS``, the lines a run's ``lab_checks`` and ``lab_claims``
         judge, in order."""
-        return load(self.lab)
+        if self.lab is None:
+            raise ValueError(f"the {self.name} study has no lab")
+        found: ModuleType = load(self.lab)
+        return found
 
     @property
-    def headlines(self) -> list[dict]:
+    def headlines(self) -> list[Where]:
         """The rows of each model the summary page shows (:func:`probekit.results.select` conditions)."""
         return list(load(self.module).HEADLINES)
 
     @property
-    def controls(self) -> list[dict]:
+    def controls(self) -> list[Where]:
         """The headlines that are controls, meant to be high (not counted against the toy world's ceiling)."""
         return list(load(self.module).CONTROLS)
 
     @property
-    def from_items(self) -> list[tuple[dict, object]]:
+    def from_items(self) -> list[tuple[Where, FromItems]]:
         """(result rows, :class:`probekit.results.FromItems`): how each headline (and its ``whole`` stand-in) is
         rebuilt from the study's exported item rows."""
         return list(load(self.module).FROM_ITEMS)
 
     @property
-    def whole(self) -> list[tuple[dict, dict]]:
+    def whole(self) -> list[tuple[Where, Where]]:
         """(headline, the row shown in its place where a run has none of it): a headline that is one part of a probe
         split by what it needs (on the toy world) stands in for the whole probe on data that is not split."""
         return list(getattr(load(self.module), "WHOLE", []))

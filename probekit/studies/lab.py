@@ -35,14 +35,14 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from probekit.claims import (ABOVE, BELOW, HIGHER, LOWER, NO_CHANCE, NO_DIFFERENCE, UNRESOLVED, compare, difference,
                              equivalent, number, versus_chance, within)
-from probekit.results import select
+from probekit.results import MaybeRow, Row, select
 
 TARGET, CONTROL, BLIND, PARENT, FLOOR, TRAINED = "target", "control", "blind", "parent", "text floor", "trained"
 KNOCK_IN, ABOVE_ZERO, BELOW_ZERO = "knock-in", "above 0", "below 0"   # its difference row must lie above 0
@@ -99,7 +99,7 @@ class PaperClaim:
     #: the paper's own effect, in the unit of the ``diff`` row, shown beside the toy's (e.g. 0.177: +17.7 points)
     paper_effect: float | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.expect == NO_DIFFERENCE and (self.margin is None or self.diff is None):
             raise ValueError(f"a no-difference claim needs a paired difference and a margin: {self.claim!r}")
 
@@ -115,7 +115,7 @@ def find(rows: pd.DataFrame, model: str, where: Mapping[str, str]) -> pd.Series 
     return found.iloc[0] if len(found) else None
 
 
-def versus_floor(r, floor: float) -> str:
+def versus_floor(r: Row, floor: float) -> str:
     """A control row against its floor: :data:`PASSES` when its 95% interval lies at or above ``floor``,
     :data:`FAILS` when wholly below, :data:`AT_FLOOR` when it holds ``floor`` (or has no interval): a point value
     on either side of the floor by less than its interval says neither."""
@@ -125,7 +125,7 @@ def versus_floor(r, floor: float) -> str:
     return FAILS if high < floor else AT_FLOOR
 
 
-def check_verdict(r, role: str, by_construction: bool = False) -> str:
+def check_verdict(r: Row | None, role: str, by_construction: bool = False) -> str:
     """A check's verdict from its row's 95% interval: against a floor for a control; against 0 for a knock-in;
     for a blind row, whether it beats chance; otherwise :data:`AT_CHANCE` when the interval lies within chance ±
     :data:`CHANCE_MARGIN` (an equivalence test), above or below chance when it excludes chance, and :data:`NOT_RESOLVED`
@@ -142,7 +142,7 @@ def check_verdict(r, role: str, by_construction: bool = False) -> str:
     return {UNRESOLVED: NOT_RESOLVED}.get(vs, vs)
 
 
-def has_learned(r) -> bool:
+def has_learned(r: Row | None) -> bool:
     """Whether a row shows its setting learned: its 95% interval lies above its chance level, or above 0 for a row
     without one (a gain); False for a row not run (None)."""
     if r is None:
@@ -151,7 +151,7 @@ def has_learned(r) -> bool:
     return vs == ABOVE if vs != NO_CHANCE else difference(r) == HIGHER
 
 
-def unlearned(a, b, gains, expect: str, chance_floor: bool) -> list:
+def unlearned(a: MaybeRow, b: MaybeRow, gains: Sequence[MaybeRow], expect: str, chance_floor: bool) -> list[MaybeRow]:
     """The rows a claim presupposes learned that did not (None for one not run): each of ``gains`` (its
     ``learned`` rows, in order) not learned; and with ``chance_floor``, ``a`` and ``b`` when neither learned (two
     settings that learned nothing of a probe differ in nothing they learned), or for a no-difference claim each
@@ -163,7 +163,7 @@ def unlearned(a, b, gains, expect: str, chance_floor: bool) -> list:
     return missed
 
 
-def claim_verdict(c: PaperClaim, a, b, diff=None, gains=()) -> str:
+def claim_verdict(c: PaperClaim, a: MaybeRow, b: MaybeRow, diff: MaybeRow = None, gains: Sequence[MaybeRow] = ()) -> str:
     """One rule for every claim: :data:`NOT_RUN` without both rows; :data:`BY_CONSTRUCTION` or
     :data:`NOT_COMPARABLE` as the claim is marked; :data:`NOT_TESTABLE` where a row it presupposes learned did not
     (:func:`unlearned`; ``gains``: ``c.learned``'s rows, in order); then from the paired difference (else the two
@@ -227,7 +227,7 @@ ROWS_COLUMNS = ("rows",)
 SEED_FIELDS = ["seed_rows", "seed_verdicts", "seeds_agree", "seeds_note"]
 
 
-def _seeds(line) -> dict:
+def _seeds(line: Row) -> dict[str, Any]:
     return {k: line[k] for k in SEED_FIELDS if k in line}
 
 
@@ -235,12 +235,11 @@ def _seeds(line) -> dict:
 ROW_FIELDS = ("model", "metric", "value", "ci_low", "ci_high", "n")
 
 
-def deciding(*found) -> str:
+def deciding(*found: Row | None) -> str:
     """The rows a verdict was decided from, as JSON (a list of :data:`ROW_FIELDS` mappings; "[]" when a row was
     not run). The same numbers give the same text, so two runs' lines can be matched on it."""
-    if not all(isinstance(r, dict) for r in found):
-        return "[]"
-    return json.dumps([{k: r.get(k) for k in ROW_FIELDS} for r in found], default=float)
+    rows = [r for r in found if isinstance(r, dict)]
+    return "[]" if len(rows) < len(found) else json.dumps([{k: r.get(k) for k in ROW_FIELDS} for r in rows], default=float)
 
 
 #: tolerances within which two runs' deciding numbers (fractions) are the same: float noise between builds, up to
@@ -248,7 +247,7 @@ def deciding(*found) -> str:
 SAME_RTOL, SAME_ATOL = 1e-4, 1e-6
 
 
-def same_value(u, v, rtol: float = SAME_RTOL) -> bool:
+def same_value(u: Any, v: Any, rtol: float = SAME_RTOL) -> bool:
     """Whether two values of a result row are the same: numbers within ``rtol`` relative or :data:`SAME_ATOL`
     absolute (NaN equals NaN), lists element by element (e.g. top-k words), anything else equal (None equals
     None)."""
@@ -263,7 +262,7 @@ def same_value(u, v, rtol: float = SAME_RTOL) -> bool:
         except (TypeError, ValueError):
             return False
         return (math.isnan(u) and math.isnan(v)) or math.isclose(u, v, rel_tol=rtol, abs_tol=SAME_ATOL)
-    return (pd.isna(u) and pd.isna(v)) if (u is None or v is None) else u == v
+    return bool((pd.isna(u) and pd.isna(v)) if (u is None or v is None) else u == v)
 
 
 def same_rows(a: str, b: str, rtol: float = SAME_RTOL) -> bool:

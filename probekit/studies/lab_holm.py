@@ -26,6 +26,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from probekit.claims import ABOVE, BELOW, NO_DIFFERENCE, holm, number, p_apart, p_beyond, p_value, p_within
+from probekit.results import Row
 from probekit.studies import lab
 
 #: the family-wise level
@@ -37,7 +38,7 @@ RESOLVED = {lab.AT_CHANCE, ABOVE, BELOW, lab.ABOVE_ZERO, lab.BELOW_ZERO, lab.PAS
 _TESTED = {lab.HOLDS, lab.DOES_NOT_HOLD, lab.NOT_RESOLVED}
 
 
-def check_p(line) -> float:
+def check_p(line: Row) -> float:
     """A check line's p (NaN for a line not judged: shown only, or not run)."""
     r = line["row"]
     if not isinstance(line["expected"], str) or not isinstance(r, Mapping):
@@ -52,7 +53,7 @@ def check_p(line) -> float:
     return p_value(r, chance)
 
 
-def claim_p(line) -> float:
+def claim_p(line: Row) -> float:
     """A claim line's p (NaN for a claim not judged by a test)."""
     if line["verdict"] not in _TESTED:
         return math.nan

@@ -19,17 +19,20 @@ not pooled (its note says so).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from probekit.registry import load
-from probekit.results import ITEMS, without_items
+from probekit.results import ITEMS, Row, StudyResult, without_items
 from probekit.stats import Items
 
 #: a lab row's key: the result-schema columns that name it
 KEY = ["study", "probe", "model", "condition", "subset", "metric"]
+Key = tuple[Any, ...]   # a row's values of KEY, in order
+#: :func:`arrays`: row key -> (its values, its SUMMARY fields, each item's unit or None)
+Arrays = dict[Key, tuple[np.ndarray, dict[str, Any], "np.ndarray | None"]]
 #: how a row's values are summarised: ``statistic`` ("module:function"), ``count`` ("len" or "finite": the row's
 #: ``n``), ``scale`` (1, or 100 for a row in points) and the bootstrap's ``n_resamples`` and ``boot_seed``
 SUMMARY = ["statistic", "count", "scale", "n_resamples", "boot_seed"]
@@ -40,7 +43,7 @@ ITEM_COLUMNS = [*KEY, *SUMMARY, "item", "column", "cluster", "value"]
 COUNTS = {"len": len, "finite": lambda v: int(np.isfinite(np.asarray(v, float)).sum())}
 
 
-def statistic_name(fn: Callable) -> str | None:
+def statistic_name(fn: Callable[..., Any]) -> str | None:
     """"module:name" that :func:`probekit.registry.load` turns back into ``fn``; None when there is none (a lambda,
     a partial)."""
     name = f"{getattr(fn, '__module__', '')}:{getattr(fn, '__qualname__', '')}"
@@ -56,10 +59,10 @@ class LabRows:
     (:data:`ITEM_COLUMNS`) and the keys of the rows with an interval but without items (derived, seed 0's only)."""
     rows: pd.DataFrame
     items: pd.DataFrame
-    derived: tuple[tuple, ...]
+    derived: tuple[Key, ...]
 
 
-def _long(r: Mapping, found: Items) -> pd.DataFrame:
+def _long(r: Row, found: Items) -> pd.DataFrame:
     """Row ``r``'s items, one line per entry of its values (:data:`ITEM_COLUMNS`)."""
     values = np.asarray(found.values, float).reshape(len(found.values), -1)
     item, column = np.indices(values.shape)
@@ -87,11 +90,11 @@ def split(rows: pd.DataFrame) -> LabRows:
     return LabRows(without_items(rows), items, tuple(derived))
 
 
-def _scaled(fn: Callable, scale: float) -> Callable:
+def _scaled(fn: Callable[[np.ndarray], float], scale: float) -> Callable[[np.ndarray], float]:
     return fn if scale == 1 else lambda v: scale * fn(v)
 
 
-def summary(spec: Mapping) -> dict:
+def summary(spec: Mapping[str, Any]) -> dict[str, Any]:
     """A row's summary (one line of :func:`split`'s items or its :data:`SUMMARY` fields) as the ``row_args`` of
     :func:`probekit.studies.lab_pooled.pooled_row` / ``seed_rows``: ``statistic``, ``count``, ``n_resamples``,
     ``seed``."""
@@ -99,10 +102,10 @@ def summary(spec: Mapping) -> dict:
                 n_resamples=int(spec["n_resamples"]), seed=int(spec["boot_seed"]))
 
 
-def arrays(items: pd.DataFrame) -> dict[tuple, tuple[np.ndarray, dict, np.ndarray | None]]:
+def arrays(items: pd.DataFrame) -> Arrays:
     """Row key -> (its values, one entry per item: a column, or rows of two columns; its :data:`SUMMARY` fields;
     each item's unit, or None where items were resampled one by one, as in a file written without units)."""
-    out = {}
+    out: Arrays = {}
     for key, part in items.groupby(KEY, sort=False, dropna=False):
         wide = part.pivot(index="item", columns="column", values="value").sort_index().to_numpy(float)
         units = (part.groupby("item")["cluster"].first().sort_index().to_numpy(str) if "cluster" in part
@@ -112,11 +115,11 @@ def arrays(items: pd.DataFrame) -> dict[tuple, tuple[np.ndarray, dict, np.ndarra
     return out
 
 
-def key(r: Mapping) -> tuple:
+def key(r: Row) -> Key:
     return tuple(r[c] for c in KEY)
 
 
-def rebuilt(values: np.ndarray, spec: Mapping, r: Mapping, clusters: np.ndarray | None = None) -> dict:
+def rebuilt(values: np.ndarray, spec: Mapping[str, Any], r: Row, clusters: np.ndarray | None = None) -> dict[str, Any]:
     """Row ``r`` computed again from its ``values``, summary ``spec`` and units ``clusters`` (:func:`arrays`): its
     key and chance, the value, interval and ``n`` (with one seed, :func:`probekit.studies.lab_pooled.pooled_row` is
     exactly this)."""
@@ -125,14 +128,14 @@ def rebuilt(values: np.ndarray, spec: Mapping, r: Mapping, clusters: np.ndarray 
     return pooled_row({0: values}, **summary(spec), clusters={0: clusters}, **labels(r))
 
 
-def labels(r: Mapping) -> dict:
+def labels(r: Row) -> dict[str, Any]:
     """The fields of row ``r`` that name it (:func:`probekit.results.row`'s labels)."""
     chance = r.get("chance")
     return {**{c: r[c] for c in KEY}, "chance": np.nan if chance is None else chance,
             "source": r.get("source", "ours")}
 
 
-def deciding_rows(line: Mapping) -> list:
+def deciding_rows(line: Row) -> list[Row | None]:
     """The rows a line of ``lab_checks`` / ``lab_claims`` decides on: a check's row; a claim's paired difference,
     or its two rows (None where a row was not run)."""
     if "row" in line:
@@ -140,16 +143,18 @@ def deciding_rows(line: Mapping) -> list:
     return [line["diff"]] if isinstance(line["diff"], Mapping) else [line["a"], line["b"]]
 
 
-def line_items(result, line: Mapping) -> list[np.ndarray] | None:
+def line_items(result: StudyResult, line: Row) -> list[np.ndarray] | None:
     """The per-item values each deciding row of a lab line (a line of ``result.data["lab_checks"]`` or
     ``["lab_claims"]``) was computed from, in :func:`deciding_rows`' order; None when a row was not run or is
     derived (not rebuilt from items: seed 0's only)."""
     found = arrays(result.data.get("lab_items", pd.DataFrame(columns=ITEM_COLUMNS)))
     rows = deciding_rows(line)
-    if not all(isinstance(r, Mapping) and key(r) in found for r in rows):
+    known = [r for r in rows if isinstance(r, Mapping) and key(r) in found]
+    if len(known) < len(rows):
         return None
-    return [found[key(r)][0] for r in rows]
+    return [found[key(r)][0] for r in known]
 
 
-__all__ = ["ITEM_COLUMNS", "KEY", "SUMMARY", "LabRows", "arrays", "deciding_rows", "key", "labels", "line_items",
+__all__ = ["ITEM_COLUMNS", "KEY", "SUMMARY", "Arrays", "Key", "LabRows", "arrays", "deciding_rows", "key", "labels",
+           "line_items",
            "rebuilt", "split", "statistic_name", "summary"]

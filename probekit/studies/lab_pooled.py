@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -53,10 +53,14 @@ from probekit.results import row
 from probekit.stats import bootstrap_ci, pooled_ci, pooled_value
 from probekit.studies.lab import ROW_FIELDS, check_verdict, deciding
 
+#: what a row's value is of its items (:func:`probekit.stats.bootstrap_ci`'s ``statistic``), and how many they count
+Statistic = Callable[[np.ndarray], float]
+Count = Callable[[np.ndarray], int]
 
-def seed_rows(per_seed: Mapping[int, np.ndarray], *, statistic: Callable = np.mean, count: Callable = len,
+
+def seed_rows(per_seed: Mapping[int, np.ndarray], *, statistic: Statistic = np.mean, count: Count = len,
               n_resamples: int = 1000, seed: int = 0, clusters: Mapping[int, np.ndarray | None] | None = None,
-              **labels) -> dict[int, dict]:
+              **labels: Any) -> dict[int, dict[str, Any]]:
     """Per trained seed (the keys of ``per_seed``), its result row: ``statistic`` of its items, their
     :func:`~probekit.stats.bootstrap_ci` (over its items' units where ``clusters`` gives that seed's) and
     ``count`` of them; ``labels`` are the row's other fields (:func:`probekit.results.row`: study, probe, model,
@@ -67,9 +71,9 @@ def seed_rows(per_seed: Mapping[int, np.ndarray], *, statistic: Callable = np.me
             for s, v in per_seed.items()}
 
 
-def pooled_row(per_seed: Mapping[int, np.ndarray], *, statistic: Callable = np.mean, count: Callable = len,
+def pooled_row(per_seed: Mapping[int, np.ndarray], *, statistic: Statistic = np.mean, count: Count = len,
                n_resamples: int = 1000, seed: int = 0, clusters: Mapping[int, np.ndarray | None] | None = None,
-               **labels) -> dict:
+               **labels: Any) -> dict[str, Any]:
     """The pooled result row: :func:`~probekit.stats.pooled_value` with :func:`~probekit.stats.pooled_ci` (which
     holds it; seeds, then units, drawn once for seeds that share their items), ``n`` = ``count`` summed
     over seeds; with one seed, that seed's row exactly."""
@@ -82,9 +86,9 @@ def pooled_row(per_seed: Mapping[int, np.ndarray], *, statistic: Callable = np.m
 @dataclass(frozen=True)
 class Pooled:
     """A check or claim under every seed: each seed's row and verdict, the pooled row and the verdict it decides."""
-    rows: Mapping[int, dict]            # seed -> its result row
+    rows: Mapping[int, dict[str, Any]]  # seed -> its result row
     seed_verdicts: Mapping[int, str]    # seed -> the verdict its own row gets
-    row: dict                           # the pooled result row
+    row: dict[str, Any]                 # the pooled result row
     verdict: str                        # decided by the pooled row
 
     @property
@@ -101,7 +105,7 @@ class Pooled:
         return "seeds disagree: " + ", ".join(f"seed {s} {v}" for s, v in self.seed_verdicts.items())
 
     @property
-    def line(self) -> dict:
+    def line(self) -> dict[str, Any]:
         """The fields a verdict line takes: the pooled ``verdict`` and ``rows`` (:func:`~probekit.studies.lab.deciding`
         of the pooled row), and ``seed_rows`` (JSON: each seed's :data:`~probekit.studies.lab.ROW_FIELDS` and
         ``seed``), ``seed_verdicts`` (:meth:`disagreement`'s words for every seed) and ``seeds_agree``."""
@@ -111,7 +115,7 @@ class Pooled:
                     seeds_agree=self.seeds_agree)
 
 
-def pooled(per_seed: Mapping[int, np.ndarray], judge: Callable[[dict], str], **row_args) -> Pooled:
+def pooled(per_seed: Mapping[int, np.ndarray], judge: Callable[[dict[str, Any]], str], **row_args: Any) -> Pooled:
     """Every seed's row and the pooled row (``row_args``: :func:`pooled_row`'s), each judged by ``judge`` (a row ->
     its verdict: :func:`probekit.studies.lab.check_verdict`, :func:`probekit.claims.difference`, ...)."""
     found = pooled_row(per_seed, **row_args)   # first: a seed without items is an error, not a NaN row
@@ -120,7 +124,7 @@ def pooled(per_seed: Mapping[int, np.ndarray], judge: Callable[[dict], str], **r
 
 
 def pooled_check(per_seed: Mapping[int, np.ndarray], role: str, *, by_construction: bool = False,
-                 **row_args) -> Pooled:
+                 **row_args: Any) -> Pooled:
     """A lab check (:class:`probekit.studies.lab.Check`'s ``role``) judged across seeds by
     :func:`~probekit.studies.lab.check_verdict`: against chance (``row_args`` give ``chance``) "above chance",
     "below chance", "at chance" (TOST within :data:`~probekit.studies.lab.CHANCE_MARGIN`) or "not resolved"; a
@@ -128,7 +132,7 @@ def pooled_check(per_seed: Mapping[int, np.ndarray], role: str, *, by_constructi
     return pooled(per_seed, lambda r: check_verdict(r, role, by_construction), **row_args)
 
 
-def pooled_difference(per_seed: Mapping[int, np.ndarray], **row_args) -> Pooled:
+def pooled_difference(per_seed: Mapping[int, np.ndarray], **row_args: Any) -> Pooled:
     """A paired difference (per seed, the per-item differences a − b) judged across seeds by
     :func:`probekit.claims.difference`: "higher", "lower" or "not resolved" (``chance`` 0 unless given)."""
     return pooled(per_seed, difference, **{"chance": 0.0, **row_args})

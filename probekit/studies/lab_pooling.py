@@ -29,13 +29,14 @@ import functools
 import json
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from probekit.studies import STUDIES, lab
-from probekit.studies.lab_items import arrays, deciding_rows, key, labels, summary
+from probekit.results import Row, StudyResult
+from probekit.studies.lab_items import Arrays, arrays, deciding_rows, key, labels, summary
 from probekit.studies.lab_pooled import Pooled, pooled_row, seed_rows
 from probekit.toymodels import seed_items
 
@@ -47,10 +48,11 @@ ONE_SEED = "rests on seed {seed} alone, not pooled"
 FINETUNED = "pooled over {count} fine-tuning seeds of the zoo model trained with seed {seed}; not over the zoo's seeds"
 #: the columns :func:`pool` adds to ``lab_checks`` and ``lab_claims``
 SEED_COLUMNS = lab.SEED_FIELDS
+P = TypeVar("P")   # a study's parameters
 
 
 @contextmanager
-def unpooled():
+def unpooled() -> Iterator[None]:
     """Score the lab on this zoo alone inside the block, even with a ``seed_items.parquet`` beside it."""
     token = _POOLING.set(False)
     try:
@@ -59,11 +61,11 @@ def unpooled():
         _POOLING.reset(token)
 
 
-def pooled_over_seeds(run: Callable) -> Callable:
+def pooled_over_seeds(run: Callable[[P], StudyResult]) -> Callable[[P], StudyResult]:
     """A study's ``run(params)`` whose lab, where it kept its items (``lab_items``: the toy world with lab models)
     and the seeds' file lies beside the zoo, is judged pooled over seeds (:func:`pool`)."""
     @functools.wraps(run)
-    def wrapped(params):
+    def wrapped(params: P) -> StudyResult:
         result = run(params)
         found = seed_items.read() if "lab_items" in result.data and _POOLING.get() else None
         if found is not None:
@@ -72,7 +74,8 @@ def pooled_over_seeds(run: Callable) -> Callable:
     return wrapped
 
 
-def _seeds_of(r, here: dict, there: dict, seed: int) -> tuple[dict, dict] | str:
+def _seeds_of(r: Row | None, here: Arrays, there: Mapping[int, Arrays],
+              seed: int) -> tuple[dict[int, dict[str, Any]], dict[str, Any]] | str:
     """(each seed's row, the pooled row) of row ``r``, or why it cannot be pooled."""
     if not isinstance(r, Mapping):
         return "a row was not run"
@@ -94,14 +97,18 @@ def _seeds_of(r, here: dict, there: dict, seed: int) -> tuple[dict, dict] | str:
     return seed_rows(per_seed, **args), pooled_row(per_seed, **args)
 
 
-def _same_items(values, units, their_values, their_units) -> bool:
+def _same_items(values: np.ndarray, units: np.ndarray | None, their_values: np.ndarray,
+                their_units: np.ndarray | None) -> bool:
     """Whether another seed's values of a row are over this run's items: as many, with the same units."""
-    if len(values) != len(their_values) or (units is None) != (their_units is None):
+    if len(values) != len(their_values):
         return False
-    return units is None or bool(np.array_equal(units, their_units))
+    if units is None or their_units is None:
+        return units is None and their_units is None
+    return bool(np.array_equal(units, their_units))
 
 
-def _line(line, judge: Callable[[list], str], here: dict, there: dict, seed: int) -> dict:
+def _line(line: Row, judge: Callable[[list[Any]], str], here: Arrays, there: Mapping[int, Arrays],
+          seed: int) -> dict[str, Any]:
     """The pooled fields of ``line`` (deciding on :func:`deciding_rows`): ``pooled`` (the pooled rows), ``verdict``
     and :data:`SEED_COLUMNS`; or only ``seeds_note`` (:func:`_one_seed`) when a row cannot be pooled."""
     found: list[Any] = [_seeds_of(r, here, there, seed) for r in deciding_rows(line)]
@@ -118,7 +125,7 @@ def _line(line, judge: Callable[[list], str], here: dict, there: dict, seed: int
                 seeds_agree=p.seeds_agree, seeds_note=p.disagreement())
 
 
-def _one_seed(line, why: str, seed: int) -> str:
+def _one_seed(line: Row, why: str, seed: int) -> str:
     """The ``seeds_note`` of ``line`` when the zoo's seeds cannot pool it (``why``): :data:`FINETUNED` for a line
     pooled over fine-tuning seeds, else :data:`ONE_SEED`."""
     tuned = line.get("finetune_seed_rows")
@@ -128,13 +135,13 @@ def _one_seed(line, why: str, seed: int) -> str:
     return f"{ONE_SEED.format(seed=seed)}: {why}"
 
 
-def _or_pooled(r, here: dict, there: dict, seed: int):
+def _or_pooled(r: Row | None, here: Arrays, there: Mapping[int, Arrays], seed: int) -> Row | None:
     """Row ``r`` pooled where it can be (a claim's rows shown beside the difference that decides it), else as is."""
     found = _seeds_of(r, here, there, seed)
     return r if isinstance(found, str) else found[1]
 
 
-def pool(result, found: pd.DataFrame, seed: int) -> None:
+def pool(result: StudyResult, found: pd.DataFrame, seed: int) -> None:
     """Judge ``result``'s lab lines pooled over its own seed ``seed`` and the other seeds in ``found`` (the seeds'
     items file): ``lab_checks`` and ``lab_claims`` gain :data:`SEED_COLUMNS` (see the module's docstring)."""
     mine = found[(found["study"] == result.study) & (found["seed"] != seed)]

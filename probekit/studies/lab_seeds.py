@@ -17,6 +17,7 @@ import functools
 import json
 import os
 from pathlib import Path
+from typing import Iterable
 
 import pandas as pd
 
@@ -34,7 +35,8 @@ NOT_IN = "not compared: not in the seed comparison"
 UNDER = "under "   # a page's column of verdicts under a retrained zoo: "under seed 1 (cpu, 1 thread)"
 
 
-def verdicts(zoo: str | None, studies=STUDIES, data_dir=None, items: list | None = None) -> pd.DataFrame:
+def verdicts(zoo: str | None, studies: Iterable[str] = STUDIES, data_dir: str | None = None,
+             items: list[pd.DataFrame] | None = None) -> pd.DataFrame:
     """One line per check and claim of every study's lab under the zoo in ``zoo`` (None: the shipped one), with
     the rows each verdict was decided from (``rows``, JSON); each judged on this zoo alone (not pooled with a
     ``seed_items.parquet`` beside it).  ``items``: a list that gets each study's lab items (``lab_items``)."""
@@ -172,7 +174,7 @@ def retrained_items(zoo: str, items: list[pd.DataFrame]) -> pd.DataFrame:
     return found[mine].assign(seed=seed_items.zoo_seed(zoo))
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m probekit.studies.lab_seeds", description=__doc__.split("\n\n")[0])
     p.add_argument("zoos", nargs="+", help="zoo directories ('shipped' for the package's checkpoints)")
     p.add_argument("--out", default=None, help="write the table as CSV here (the model card shows it when it is "

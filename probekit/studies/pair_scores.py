@@ -5,17 +5,22 @@ image (verbs, masking), and of an image with its target and its distractor sente
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import pandas as pd
 
 from probekit.scorers import head_for
 
+if TYPE_CHECKING:
+    from probekit.scorers.base import Scorer
+
+#: a study's scores of its pairs: per row, (sentence, positive image) and (sentence, negative image)
+PairScores = tuple[np.ndarray, np.ndarray]
 HEADS = ("match", "similarity")   # the heads :func:`score_pairs` can score a pair with
 
 
-def score_pairs(scorer, items: pd.DataFrame, head: str) -> tuple[np.ndarray, np.ndarray]:
+def score_pairs(scorer: Scorer, items: pd.DataFrame, head: str) -> PairScores:
     """Score of (sentence, positive image) and (sentence, negative image) for the rows of ``items`` with both.
 
     ``head="match"``: ``scorer.match`` probabilities, each distinct (sentence, image) pair scored once (the
@@ -48,7 +53,7 @@ def score_pairs(scorer, items: pd.DataFrame, head: str) -> tuple[np.ndarray, np.
     return pos, neg
 
 
-def score_triplets(scorer, items: pd.DataFrame, images: Sequence | None = None,
+def score_triplets(scorer: Scorer, items: pd.DataFrame, images: Sequence[Any] | None = None,
                    template: str = "default") -> pd.DataFrame:
     """s(I, target) and s(I, distractor) for every triplet, as the paper computes them.
 

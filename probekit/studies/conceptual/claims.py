@@ -9,25 +9,27 @@ from its rows (:func:`probekit.papers.conceptual.count`), never typed in.
 
 from __future__ import annotations
 
+from typing import Iterable, Sequence
+
 import pandas as pd
 
-from probekit.claims import HIGHER, LOWER, UNRESOLVED, Claim, claim, compare, difference, versus_chance
+from probekit.claims import HIGHER, LOWER, UNRESOLVED, Claim, Templates, claim, compare, difference, versus_chance
 from probekit.metrics.background import ALL_FILLERS, ALL_MODELS
 from probekit.papers.conceptual import PAPER, UNDONE, count, undo_readings
-from probekit.results import OURS, one_or_none, select
+from probekit.results import OURS, Row, one_or_none, select
 from probekit.studies.lab import BY_CONSTRUCTION
 
 REPORTED = "reported"  # the verdict of a claim that only repeats the paper's numbers
 _ORDER = {HIGHER: "higher", LOWER: "lower"}
 
 
-def _pair(topic, a, b, templates, drawn: bool = False, **words) -> list[Claim]:
+def _pair(topic: str, a: Row | None, b: Row | None, templates: Templates, drawn: bool = False, **words: str) -> list[Claim]:
     if a is None or b is None:
         return []
     return [claim(topic, BY_CONSTRUCTION if drawn else compare(a, b), templates, {"a": a, "b": b}, **words)]
 
 
-def probe_r_claims(rows: pd.DataFrame, models, drawn: bool = False) -> list[Claim]:
+def probe_r_claims(rows: pd.DataFrame, models: Sequence[str], drawn: bool = False) -> list[Claim]:
     ours = select(rows, source=OURS, probe="probe-r", condition="")
     out = []
     for m in models:
@@ -63,7 +65,7 @@ def probe_r_claims(rows: pd.DataFrame, models, drawn: bool = False) -> list[Clai
     return out
 
 
-def probe_c_claims(rows: pd.DataFrame, models, drawn: bool = False) -> list[Claim]:
+def probe_c_claims(rows: pd.DataFrame, models: Sequence[str], drawn: bool = False) -> list[Claim]:
     ours = select(rows, source=OURS, probe="probe-c", condition="")
     cats = select(rows, source=OURS, probe="probe-c-category", metric="group")
     out = []
@@ -135,14 +137,13 @@ def anatomy_claims(rows: pd.DataFrame, anatomy: pd.DataFrame) -> list[Claim]:
 def _apart(verdicts: dict[str, str]) -> str:
     """Where the scene filler's γ lies among the others (``verdicts``: filler -> compare(scene, filler)): the
     fillers it is resolved above or below, and the rest."""
-    def of(*wanted):
-        return ", ".join(f for f, v in verdicts.items() if v in wanted)
-    parts = [("resolved above the γ of ", of(HIGHER)), ("resolved below the γ of ", of(LOWER)),
-             ("not resolved from ", of(UNRESOLVED))]
+    of = {wanted: ", ".join(f for f, v in verdicts.items() if v == wanted) for wanted in (HIGHER, LOWER, UNRESOLVED)}
+    parts = [("resolved above the γ of ", of[HIGHER]), ("resolved below the γ of ", of[LOWER]),
+             ("not resolved from ", of[UNRESOLVED])]
     return "; ".join(words + fillers for words, fillers in parts if fillers)
 
 
-def probe_b_claims(rows: pd.DataFrame, models) -> list[Claim]:
+def probe_b_claims(rows: pd.DataFrame, models: Sequence[str]) -> list[Claim]:
     multi = select(rows, source=OURS, probe="probe-b", metric="gamma", subset="(x0, x̃1)")
     single = select(rows, source=OURS, probe="probe-b-single", condition=ALL_FILLERS, metric="acc")
     out = []
@@ -203,7 +204,7 @@ _CONTEXT = {
 }
 
 
-def context_direction(values) -> str:
+def context_direction(values: Iterable[float]) -> str:
     """Whether removing the context loses (every Δc > 0) or gains (every Δc < 0) confidence over the objects' Δc
     ``values``, or neither for all of them (:data:`MIXED`)."""
     values = list(values)
@@ -212,7 +213,7 @@ def context_direction(values) -> str:
     return GAINED if all(v < 0 for v in values) else MIXED
 
 
-def patching_claims(rows: pd.DataFrame, model: str, encoders, alphas) -> list[Claim]:
+def patching_claims(rows: pd.DataFrame, model: str, encoders: Sequence[str], alphas: Sequence[float]) -> list[Claim]:
     diffs = select(rows, source=OURS, probe="patching", model=model)
     names = {"text": "the text encoder (T)", "vision": "the vision encoder (V)", "both": "both encoders (VT)"}
     out = []
@@ -290,8 +291,8 @@ def readings_claims(rows: pd.DataFrame) -> list[Claim]:
     return out
 
 
-def sections(rows: pd.DataFrame, models, finetune_model: str = "", encoders=(), alphas=(),
-             drawn: bool = False) -> dict[str, list[Claim]]:
+def sections(rows: pd.DataFrame, models: Sequence[str], finetune_model: str = "", encoders: Sequence[str] = (),
+             alphas: Sequence[float] = (), drawn: bool = False) -> dict[str, list[Claim]]:
     """The chapter's claims per section, in page order: ``probe-r``, ``probe-c``, ``probe-b``, ``patching``
     (``drawn``: the items are the toy world's, where concept difficulty is decided by construction)."""
     return {"probe-r": probe_r_claims(rows, models, drawn), "probe-c": probe_c_claims(rows, models, drawn),

@@ -12,8 +12,8 @@ Training (Schiappa et al. 2023, "CLIP Patched"): a Hugging Face ``CLIPModel`` is
 Only the chosen encoders (``"text"``, ``"vision"`` or ``"both"``, the paper's T, V and VT) receive gradients;
 the optimiser is SGD with momentum and a cosine schedule (the authors: lr 1e-3, momentum 0.9, weight decay 1e-4).
 
-Patching (Ilharco et al. 2022): θ(α) = (1 − α)·θ_orig + α·θ_ft, written as a ``save_pretrained`` directory so
-the ordinary scorer loads it; α = 0 is the original model, α = 1 the fine-tuned one.  Fine-tuned and patched
+Patching (Ilharco et al. 2022; :func:`probekit.studies.conceptual.patching.patched_model`): θ(α) = (1 − α)·θ_orig
++ α·θ_ft, written as a ``save_pretrained`` directory so the ordinary scorer loads it; α = 0 is the original model, α = 1 the fine-tuned one.  Fine-tuned and patched
 weights are cached on disk (:mod:`probekit.studies.conceptual.finetune_cache`) under a key of the base checkpoint, the
 settings and the training data, so a re-run trains nothing.  Models are loaded through the scorer registry
 (``load_scorer``): the model, tokenizer and image processor a :class:`~probekit.scorers.hf_clip.ClipScorer`
@@ -28,6 +28,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence, cast
 
 import numpy as np
 import pandas as pd
@@ -35,9 +36,10 @@ import torch
 
 from probekit.scorers.hf import transformers_bars_off
 
+if TYPE_CHECKING:
+    from probekit.scorers.hf_clip import ClipScorer
+
 ENCODERS = ("text", "vision", "both")
-_PROCESSOR_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json",
-                    "merges.txt", "vocab.txt", "preprocessor_config.json", "processor_config.json")
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,7 @@ class FinetuneConfig:
     optimizer: str = "sgd"      # "sgd" (the authors') or "adamw"
     seed: int = 0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.optimizer not in ("sgd", "adamw"):
             raise ValueError(f"optimizer={self.optimizer!r}; valid: sgd, adamw")
         if self.encoders not in ENCODERS:
@@ -96,7 +98,7 @@ def swap_triplets(probe_r: pd.DataFrame | None = None, probe_c: pd.DataFrame | N
     return out
 
 
-def load_triplets(path) -> pd.DataFrame:
+def load_triplets(path: str | Path) -> pd.DataFrame:
     """Triplets from a CSV/parquet file (e.g. the paper's RelComp rebuilt by the user) with columns image,
     caption, negative_caption and optionally negative_image."""
     path = Path(path)
@@ -111,7 +113,7 @@ def load_triplets(path) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------------------------ model
-def require_clip(name) -> None:
+def require_clip(name: str | Path) -> None:
     """Raises unless ``name`` resolves (:func:`probekit.scorers.model_spec`: a registry name, a checkpoint
     directory or hub id, ``clip:SOURCE``) to a Hugging Face CLIPModel, the one family fine-tuned here."""
     from probekit.scorers import REGISTRY, model_spec
@@ -123,16 +125,16 @@ def require_clip(name) -> None:
                          f"{', '.join(clip_models)}, or a CLIP checkpoint directory or hub id")
 
 
-def load_clip(name_or_path, device: str = "cpu"):
+def load_clip(name_or_path: str | Path, device: str = "cpu") -> ClipScorer:
     """The :class:`~probekit.scorers.hf_clip.ClipScorer` of a CLIP model by any name :func:`require_clip` accepts
     (no score cache): its ``model``, ``tokenizer`` and ``image_processor`` are trained here."""
     from probekit.scorers import load_scorer
 
     require_clip(name_or_path)
-    return load_scorer(str(name_or_path), device=device, cache_dir=False)
+    return cast("ClipScorer", load_scorer(str(name_or_path), device=device, cache_dir=False))  # require_clip: a CLIP
 
 
-def _trainable(model, encoders: str) -> list[torch.nn.Parameter]:
+def _trainable(model: Any, encoders: str) -> list[torch.nn.Parameter]:  # model: a ClipScorer's CLIPModel
     parts = {"text": [model.text_model, model.text_projection],
              "vision": [model.vision_model, model.visual_projection]}
     chosen = parts["text"] + parts["vision"] if encoders == "both" else parts[encoders]
@@ -159,12 +161,12 @@ def swap_losses(img: torch.Tensor, txt: torch.Tensor, txt_neg: torch.Tensor, img
     return itm, contrastive
 
 
-def _memo(compute, keep: int | None = None):
+def _memo(compute: Callable[[list[str]], Any], keep: int | None = None) -> Callable[[Sequence[str]], torch.Tensor]:
     """``compute`` (keys → one row per key) run once per new key; its rows kept for later calls while at most
     ``keep`` keys are kept (None: no bound)."""
-    memo: dict = {}
+    memo: dict[str, torch.Tensor] = {}
 
-    def lookup(keys):
+    def lookup(keys: Sequence[str]) -> torch.Tensor:
         todo = [k for k in dict.fromkeys(keys) if k not in memo]
         fresh = dict(zip(todo, compute(todo))) if todo else {}
         if keep is None or len(memo) + len(fresh) <= keep:
@@ -173,8 +175,8 @@ def _memo(compute, keep: int | None = None):
     return lookup
 
 
-def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir, device: str = "cpu",
-                  progress: bool = True) -> Path:
+def finetune_clip(base: str | Path, triplets: pd.DataFrame, config: FinetuneConfig, out_dir: str | Path,
+                  device: str = "cpu", progress: bool = True) -> Path:
     """Fine-tune the CLIP model ``base`` (registry name, hub id or directory) on ``triplets``; save it (with the
     base's tokenizer and image processor and a ``finetune.json`` of settings and losses) in ``out_dir``."""
     from PIL import Image
@@ -201,19 +203,20 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
                                            return_tensors="pt")["pixel_values"],
                    keep=20000 if grad_v or not fixed["vision"] else 0)
 
-    def embed_images(paths, grad):
+    def embed_images(paths: Sequence[str], grad: bool) -> torch.Tensor:
         with torch.set_grad_enabled(grad):
             x = pooled_features(model.get_image_features(pixel_values=pixels(paths).to(device)))
         return torch.nn.functional.normalize(x, dim=-1)
 
-    def embed_texts(texts, grad):
+    def embed_texts(texts: Sequence[str], grad: bool) -> torch.Tensor:
         tok = tokenizer(list(texts), padding=True, truncation=True, return_tensors="pt").to(device)
         with torch.set_grad_enabled(grad):
             x = pooled_features(model.get_text_features(input_ids=tok["input_ids"],
                                                         attention_mask=tok["attention_mask"]))
         return torch.nn.functional.normalize(x, dim=-1)
 
-    def encoder(embed, trained, tower):
+    def encoder(embed: Callable[[Sequence[str], bool], torch.Tensor], trained: bool,
+                tower: str) -> Callable[[Sequence[str]], torch.Tensor]:
         if trained or not fixed[tower]:
             return lambda keys: embed(keys, trained)
         # not trained, no dropout (CLIP has no batch statistics): one embedding per input throughout, so each image
@@ -240,7 +243,7 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
         itm, con = swap_losses(img, txt, txt_neg, img_neg, scale, config.margin)
         loss = config.itm_weight * itm + config.contrastive_weight * con
         opt.zero_grad()
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]  # torch leaves Tensor.backward unannotated
         opt.step()
         sched.step()
         history.append({"itm": itm.item(), "contrastive": con.item(), "loss": loss.item()})
@@ -262,36 +265,3 @@ def finetune_clip(base, triplets: pd.DataFrame, config: FinetuneConfig, out_dir,
     tmp.rename(out_dir)
     return out_dir
 
-
-# ------------------------------------------------------------------------------------------------ patching
-def interpolate(theta_orig: dict, theta_ft: dict, alpha: float) -> dict:
-    """θ(α) = (1 − α)·θ_orig + α·θ_ft for every floating tensor (others are taken from θ_orig)."""
-    if set(theta_orig) != set(theta_ft):
-        diff = sorted(set(theta_orig) ^ set(theta_ft))[:5]
-        raise ValueError(f"the two state dicts hold different tensors (e.g. {diff}); patch a model with its "
-                         "own fine-tuned copy")
-    out = {}
-    for k, a in theta_orig.items():
-        b = theta_ft[k]
-        out[k] = (1 - alpha) * a + alpha * b if torch.is_floating_point(a) else a.clone()
-    return out
-
-
-def patched_model(base, finetuned, alpha: float, out_dir) -> Path:
-    """Write the patched model θ(α) of ``base`` and ``finetuned`` (registry names, directories or hub ids) to
-    ``out_dir``
-    (reused when present) and return it."""
-    out_dir = Path(out_dir)
-    if (out_dir / "config.json").exists():
-        return out_dir
-    orig, ft = load_clip(base).model, load_clip(finetuned).model
-    orig.load_state_dict(interpolate(orig.state_dict(), ft.state_dict(), alpha))
-    tmp = out_dir.with_name(out_dir.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    with transformers_bars_off():
-        orig.save_pretrained(tmp)
-    for name in _PROCESSOR_FILES:
-        if (Path(finetuned) / name).exists():
-            shutil.copy(Path(finetuned) / name, tmp / name)
-    tmp.rename(out_dir)
-    return out_dir

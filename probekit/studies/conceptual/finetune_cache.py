@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
@@ -22,7 +23,7 @@ IMAGES = ["image", "negative_image"]
 TRIPLETS = ["image", "caption", "negative_caption", "negative_image"]
 
 
-def fingerprint(triplets: pd.DataFrame, columns=TRIPLETS, images=IMAGES) -> str:
+def fingerprint(triplets: pd.DataFrame, columns: Sequence[str] = TRIPLETS, images: Sequence[str] = IMAGES) -> str:
     """The training triplets' identity: captions, and image paths relative to the folder that holds them all, so
     that the same data under another data folder (another user, another machine) has the same fingerprint (any
     table's: its ``columns``, of which ``images`` hold image paths)."""
@@ -35,7 +36,7 @@ def fingerprint(triplets: pd.DataFrame, columns=TRIPLETS, images=IMAGES) -> str:
     return hashlib.sha256(blob).hexdigest()[:12]
 
 
-def base_identity(base) -> str:
+def base_identity(base: str) -> str:
     """What a fine-tune starts from: a local checkpoint's (a registry name's resolved directory,
     ``PROBEKIT_TOY_CHECKPOINTS`` included) file names and bytes, so that the same weights in another checkout or
     another user's copy give the same key and a retrained or swapped base never reuses another base's fine-tune;
@@ -52,7 +53,7 @@ def base_identity(base) -> str:
     return f"{base}-{digest.hexdigest()[:16]}"
 
 
-def run_key(base, config: FinetuneConfig, triplets: pd.DataFrame) -> str:
+def run_key(base: str, config: FinetuneConfig, triplets: pd.DataFrame) -> str:
     text = json.dumps({"base": base_identity(base), "config": dataclasses.asdict(config),
                        "data": fingerprint(triplets)}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -70,7 +71,8 @@ def shipped_roots() -> list[Path]:
     return ([Path(zoo) / SHIPPED] if zoo else []) + [TOY_CHECKPOINTS / SHIPPED]
 
 
-def finetuned_cached(base, triplets: pd.DataFrame, config: FinetuneConfig, cache_root, device: str = "cpu",
+def finetuned_cached(base: str, triplets: pd.DataFrame, config: FinetuneConfig, cache_root: str | Path,
+                     device: str = "cpu",
                      progress: bool = True) -> Path:
     """The fine-tuned model directory for these settings: cached, else copied from a shipped one with the same key,
     else trained."""
@@ -93,7 +95,7 @@ def finetuned_cached(base, triplets: pd.DataFrame, config: FinetuneConfig, cache
 SEEDS = "seeds"
 
 
-def ship(cache_root, out, seeds=None) -> list[Path]:
+def ship(cache_root: str | Path, out: str | Path, seeds: Iterable[int] | None = None) -> list[Path]:
     """Copy every fine-tune under ``cache_root`` (``<base>/<key>/finetuned``) trained with a fine-tuning seed in
     ``seeds`` (None: every one) to ``out/finetuned/<key>``, where :func:`finetuned_cached` finds it, and every
     sweep kept as numbers (``<base>/seeds/<key>.parquet``) to ``out/finetuned/seeds``; the shipped folder then
@@ -115,14 +117,16 @@ def patch_path(finetuned: Path, alpha: float) -> Path:
     return Path(finetuned).parent / f"alpha-{alpha:.3f}"
 
 
-def _record(finetuned) -> dict:
-    return json.loads((Path(finetuned) / "finetune.json").read_text())
+def _record(finetuned: str | Path) -> dict[str, Any]:
+    record: dict[str, Any] = json.loads((Path(finetuned) / "finetune.json").read_text())
+    return record
 
 
-def training_history(finetuned) -> pd.DataFrame:
+def training_history(finetuned: str | Path) -> pd.DataFrame:
     return pd.DataFrame(_record(finetuned)["history"])
 
 
-def trained_config(finetuned) -> dict:
+def trained_config(finetuned: str | Path) -> dict[str, Any]:
     """The settings a fine-tuned model was trained with (:class:`FinetuneConfig` as a dict)."""
-    return _record(finetuned)["config"]
+    config: dict[str, Any] = _record(finetuned)["config"]
+    return config

@@ -28,16 +28,23 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from probekit.studies import lab
 from probekit.studies.conceptual import finetune_cache
-from probekit.studies.lab_items import arrays, deciding_rows, key, labels, split, summary
+from probekit.results import Row
+from probekit.studies.conceptual.finetune import FinetuneConfig
+from probekit.studies.lab_items import Arrays, Key, arrays, deciding_rows, key, labels, split, summary
 from probekit.studies.lab_pooled import pooled_row, seed_rows
 from probekit.toymodels import seed_items
+
+#: one fine-tuning seed's sweep: fseed -> (its rows, its checkpoints by name)
+Sweep = Callable[[int], tuple[pd.DataFrame, dict[str, Path]]]
+#: :func:`pool`'s per-seed rows: row key -> {fine-tuning seed: its row}, None for a row not pooled
+SeedRows = dict[Key, dict[int, dict[str, Any]] | None]
 
 #: what a lab claim about a fine-tune adds: each fine-tuning seed's deciding rows (JSON, as
 #: :data:`probekit.studies.lab.SEED_FIELDS`' ``seed_rows``), each seed's verdict, whether they agree, and a note
@@ -59,7 +66,8 @@ def items_fingerprint(table: pd.DataFrame | None) -> str:
     return finetune_cache.fingerprint(table, list(table.columns), [c for c in table.columns if c.startswith("image")])
 
 
-def sweep_key(base, triplets: pd.DataFrame, configs: Mapping, alphas, tables: Mapping, seed: int) -> str:
+def sweep_key(base: str, triplets: pd.DataFrame, configs: Mapping[str, FinetuneConfig], alphas: Sequence[float],
+              tables: Mapping[str, pd.DataFrame | None], seed: int) -> str:
     """The identity of one fine-tuning seed's sweep: its fine-tunes' keys (``configs``: encoders -> FinetuneConfig),
     the α values, the evaluation ``tables`` (name -> table or None) and the bootstrap seed."""
     text = json.dumps({"finetunes": {e: finetune_cache.run_key(base, c, triplets) for e, c in configs.items()},
@@ -68,14 +76,14 @@ def sweep_key(base, triplets: pd.DataFrame, configs: Mapping, alphas, tables: Ma
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _computed(sweep: Callable[[int], tuple], fseed: int) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
+def _computed(sweep: Sweep, fseed: int) -> tuple[pd.DataFrame, dict[str, Path], pd.DataFrame]:
     """(rows, checkpoints, the rows' per-item values) of fine-tuning seed ``fseed``'s sweep."""
     rows, checkpoints = sweep(fseed)
     found = split(rows)
     return found.rows, checkpoints, found.items
 
 
-def seed_values(sweep: Callable[[int], tuple], fseed: int, key_: str, cache_root) -> dict:
+def seed_values(sweep: Sweep, fseed: int, key_: str, cache_root: str | Path) -> Arrays:
     """Row key -> (per-item values, summary) of fine-tuning seed ``fseed``'s sweep: kept in the cache
     (``cache_root/seeds/<key_>.parquet``), else copied there from beside the zoo, else computed (trained, patched,
     evaluated) and kept there."""
@@ -98,7 +106,7 @@ def _same(values: list[np.ndarray]) -> bool:
                for v in values[1:])
 
 
-def pool(rows: pd.DataFrame, per_seed: Mapping[int, dict]) -> tuple[pd.DataFrame, dict]:
+def pool(rows: pd.DataFrame, per_seed: Mapping[int, Arrays]) -> tuple[pd.DataFrame, SeedRows]:
     """``rows`` (the first seed's sweep) pooled over the seeds of ``per_seed`` (seed -> :func:`seed_values`' map),
     and row key -> {seed: that seed's row} (the row itself for each seed where they are the same; None for a row
     not pooled) of every row (see the module's docstring)."""
@@ -120,8 +128,8 @@ def pool(rows: pd.DataFrame, per_seed: Mapping[int, dict]) -> tuple[pd.DataFrame
     return pd.DataFrame(out, columns=rows.columns), each
 
 
-def pooled_sweep(sweep: Callable[[int], tuple], fseeds: list[int], key_of: Callable[[int], str], cache_root
-                 ) -> tuple[pd.DataFrame, dict, dict]:
+def pooled_sweep(sweep: Sweep, fseeds: list[int], key_of: Callable[[int], str], cache_root: str | Path
+                 ) -> tuple[pd.DataFrame, dict[str, Path], SeedRows]:
     """(the sweep's rows pooled over ``fseeds``, the first seed's checkpoints, :func:`pool`'s per-seed rows);
     ``sweep(fseed)`` runs one seed's sweep (rows, checkpoints), ``key_of(fseed)`` its :func:`sweep_key`.  With one
     seed, exactly ``sweep(fseeds[0])`` and no per-seed rows."""
@@ -134,7 +142,8 @@ def pooled_sweep(sweep: Callable[[int], tuple], fseeds: list[int], key_of: Calla
     return pooled, checkpoints, each
 
 
-def judged(found: pd.DataFrame, defined: list, each: Mapping[tuple, dict]) -> pd.DataFrame:
+def judged(found: pd.DataFrame, defined: list[lab.PaperClaim], each: Mapping[Key, dict[int, dict[str, Any]] | None]
+           ) -> pd.DataFrame:
     """The lab's claims (:func:`probekit.studies.lab.claims` of ``defined``) with :data:`FIELDS`: a claim deciding
     on a pooled row (``each``: row key -> {seed: row}, keys as the lab names its rows) gets each fine-tuning seed's
     rows and the verdict each seed's rows give (:func:`probekit.studies.lab.claim_verdict`), the pooled verdict
@@ -149,10 +158,11 @@ def judged(found: pd.DataFrame, defined: list, each: Mapping[tuple, dict]) -> pd
         if swept and all(isinstance(e, Mapping) for e in swept):
             fseeds = list(swept[0])
 
-            def pick(r, s):
+            def pick(r: Row | None, s: int) -> Row | None:
                 if not isinstance(r, Mapping):
                     return None
-                return each[key(r)][s] if isinstance(each.get(key(r)), Mapping) else r
+                found = each.get(key(r))
+                return found[s] if isinstance(found, Mapping) else r
             verdicts = {s: lab.claim_verdict(c, pick(line["a"], s), pick(line["b"], s), pick(line["diff"], s),
                                              [pick(g, s) for g in line["gains"]]) for s in fseeds}
             agree = len(set(verdicts.values())) == 1

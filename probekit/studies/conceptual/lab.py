@@ -23,7 +23,7 @@ Probe-B rows ``<model>, <subset>``, so the claims table tells α = 1 from α = 0
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -31,8 +31,10 @@ from probekit.metrics import conceptual as mc
 from probekit.papers import effect, conceptual as the_paper
 from probekit.papers.conceptual import PATCH_ALPHA, patch_condition
 from probekit.results import concat, empty, select
+from probekit.scorers.base import Scorer
+from probekit.studies.lab_items import Key
 from probekit.studies.conceptual import scores as cs, patching
-from probekit.claims import UNRESOLVED
+from probekit.claims import UNRESOLVED, Claim
 from probekit.studies.lab import (BLIND, CHANCE_MARGIN, CONTROL, FLOOR, HIGHER, KNOCK_IN, LOWER, NO_DIFFERENCE, PARENT,
                                   TARGET, Check, PaperClaim)
 from probekit.toyworld import classify
@@ -193,7 +195,7 @@ _FLOOR = {HIGHER: "Against the probe's text floor rather than the coin flip: on 
                       "is not resolved from 0, so the image adds nothing shown beyond the caption's plausibility."}
 
 
-def floor_claims(rows: pd.DataFrame, models) -> list:
+def floor_claims(rows: pd.DataFrame, models: Sequence[str]) -> list[Claim]:
     """Probe-R predicate swaps judged against the text floor (:data:`BLIND_MODEL`'s accuracy on the same items),
     by the paired difference of the lab's rows (probe ``PAIRED``, metric ``acc_diff``): higher / lower when its
     95% interval excludes 0, else not resolved."""
@@ -215,18 +217,18 @@ def swept_name(model: str, condition: str) -> str:
     return f"{model}, {condition}"
 
 
-def swept_keys(each: dict) -> dict:
+def swept_keys(each: Mapping[Key, dict[int, dict[str, Any]] | None]) -> dict[Key, dict[int, dict[str, Any]] | None]:
     """The sweep's per-seed rows (:func:`probekit.studies.conceptual.finetune_seeds.pool`) under the keys and model names the
     lab gives them (:func:`swept_name`)."""
-    def named(r):
+    def named(r: Mapping[str, Any]) -> dict[str, Any]:
         return {**r, "model": swept_name(r["model"], r["condition"])}
     return {(k[0], k[1], swept_name(k[2], k[3]), *k[3:]): None if e is None else {s: named(r) for s, r in e.items()}
             for k, e in each.items()}
 
 
-def lab_rows(items: dict[str, pd.DataFrame], lab_models, *, load: Callable, seed: int = 0,
+def lab_rows(items: dict[str, pd.DataFrame], lab_models: Sequence[str], *, load: Callable[[str], Scorer], seed: int = 0,
              scored: dict[str, pd.DataFrame] | None = None, sweep: pd.DataFrame | None = None,
-             probe_b: Callable | None = None) -> pd.DataFrame:
+             probe_b: Callable[[list[str]], pd.DataFrame] | None = None) -> pd.DataFrame:
     """The lab's rows: Probe-R and Probe-C of every lab model on ``items`` (``{"probe-r": ..., "probe-c": ...}``,
     the chapter's toy items), paired differences of :data:`PAIRS`, the sweep's rows renamed, and Probe-B rows of
     :data:`PROBE_B_MODELS`.  ``scored`` holds the main run's per-item tables (models in them are not scored twice),

@@ -11,16 +11,20 @@ encoder's fine-tune against the vision encoder's (condition ``text, α = 1 − v
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
+import torch
 
 from probekit import shard
 from probekit.metrics import conceptual as mc
 from probekit.papers.conceptual import PATCH_ALPHA, patch_condition
 from probekit.results import concat, frame, row
+from probekit.scorers.base import Scorer
+from probekit.scorers.hf import transformers_bars_off
 from probekit.studies.conceptual import scores as cs, finetune as ft
 from probekit.studies.conceptual import finetune_cache
 
@@ -48,7 +52,7 @@ def whole_groups(items: pd.DataFrame, limit: int | None, seed: int = 0) -> pd.Da
     return items[items["group_id"].isin(set(drawn[:take]))]
 
 
-def imagenet_items(root, limit: int | None = None, seed: int = 0) -> pd.DataFrame:
+def imagenet_items(root: str | Path, limit: int | None = None, seed: int = 0) -> pd.DataFrame:
     """ImageNet validation images with readable class names, through ``torchvision.datasets.ImageNet``
     (``root`` holds ILSVRC2012_devkit_t12.tar.gz and the validation images as torchvision expects).  Prompts are
     "a photo of a {first class name}."."""
@@ -71,7 +75,8 @@ def imagenet_items(root, limit: int | None = None, seed: int = 0) -> pd.DataFram
     return rows
 
 
-def general_task_items(task: str, data_dir, imagenet_dir=None, limit: int | None = None, seed: int = 0
+def general_task_items(task: str, data_dir: str | Path, imagenet_dir: str | Path | None = None,
+                       limit: int | None = None, seed: int = 0
                        ) -> pd.DataFrame:
     """The held-out task of the patching sweep: ``"toy"`` (``classify.GENERAL_TASK``: which pair of objects is
     shown, in which scene; no attribute or predicate, so nothing the swap negatives train) or ``"imagenet"`` (the
@@ -88,7 +93,7 @@ def general_task_items(task: str, data_dir, imagenet_dir=None, limit: int | None
     raise ValueError(f"general_task={task!r}; valid: toy, imagenet")
 
 
-def evaluate_clip(scorer, probes: dict[str, pd.DataFrame], general: pd.DataFrame | None, seed: int = 0
+def evaluate_clip(scorer: Scorer, probes: dict[str, pd.DataFrame], general: pd.DataFrame | None, seed: int = 0
                   ) -> dict[str, pd.DataFrame]:
     """One model's per-item scores on the sweep's tasks: ``{"probe-r": ..., "probe-c": ..., "general": ...}``."""
     scored = {}
@@ -140,8 +145,9 @@ def paired_rows(patched: dict[str, pd.DataFrame], original: dict[str, pd.DataFra
 
 
 def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alphas: Sequence[float],
-                probes: dict[str, pd.DataFrame], general: pd.DataFrame | None, cache_root, *,
-                config: dict | None = None, device: str = "auto", batch_size: int = 32, cache_dir=None,
+                probes: dict[str, pd.DataFrame], general: pd.DataFrame | None, cache_root: str | Path, *,
+                config: dict[str, Any] | None = None, device: str = "auto", batch_size: int = 32,
+                cache_dir: str | None = None,
                 seed: int = 0, finetune_seed: int | None = None, progress: bool = True
                 ) -> tuple[pd.DataFrame, dict[str, Path]]:
     """Fine-tune ``model`` once per encoder setting (cached), patch it at every α and evaluate each patched
@@ -168,7 +174,7 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
             if alpha == 0:
                 parts.append(sweep_rows(original, model, condition, seed))
                 continue
-            path = shard.rank_zero_first(lambda: ft.patched_model(model, tuned, alpha,
+            path = shard.rank_zero_first(lambda: patched_model(model, tuned, alpha,
                                                                  finetune_cache.patch_path(tuned, alpha)))
             patched = load_scorer(str(path), family="clip", device=device, batch_size=batch_size, cache_dir=cache_dir)
             patched.label = f"{model} ({condition})"
@@ -184,7 +190,7 @@ def patch_sweep(model: str, triplets: pd.DataFrame, encoders: Sequence[str], alp
     return concat(parts), checkpoints
 
 
-def configs(config: dict | None, encoders: Sequence[str], finetune_seed: int) -> dict[str, ft.FinetuneConfig]:
+def configs(config: dict[str, Any] | None, encoders: Sequence[str], finetune_seed: int) -> dict[str, ft.FinetuneConfig]:
     """The fine-tune of each encoder setting: ``config`` (FinetuneConfig's fields) with its encoders and seed."""
     return {enc: ft.FinetuneConfig(**{**(config or {}), "encoders": enc, "seed": finetune_seed}) for enc in encoders}
 
@@ -198,3 +204,41 @@ def compared_alphas(alphas: Sequence[float]) -> list[float]:
 
 def safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[-80:]
+
+
+_PROCESSOR_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json",
+                    "merges.txt", "vocab.txt", "preprocessor_config.json", "processor_config.json")
+
+
+def interpolate(theta_orig: dict[str, torch.Tensor], theta_ft: dict[str, torch.Tensor],
+                alpha: float) -> dict[str, torch.Tensor]:
+    """θ(α) = (1 − α)·θ_orig + α·θ_ft for every floating tensor (others are taken from θ_orig)."""
+    if set(theta_orig) != set(theta_ft):
+        diff = sorted(set(theta_orig) ^ set(theta_ft))[:5]
+        raise ValueError(f"the two state dicts hold different tensors (e.g. {diff}); patch a model with its "
+                         "own fine-tuned copy")
+    out: dict[str, torch.Tensor] = {}
+    for k, a in theta_orig.items():
+        b = theta_ft[k]
+        out[k] = (1 - alpha) * a + alpha * b if torch.is_floating_point(a) else a.clone()
+    return out
+
+
+def patched_model(base: str | Path, finetuned: str | Path, alpha: float, out_dir: str | Path) -> Path:
+    """Write the patched model θ(α) of ``base`` and ``finetuned`` (registry names, directories or hub ids) to
+    ``out_dir``
+    (reused when present) and return it."""
+    out_dir = Path(out_dir)
+    if (out_dir / "config.json").exists():
+        return out_dir
+    orig, tuned = ft.load_clip(base).model, ft.load_clip(finetuned).model
+    orig.load_state_dict(interpolate(orig.state_dict(), tuned.state_dict(), alpha))
+    tmp = out_dir.with_name(out_dir.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    with transformers_bars_off():
+        orig.save_pretrained(tmp)
+    for name in _PROCESSOR_FILES:
+        if (Path(finetuned) / name).exists():
+            shutil.copy(Path(finetuned) / name, tmp / name)
+    tmp.rename(out_dir)
+    return out_dir

@@ -7,17 +7,18 @@ call a model."""
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
 from probekit.metrics.background import VIEWS, average_precision, probe_b_candidates, single_object_correct
 from probekit.metrics.conceptual import group_means, log_odds, softmax, winoground
+from probekit.scorers.base import Scorer
 from probekit.scorers.heads import head_for
 
 
-def pair_logits(scorer, images: Sequence, texts: Sequence[str], chunk: int = 256) -> np.ndarray:
+def pair_logits(scorer: Scorer, images: Sequence[Any], texts: Sequence[str], chunk: int = 256) -> np.ndarray:
     """``f(images[i], texts[i])`` for each i on a logit scale (see the module docstring).
 
     For dual encoders the pairs are scored in chunks: the unique images and texts of a chunk are encoded
@@ -47,11 +48,11 @@ def pair_logits(scorer, images: Sequence, texts: Sequence[str], chunk: int = 256
     return out
 
 
-def _has_image(x) -> bool:
+def _has_image(x: object) -> bool:
     return x is not None and not (isinstance(x, float) and np.isnan(x)) and x != ""
 
 
-def class_logits(scorer, images: Sequence, prompts: Sequence[str]) -> np.ndarray:
+def class_logits(scorer: Scorer, images: Sequence[Any], prompts: Sequence[str]) -> np.ndarray:
     """``f(image, prompt)`` for every image x every class prompt: an (N, K) array."""
     images, prompts = [str(x) for x in images], list(prompts)
     if not images:
@@ -63,7 +64,7 @@ def class_logits(scorer, images: Sequence, prompts: Sequence[str]) -> np.ndarray
     return log_odds(scorer.match(flat_i, flat_t)).reshape(len(images), len(prompts))
 
 
-def score_probe_r(scorer, items: pd.DataFrame) -> pd.DataFrame:
+def score_probe_r(scorer: Scorer, items: pd.DataFrame) -> pd.DataFrame:
     """Per item: logits of the correct and the wrong prompt, confidence of the correct one (softmax over
     the two) and whether it wins; the kinds scored on a group's role-alone images (``GROUPED_KINDS``) as one row
     per group, as :func:`group_means` computes them."""
@@ -75,7 +76,7 @@ def score_probe_r(scorer, items: pd.DataFrame) -> pd.DataFrame:
     return group_means(out)
 
 
-def score_probe_c(scorer, items: pd.DataFrame) -> pd.DataFrame:
+def score_probe_c(scorer: Scorer, items: pd.DataFrame) -> pd.DataFrame:
     """Per 2x2 group: the four logits and the Winoground text/image/group scores and μ(c)."""
     i0, i1 = items["image_0"].tolist(), items["image_1"].tolist()
     c0, c1 = items["caption_0"].tolist(), items["caption_1"].tolist()
@@ -88,7 +89,7 @@ def score_probe_c(scorer, items: pd.DataFrame) -> pd.DataFrame:
     return out.assign(**winoground(s00, s01, s10, s11))
 
 
-def zero_shot_scores(scorer, items: pd.DataFrame, prompts: dict[str, str], top: Sequence[int] = (1, 5)
+def zero_shot_scores(scorer: Scorer, items: pd.DataFrame, prompts: dict[str, str], top: Sequence[int] = (1, 5)
                      ) -> pd.DataFrame:
     """Per image (``item_id``): whether zero-shot classification against one prompt per class puts the true
     label in the top k (columns ``top1``, ``top5``...; only k up to the number of classes).  The gold class's rank
@@ -106,7 +107,7 @@ def zero_shot_scores(scorer, items: pd.DataFrame, prompts: dict[str, str], top: 
     return out
 
 
-def score_probe_b(scorer, derived: pd.DataFrame, classes: Sequence[str],
+def score_probe_b(scorer: Scorer, derived: pd.DataFrame, classes: Sequence[str],
                   prompts: dict[str, str]) -> pd.DataFrame:
     """Per item x filler: h (AP over the class prompts, or 1/0 accuracy for single-object items), mean softmax
     confidence of the present objects and the logits (``scores_<view>``, over ``candidates``, ``positive`` saying

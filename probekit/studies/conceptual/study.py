@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -30,13 +31,15 @@ from probekit.metrics import background as mb
 from probekit.metrics import conceptual as mc
 from probekit.metrics import conceptual_items as mi
 from probekit.papers.conceptual import parse_condition, undo_readings
-from probekit.results import FromItems, StudyResult, concat, concat_items, empty, select
+from probekit.scorers.base import Scorer
+from probekit.results import FromItems, StudyResult, Where, concat, concat_items, empty, select
 from probekit.studies import lab
 from probekit.studies.conceptual import claims as conceptual_claims, finetune, finetune_cache, finetune_seeds, patching
 from probekit.studies.conceptual import lab as conceptual_lab, scores as cs
 from probekit.studies.conceptual.facts import ConceptualFacts
 from probekit.studies.conceptual.params import Params
 from probekit.studies.lab_items import LabRows, split
+from probekit.studies.conceptual.finetune_seeds import SeedRows
 from probekit.studies.lab_pooling import pooled_over_seeds
 from probekit.toyworld import classify
 
@@ -50,7 +53,7 @@ HEADLINES = [dict(probe="probe-r", condition="", subset="predicate_swap", metric
 FROM_ITEMS = [(HEADLINES[0], FromItems(dict(probe="probe-r", kind="predicate_swap"))),
               (HEADLINES[1], FromItems(dict(probe="probe-c", split="composition"))),
               (HEADLINES[2], FromItems(dict(probe="probe-b", condition="black", view="x̃1"), column="ap"))]
-CONTROLS: list[dict] = []
+CONTROLS: list[Where] = []
 #: the chapter's ``dataset`` parameter -> the dataset source of each probe
 SUITES = {"toy": {"probe-r": "toy", "probe-c": "toy", "probe-b": "toy"},
           "paper": {"probe-r": "probe-r", "probe-c": "probe-c", "probe-b": "probe-b"}}
@@ -73,7 +76,8 @@ def suite_sources(dataset: str) -> dict[str, str]:
     return dict(SUITES[dataset])
 
 
-def _probes(scorers, items_r, items_c, seed) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+def _probes(scorers: Mapping[str, Scorer], items_r: pd.DataFrame, items_c: pd.DataFrame, seed: int
+            ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     scored_r = pd.concat([cs.score_probe_r(s, items_r) for s in scorers.values()], ignore_index=True)
     scored_c = pd.concat([cs.score_probe_c(s, items_c) for s in scorers.values()], ignore_index=True)
     comp = scored_c[scored_c["split"] == "composition"]
@@ -86,8 +90,8 @@ def _probes(scorers, items_r, items_c, seed) -> tuple[pd.DataFrame, dict[str, pd
     return rows, {"probe-r": scored_r, "probe-c": scored_c}
 
 
-def _background(scorers, items_b, fillers, root, seed, toy
-                ) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list, pd.DataFrame]:
+def _background(scorers: Mapping[str, Scorer], items_b: pd.DataFrame, fillers: Sequence[str], root: Path, seed: int,
+                toy: bool) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list[str], pd.DataFrame]:
     used = [f for f in fillers if f != "scene" or items_b.attrs.get("scene_dir")]
     if toy and "scene" in used:  # the toy world knows each item's background and its objects' typical scenes
         items_b = with_toy_scenes(items_b)
@@ -104,7 +108,7 @@ def _background(scorers, items_b, fillers, root, seed, toy
     return rows, example.reset_index(drop=True), used, derived.attrs["no_unrelated_scene"], scored
 
 
-def sweep_plan(dataset: str, train_data, general_task: str, imagenet_dir) -> dict:
+def sweep_plan(dataset: str, train_data: str | None, general_task: str, imagenet_dir: str | None) -> dict[str, Any]:
     """What the patching sweep can honestly run: ``skip`` (why it cannot: the authors' evaluation data without a
     RelComp-style training file would train a real CLIP on toy triplets) and ``general_task`` with ``fallback``
     (why ImageNet was asked for but the toy task is used: no ``imagenet_dir``)."""
@@ -120,7 +124,8 @@ def sweep_plan(dataset: str, train_data, general_task: str, imagenet_dir) -> dic
     return plan
 
 
-def _sweep(load, root, items_r, items_c, p: Params, general_task: str):
+def _sweep(load: Callable[..., pd.DataFrame], root: Path, items_r: pd.DataFrame, items_c: pd.DataFrame, p: Params,
+           general_task: str) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any], SeedRows]:
     """The patching sweep's rows (pooled over the fine-tuning seeds, :mod:`probekit.studies.conceptual.finetune_seeds`),
     training history (the first seed's), facts and each pooled row's per-seed rows; ``general_task`` as
     :func:`sweep_plan` settled it."""
@@ -138,13 +143,14 @@ def _sweep(load, root, items_r, items_c, p: Params, general_task: str):
     config = {"steps": p.finetune_steps, "batch_size": p.finetune_batch, "lr": p.finetune_lr,
               "optimizer": p.finetune_optimizer}
 
-    def sweep(fseed):   # one fine-tuning seed's sweep on the same items; a bar per fine-tune, on the terminal
+    def sweep(fseed: int) -> tuple[pd.DataFrame, dict[str, Path]]:
+        # one fine-tuning seed's sweep on the same items; a bar per fine-tune, on the terminal
         return patching.patch_sweep(
             p.finetune_model, triplets, list(p.finetune_encoders), list(p.alphas), probes, general,
             root / "finetune", config=config, device=p.device, batch_size=p.batch_size, cache_dir=p.cache_dir,
             seed=seed, finetune_seed=fseed)
 
-    def key(fseed):
+    def key(fseed: int) -> str:
         return finetune_seeds.sweep_key(p.finetune_model, triplets,
                                         patching.configs(config, list(p.finetune_encoders), fseed), list(p.alphas),
                                         {**probes, "general": general}, seed)
@@ -183,7 +189,7 @@ def run(params: Params) -> StudyResult:
     root = Path(data_dir) if data_dir else default_data_dir()
     sources = suite_sources(dataset)
 
-    def load(probe, split="eval", source=None, n=None):
+    def load(probe: str, split: str = "eval", source: str | None = None, n: int | None = None) -> pd.DataFrame:
         return load_dataset(probe, source or sources[probe], data_dir=root, limit=n or limit, seed=seed, split=split)
 
     items_r, items_c, items_b = load("probe-r"), load("probe-c"), load("probe-b")
@@ -204,7 +210,8 @@ def run(params: Params) -> StudyResult:
              "no_unrelated_scene": list(no_scene), "empty_masks": list(items_b.attrs.get("empty_masks", [])),
              "probe_r_kinds": list(dict.fromkeys(items_r["kind"])),
              "categories": list(dict.fromkeys(scored_c.loc[scored_c["split"] == "composition", "category"]))}
-    parts, data, each = [rc_rows, b_rows], {"probe_b_example": example}, {}
+    each: SeedRows = {}
+    parts, data = [rc_rows, b_rows], {"probe_b_example": example}
     plan = sweep_plan(dataset, params.train_data, params.general_task, params.imagenet_dir)
     facts.update(finetune_requested=bool(finetune_model), finetune_skipped=plan["skip"] if finetune_model else "",
                  general_fallback=plan["fallback"])
@@ -242,8 +249,9 @@ def run(params: Params) -> StudyResult:
     return StudyResult(STUDY, asdict(params), rows, data, ConceptualFacts(**facts), claims, concat_items(per_item))
 
 
-def _lab(lab_models, dataset, *, scorers, items, scored, b_rows, background, sweep, seed, load
-         ) -> tuple[str, LabRows]:
+def _lab(lab_models: Sequence[str], dataset: str, *, scorers: Mapping[str, Scorer], items: dict[str, pd.DataFrame],
+         scored: dict[str, pd.DataFrame], b_rows: pd.DataFrame, background: Callable[[dict[str, Scorer]], pd.DataFrame],
+         sweep: pd.DataFrame, seed: int, load: Callable[[str], Scorer]) -> tuple[str, LabRows]:
     """(what the lab ran, or why it did not; the lab's rows and their items, :func:`split`): the lab models scored on the chapter's toy items, every
     model the main run scored reused (its per-item tables and Probe-B rows), the others loaded once."""
     if not lab_models:
@@ -252,12 +260,13 @@ def _lab(lab_models, dataset, *, scorers, items, scored, b_rows, background, swe
         return "the lab runs on the toy world only", split(empty())
     loaded = dict(scorers)
 
-    def load_once(m):
+    def load_once(m: str) -> Scorer:
         if m not in loaded:
             loaded[m] = load(m)
         return loaded[m]
 
-    def probe_b(wanted):  # the main run's Probe-B rows, scoring only the models it did not score
+    def probe_b(wanted: list[str]) -> pd.DataFrame:
+        # the main run's Probe-B rows, scoring only the models it did not score
         todo = {m: load_once(m) for m in wanted if m not in scorers}
         return concat([select(b_rows, model=[m for m in wanted if m in scorers]), background(todo) if todo else None])
 
@@ -283,7 +292,7 @@ def readings_table(rows: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("metric", key=lambda m: m.map(rank), kind="stable").reset_index(drop=True)
 
 
-def shared_categories(rows: pd.DataFrame, ours) -> list[str]:
+def shared_categories(rows: pd.DataFrame, ours: Sequence[str]) -> list[str]:
     """The paper's Table 6 categories that ours share (the toy world spells ``colour``); all when none."""
     paper = list(dict.fromkeys(select(rows, probe="probe-c-category", source=f"{the_paper.PAPER}, "
                                                                               "Table 6")["subset"]))

@@ -17,11 +17,13 @@ image, the paper's order) are :data:`NOT_COMPARABLE`: stated with their numbers 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
-from probekit.claims import HIGHER, LOWER, UNRESOLVED, claim, compare, difference, versus_chance
+from probekit.claims import HIGHER, Claim, LOWER, UNRESOLVED, claim, compare, difference, versus_chance
 from probekit.metrics.head_choice import DIFF, ITM, MLM, ONLY, PROBE as CHOICE, SUBSET, discordant_count
-from probekit.results import OURS, one_or_none, select
+from probekit.results import OURS, Row, one_or_none, select
 from probekit.studies.lab import NOT_COMPARABLE
 
 ORDER, BROKEN = "paper's order", "order broken"
@@ -116,11 +118,11 @@ _WORD_DROP = {
 }
 
 
-def _find(rows: pd.DataFrame, **where):
+def _find(rows: pd.DataFrame, **where: Any) -> pd.Series | None:
     return one_or_none(rows[rows["value"].notna()], **where)
 
 
-def order_verdict(first_drop, second_drop) -> str:
+def order_verdict(first_drop: Row, second_drop: Row) -> str:
     """The paper's order from two paired differences (full − subject ablated, subject ablated − no image)."""
     verdicts = (difference(first_drop), difference(second_drop))
     if LOWER in verdicts:
@@ -128,13 +130,13 @@ def order_verdict(first_drop, second_drop) -> str:
     return ORDER if verdicts == (HIGHER, HIGHER) else UNRESOLVED
 
 
-def blank_damages(below_text) -> bool:
+def blank_damages(below_text: Row | None) -> bool:
     """Whether a model's paired ``image ablated − text only`` row (None: not run) lies below 0: without the image
     it reads the caption worse than the text-only model does."""
     return below_text is not None and difference(below_text) == LOWER
 
 
-def _model_claims(top, drops, model: str, k: int) -> list:
+def _model_claims(top: pd.DataFrame, drops: pd.DataFrame, model: str, k: int) -> list[Claim]:
     full = _find(top, model=model, condition="full image")
     out = [claim(f"{model}: full image vs chance", versus_chance(full), _CHANCE, rows={"a": full}, model=model,
                  k=str(k))]
@@ -160,7 +162,7 @@ def _model_claims(top, drops, model: str, k: int) -> list:
     return out
 
 
-def _choice_claims(choice: pd.DataFrame) -> list:
+def _choice_claims(choice: pd.DataFrame) -> list[Claim]:
     """Per model with both heads' rows: the masked-LM head's verb choice against the ITM head's, paired, over every
     verb pair and then over the pairs of each cue (the rows' other subsets: what tells the two verbs apart)."""
     out = []
@@ -182,7 +184,7 @@ def _choice_claims(choice: pd.DataFrame) -> list:
     return out
 
 
-def _word_claims(words: pd.DataFrame, word_drops: pd.DataFrame, model: str) -> list:
+def _word_claims(words: pd.DataFrame, word_drops: pd.DataFrame, model: str) -> list[Claim]:
     full = _find(words, model=model, condition="full image")
     if full is None:
         return []
@@ -195,7 +197,7 @@ def _word_claims(words: pd.DataFrame, word_drops: pd.DataFrame, model: str) -> l
     return out
 
 
-def _paper_claim(paper: pd.DataFrame) -> list:
+def _paper_claim(paper: pd.DataFrame) -> list[Claim]:
     table = paper[paper["source"].str.endswith("Table 2") & (paper["probe"] == "top-k")
                   & (paper["metric"] == "accuracy")]
     if not len(table):
@@ -208,7 +210,7 @@ def _paper_claim(paper: pd.DataFrame) -> list:
     return [claim("paper: order", ORDER if ordered else MIXED, _PAPER, rows={"bert": bert}, n=str(len(models)))]
 
 
-def _itm_claims(itm: pd.DataFrame) -> list:
+def _itm_claims(itm: pd.DataFrame) -> list[Claim]:
     out = []
     for model in dict.fromkeys(itm["model"]):
         for condition, what in ABLATED.items():
@@ -222,7 +224,7 @@ def _itm_claims(itm: pd.DataFrame) -> list:
     return out
 
 
-def claims(rows: pd.DataFrame, k: int = 5) -> list:
+def claims(rows: pd.DataFrame, k: int = 5) -> list[Claim]:
     """The discussion's claims from the study's rows (ours and the paper's)."""
     ours, paper = rows[rows["source"] == OURS], rows[rows["source"] != OURS]
     top = select(ours, probe="top-k", metric="accuracy", subset="all")

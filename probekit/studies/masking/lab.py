@@ -24,7 +24,8 @@ calibrated match head, ITM on the verb pairs.
 
 from __future__ import annotations
 
-from typing import Callable
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 import pandas as pd
 
@@ -33,20 +34,20 @@ from probekit.metrics.masking import accuracy_rows, common_items, drop_rows
 from probekit.toyworld.vocab import prior_topk
 from probekit.papers import effect, guided_masking as the_paper
 from probekit.results import concat
-from probekit.scorers import can_answer
+from probekit.scorers import Scorer, can_answer
 from probekit.studies.lab import BLIND, HIGHER, PARENT, TARGET, Check, PaperClaim
-from probekit.studies.masking.scores import both_heads, guided_masking, head_choice
+from probekit.studies.masking.scores import ConditionPaths, both_heads, guided_masking, head_choice
 
 PAPER_K = 5            # the paper's top-k (Tables 2 and 3)
 SOURCE = "Beňová et al. 2024"
 
 
-def where(k: int, condition: str, metric: str = "accuracy") -> dict:
+def where(k: int, condition: str, metric: str = "accuracy") -> dict[str, str]:
     """The lab row of top-``k`` ``metric`` (``accuracy`` or ``accuracy_diff``) under ``condition``."""
     return dict(probe=f"top-{k}", subset="all", metric=metric, condition=condition)
 
 
-def choice(condition: str, metric: str = "accuracy") -> dict:
+def choice(condition: str, metric: str = "accuracy") -> dict[str, str]:
     """The lab row of one head's verb choice (``condition`` ``MLM head`` / ``ITM head``), or their difference."""
     return dict(probe=CHOICE, subset=CHOICE_SUBSET, metric=metric, condition=condition)
 
@@ -95,8 +96,11 @@ CLAIMS = [
 CHOOSERS = {model for c in CLAIMS for model, where in (c.a, c.b) if where.get("probe") == CHOICE}
 
 
-def lab_rows(items: pd.DataFrame, lab_models, load, root, pairs=None, seed: int = 0, *, condition_paths: Callable,
-             itm_rows: Callable) -> pd.DataFrame:
+def lab_rows(items: pd.DataFrame, lab_models: Sequence[str], load: Callable[[str], Scorer], root: Path,
+             pairs: Sequence[Any] | None = None, seed: int = 0, *,
+             condition_paths: Callable[[pd.DataFrame, Sequence[Scorer], Path], ConditionPaths],
+             itm_rows: Callable[[pd.DataFrame, Sequence[Any], Sequence[Any], Sequence[Scorer], Path], pd.DataFrame]
+             ) -> pd.DataFrame:
     """Schema rows of the ``lab_models`` (registry names, loaded with ``load(name)``) on the study's ``items``
     (with their subject boxes): top-5 accuracy per model and condition, the paired drops, and, on
     ``pairs`` = (verbs table, positive boxes, negative boxes) when given, ITM and the two heads' verb choice of the
@@ -118,7 +122,7 @@ def lab_rows(items: pd.DataFrame, lab_models, load, root, pairs=None, seed: int 
             accuracy_rows(per_item, prior_topk(PAPER_K), seed, units=images_of),
             drop_rows(per_item, seed=seed, units=images_of))]
     if itm and pairs is not None:
-        parts.append(itm_rows(*pairs, itm, root))
+        parts.append(itm_rows(pairs[0], pairs[1], pairs[2], itm, root))
     both = [s for s in scorers if both_heads(s) and s.name in CHOOSERS]   # only what a claim reads: scoring costs
     if both and pairs is not None:
         parts.append(head_choice(both, pairs[0], root, seed)[0])

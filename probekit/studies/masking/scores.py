@@ -5,6 +5,9 @@ and :mod:`probekit.metrics.head_choice` turn the answers into verdicts and rows 
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -14,8 +17,11 @@ from probekit.metrics.head_choice import head_credit, head_items, head_rows_by
 from probekit.metrics.itm import itm_accuracy, units as itm_units
 from probekit.metrics.masking import PER_ITEM, STUDY, TEXT_ONLY, pooled_rows, score_predictions
 from probekit.results import concat, concat_items, frame
-from probekit.scorers import MASK
+from probekit.scorers import MASK, Scorer
 from probekit.studies.pair_scores import score_pairs
+
+#: (model, image condition) -> the image it sees per item (None: no image, or no box to ablate)
+ConditionPaths = dict[tuple[str, str], list[Path | None]]
 
 
 def mask_span(sentence: str, start: int, end: int, n_masks: int, mask: str = MASK) -> str:
@@ -27,13 +33,14 @@ def mask_span(sentence: str, start: int, end: int, n_masks: int, mask: str = MAS
     return sentence[:start] + " ".join([mask] * n_masks) + sentence[end:]
 
 
-def verb_pieces(scorer, items: pd.DataFrame) -> list[list[str]]:
+def verb_pieces(scorer: Scorer, items: pd.DataFrame) -> list[list[str]]:
     """The gold pieces of each item's verb as ``scorer``'s tokenizer splits its surface form."""
     return [scorer.word_pieces(item.sentence[int(item.verb_start):int(item.verb_end)])
             for item in items.itertuples(index=False)]
 
 
-def predict_verbs(scorer, items: pd.DataFrame, pieces, images=None, k: int = 5) -> list:
+def predict_verbs(scorer: Scorer, items: pd.DataFrame, pieces: Sequence[Sequence[str]],
+                  images: Sequence[str] | None = None, k: int = 5) -> list[Any]:
     """Mask each item's verb with one mask per gold piece (``pieces``, :func:`verb_pieces`); return
     ``scorer.fill_mask``'s per-item predictions (``images``: one path per item, or None for text only)."""
     texts = [mask_span(item.sentence, int(item.verb_start), int(item.verb_end), len(p))
@@ -41,7 +48,8 @@ def predict_verbs(scorer, items: pd.DataFrame, pieces, images=None, k: int = 5) 
     return scorer.fill_mask(texts, images=images, k=k)
 
 
-def guided_masking(items: pd.DataFrame, scorers, text_scorer, images, k: int = 5) -> pd.DataFrame:
+def guided_masking(items: pd.DataFrame, scorers: Sequence[Scorer], text_scorer: Scorer | None,
+                   images: ConditionPaths, k: int = 5) -> pd.DataFrame:
     """Per item, model and condition: :func:`score_predictions`'s row plus ``model``, ``condition`` and
     ``scored_by`` (the model that answered).  ``images[(scorer.name, condition)]`` is one path (or None) per
     item for each image condition of each masked-LM scorer; "text only" is answered once by ``text_scorer``
@@ -65,13 +73,13 @@ def guided_masking(items: pd.DataFrame, scorers, text_scorer, images, k: int = 5
                     preds[i] = pred
             frames.append(score_predictions(items, preds, pieces, k).assign(model=scorer.name, condition=condition,
                                                                             scored_by=scorer.name))
-        if text is not None:
+        if text is not None and text_scorer is not None:
             frames.append(text.assign(model=scorer.name, condition=TEXT_ONLY, scored_by=text_scorer.name))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=[*PER_ITEM, "model", "condition", "scored_by"])
 
 
-def head_scores(scorer, items: pd.DataFrame) -> pd.DataFrame:
+def head_scores(scorer: Scorer, items: pd.DataFrame) -> pd.DataFrame:
     """Per item of :func:`probekit.data.masking.verb_choice_items`, under its image: the match head's probability
     of ``sentence_pos`` and of ``sentence_neg`` (``itm_pos``, ``itm_neg``), and the masked-LM head's log-probability
     of each verb's surface form at the verb's place (``mlm_pos``, ``mlm_neg``): the verb masked with one mask per
@@ -87,12 +95,12 @@ def head_scores(scorer, items: pd.DataFrame) -> pd.DataFrame:
     return items[["item_id"]].assign(itm_pos=match[:n], itm_neg=match[n:], mlm_pos=mlm[:n], mlm_neg=mlm[n:])
 
 
-def both_heads(scorer) -> bool:
+def both_heads(scorer: Scorer) -> bool:
     """Whether ``scorer`` sees images and has both a match (ITM) head and a masked-LM head."""
     return not scorer.text_only and {"match", "fill_mask"} <= set(scorer.capabilities)
 
 
-def head_choice(scorers, pairs: pd.DataFrame, root, seed: int = 0,
+def head_choice(scorers: Sequence[Scorer], pairs: pd.DataFrame, root: Path, seed: int = 0,
                 cues: pd.Series | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Both heads of each scorer (:func:`both_heads`) on the verb-negative rows of a ``verbs`` table, each positive
     image shown as the study's "full image" condition shows it (written at the model's input size under ``root``):
@@ -115,7 +123,9 @@ def head_choice(scorers, pairs: pd.DataFrame, root, seed: int = 0,
     return concat(rows), concat_items(shown), items
 
 
-def itm_under_ablation(pairs: pd.DataFrame, scorers, images, threshold: float = 0.5) -> pd.DataFrame:
+def itm_under_ablation(pairs: pd.DataFrame, scorers: Sequence[Scorer],
+                       images: Mapping[tuple[str, str], tuple[list[Path | None], ...]],
+                       threshold: float = 0.5) -> pd.DataFrame:
     """ITM accuracy rows (``probekit.metrics.itm.itm_accuracy``: positives, negatives, balanced average, per
     negative type; and :func:`pooled_rows`) of each scorer on a ``verbs`` table under each image condition:
     ``images[(scorer.name, condition)]`` = (positive paths, negative paths), one per row, None where the image

@@ -29,9 +29,9 @@ not where the object is can reach (``pose_only_topk``).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -42,13 +42,13 @@ from probekit.ablation import CONDITIONS, PatchGrid, condition_images, patches_u
 from probekit.data.masking import pair_subject_boxes, triplet_subjects
 from probekit.datasets import default_data_dir, load_dataset, sources
 from probekit.metrics.masking import accuracy_rows, common_items, drop_rows, topk_chance, topk_items
-from probekit.results import FromItems, StudyResult, concat, concat_items
-from probekit.scorers import can_answer, head_for, load_scorer
+from probekit.results import FromItems, StudyResult, Where, concat, concat_items
+from probekit.scorers import Scorer, can_answer, head_for, load_scorer
 from probekit.studies import lab
 from probekit.studies.masking import lab as masking_lab
 from probekit.studies.masking.claims import claims
 from probekit.studies.masking.params import Params
-from probekit.studies.masking.scores import both_heads, guided_masking, head_choice, itm_under_ablation
+from probekit.studies.masking.scores import ConditionPaths, both_heads, guided_masking, head_choice, itm_under_ablation
 from probekit.studies.lab_items import split
 from probekit.studies.lab_pooling import pooled_over_seeds
 from probekit.toyworld import svo, vocab
@@ -61,7 +61,7 @@ LEFT_OUT = "not in every condition"
 PAPER_SUBSETS = {"svo-probes": "SVO-Probes", "v-coco": "V-COCO", "toy": "SVO-Probes"}
 HEADLINES = [dict(probe="top-k", condition="full image", subset="all", metric="accuracy"),
              dict(probe="top-k", condition="full image − subject ablated", subset="all", metric="accuracy_diff")]
-CONTROLS: list[dict] = []
+CONTROLS: list[Where] = []
 #: the headlines rebuilt from the item rows (probe "top-k", one per caption): the mean of ``correct`` on the full
 #: image, and per caption full image minus subject ablated, averaged over the captions both scored
 _TOP_K = {cond: dict(probe="top-k", condition=cond, subset="all") for cond in ("full image", "subject ablated")}
@@ -69,11 +69,11 @@ FROM_ITEMS = [(HEADLINES[0], FromItems(_TOP_K["full image"])),
               (HEADLINES[1], FromItems(_TOP_K["full image"], minus=_TOP_K["subject ablated"]))]
 
 
-def _missing(value) -> bool:
+def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and np.isnan(value))
 
 
-def _present(value) -> bool:
+def _present(value: object) -> bool:
     return not _missing(value)
 
 
@@ -85,7 +85,8 @@ def _left_out(items: pd.DataFrame, left: pd.DataFrame) -> pd.DataFrame:
     return shown.assign(reason=why).reset_index(drop=True)
 
 
-def fill_boxes(boxes, images, queries, detector) -> tuple[list, int]:
+def fill_boxes(boxes: Sequence[Any], images: Sequence[Any], queries: Sequence[str],
+               detector: Callable[[], Scorer]) -> tuple[list[Any], int]:
     """``boxes`` with every missing box of an existing image asked of ``detector()`` (called only when one is
     missing); returns the boxes and how many were asked for."""
     boxes = [None if _missing(b) else b for b in boxes]
@@ -97,7 +98,7 @@ def fill_boxes(boxes, images, queries, detector) -> tuple[list, int]:
     return boxes, len(todo)
 
 
-def condition_paths(items: pd.DataFrame, scorers, root) -> dict:
+def condition_paths(items: pd.DataFrame, scorers: Sequence[Scorer], root: Path) -> ConditionPaths:
     """The image each masked-LM scorer sees per item under each image condition (``probekit.ablation``), the
     subject blanked under ``items["subject_box"]``."""
     return {(s.name, c): condition_images(items["image"].tolist(), c, PatchGrid.of(s), root,
@@ -105,7 +106,8 @@ def condition_paths(items: pd.DataFrame, scorers, root) -> dict:
             for s in scorers for c in CONDITIONS}
 
 
-def verb_pairs(dataset: str, root, limit, seed: int, detector) -> tuple:
+def verb_pairs(dataset: str, root: Path, limit: int | None, seed: int,
+               detector: Callable[[], Scorer]) -> tuple[pd.DataFrame, list[Any], list[Any], int]:
     """The ``verbs`` table of ``dataset`` with the positive and negative images' subject boxes (asked of
     ``detector()`` where missing): (pairs, positive boxes, negative boxes, how many boxes were detected)."""
     pairs = load_dataset("verbs", dataset, data_dir=root, limit=limit, seed=seed)
@@ -117,7 +119,8 @@ def verb_pairs(dataset: str, root, limit, seed: int, detector) -> tuple:
     return pairs, pos_boxes, neg_boxes, n_pos + n_neg
 
 
-def itm_rows(pairs: pd.DataFrame, pos_boxes, neg_boxes, scorers, root) -> pd.DataFrame:
+def itm_rows(pairs: pd.DataFrame, pos_boxes: Sequence[Any], neg_boxes: Sequence[Any], scorers: Sequence[Scorer],
+             root: Path) -> pd.DataFrame:
     """ITM rows of each scorer on the verb ``pairs`` under the three image conditions (``itm_under_ablation``)."""
     return itm_under_ablation(pairs, scorers, {
         (s.name, c): tuple(condition_images(pairs[col].tolist(), c, PatchGrid.of(s), root, boxes=b)
@@ -125,7 +128,8 @@ def itm_rows(pairs: pd.DataFrame, pos_boxes, neg_boxes, scorers, root) -> pd.Dat
         for s in scorers for c in CONDITIONS})
 
 
-def _lab(dataset: str, lab_models, items, load, root, pairs, seed: int) -> tuple[dict, str | None]:
+def _lab(dataset: str, lab_models: Sequence[str], items: pd.DataFrame, load: Callable[[str], Scorer], root: Path,
+         pairs: Sequence[Any] | None, seed: int) -> tuple[dict[str, pd.DataFrame], str | None]:
     """The lab's rows, checks and claims on the toy world; empty frames and why otherwise."""
     found = (split(masking_lab.lab_rows(items, lab_models, load, root, pairs, seed=seed,
                                         condition_paths=condition_paths, itm_rows=itm_rows))
@@ -139,7 +143,7 @@ def _lab(dataset: str, lab_models, items, load, root, pairs, seed: int) -> tuple
                 lab_claims=lab.claims(rows, masking_lab.CLAIMS)), None
 
 
-def _examples(items: pd.DataFrame, images: dict, scorer, n: int, seed: int) -> pd.DataFrame:
+def _examples(items: pd.DataFrame, images: ConditionPaths, scorer: Scorer, n: int, seed: int) -> pd.DataFrame:
     """``n`` items with an image and a subject box, drawn with ``seed``, with the paths the model saw."""
     grid = PatchGrid.of(scorer)
     full, ablated = images[(scorer.name, "full image")], images[(scorer.name, "subject ablated")]
@@ -197,9 +201,9 @@ def run(params: Params) -> StudyResult:
     models, mlm_models, itm_models, lab_models = params.models, params.mlm_models, params.itm_models, params.lab_models
     dataset, limit, seed, k, text_model = params.dataset, params.limit, params.seed, params.k, params.text_model
     root = Path(params.data_dir) if params.data_dir is not None else default_data_dir()
-    loaded: dict = {}
+    loaded: dict[str, Scorer] = {}
 
-    def load(name):   # each model loaded once, the lab's included
+    def load(name: str) -> Scorer:   # each model loaded once, the lab's included
         if name not in loaded:
             loaded[name] = load_scorer(name, device=params.device, batch_size=params.batch_size,
                                        cache_dir=params.cache_dir)
@@ -223,18 +227,19 @@ def run(params: Params) -> StudyResult:
     if len(left):
         parts.append(accuracy_rows(left, chance, seed, subset=LEFT_OUT, units=images_of))
 
-    facts: dict[str, Any] = dict(captions=len(items), unlocated=len(items.attrs.get("unlocated", [])),
-                 with_image=int(items["image"].notna().sum()), with_box=sum(b is not None for b in boxes),
-                 detected=detected, detector=DETECTOR if detected else None, k=k, chance=chance,
-                 in_every_condition=int(per_item["item_id"].nunique()), left_out=int(left["item_id"].nunique()),
-                 paper_subset=PAPER_SUBSETS.get(dataset, "SVO-Probes"),
-                 text_model=text_model, fill_mask_heads={s.name: head_for(s, "fill_mask") for s in mlm},
-                 itm_heads={s.name: head_for(s, "threshold") for s in itm}, threshold=0.5)
+    facts = MaskingFacts(captions=len(items), unlocated=len(items.attrs.get("unlocated", [])),
+                         with_image=int(items["image"].notna().sum()), with_box=sum(b is not None for b in boxes),
+                         detected=detected, detector=DETECTOR if detected else None, k=k, chance=chance,
+                         in_every_condition=int(per_item["item_id"].nunique()), left_out=int(left["item_id"].nunique()),
+                         paper_subset=PAPER_SUBSETS.get(dataset, "SVO-Probes"),
+                         text_model=text_model, fill_mask_heads={s.name: head_for(s, "fill_mask") for s in mlm},
+                         itm_heads={s.name: head_for(s, "threshold") for s in itm}, threshold=0.5,
+                         lab=None, lab_models=lab_models)   # lab: why it did not run, set once it has (below)
     if dataset == "toy":   # the best a text-only model can do: the verb is uniform given subject and object
-        facts.update(verbs=int(items["verb"].nunique()), text_prior=vocab.prior_topk(k),
-                     pose_prior=vocab.pose_only_topk(k),
-                     lab_text_prior=vocab.prior_topk(masking_lab.PAPER_K),
-                     lab_chance=topk_chance(items["verb"], masking_lab.PAPER_K))
+        facts = replace(facts, verbs=int(items["verb"].nunique()), text_prior=vocab.prior_topk(k),
+                               pose_prior=vocab.pose_only_topk(k),
+                               lab_text_prior=vocab.prior_topk(masking_lab.PAPER_K),
+                               lab_chance=topk_chance(items["verb"], masking_lab.PAPER_K))
     pairs = None   # (verbs table, positive boxes, negative boxes): ITM for the study's models and the lab's
     both = [s for s in scorers.values() if both_heads(s)]   # ITM and masked-LM heads on the same verb pairs
     if (itm or both or (dataset == "toy" and lab_models)) and dataset in sources("verbs"):
@@ -242,26 +247,26 @@ def run(params: Params) -> StudyResult:
     if itm and pairs is not None:
         table, pos_boxes, neg_boxes = pairs
         parts.append(itm_rows(table, pos_boxes, neg_boxes, itm, root))
-        facts.update(pairs=len(table), pair_images=2 * len(table), pair_detected=n_detected,
-                     pair_images_boxed=sum(b is not None for b in pos_boxes + neg_boxes),
-                     pairs_in_every_condition=sum(all(_present(p) for p in (a, b, c, d)) for a, b, c, d in
-                                                  zip(table["pos_image"], table["neg_image"], pos_boxes, neg_boxes)))
+        facts = replace(facts, pairs=len(table), pair_images=2 * len(table), pair_detected=n_detected,
+                               pair_images_boxed=sum(b is not None for b in pos_boxes + neg_boxes),
+                               pairs_in_every_condition=sum(
+                                   all(_present(p) for p in (a, b, c, d))
+                                   for a, b, c, d in zip(table["pos_image"], table["neg_image"], pos_boxes, neg_boxes)))
         if n_detected:
-            facts["detector"] = DETECTOR
+            facts = replace(facts, detector=DETECTOR)
     chosen = None
     if both and pairs is not None:
         cues = svo.verb_cue(pairs[0]) if dataset == "toy" else None   # what tells a toy pair's verbs apart
         choice_rows, chosen, choice = head_choice(both, pairs[0], root, seed, cues)
         parts.append(choice_rows)
-        facts.update(choice_pairs=len(choice), choice_unlocated=choice.attrs["unlocated"])
+        facts = replace(facts, choice_pairs=len(choice), choice_unlocated=choice.attrs["unlocated"])
     rows = concat([*parts, papers.reported(the_paper)])
     data = dict(items=items, unlocated=pd.DataFrame(items.attrs.get("unlocated", []), columns=["sentence", "verb"]),
                 per_item=per_item, left_out=_left_out(items, left),
                 examples=_examples(items, images, mlm[0], params.n_examples, seed) if mlm else None)
-    lab_data, facts["lab"] = _lab(dataset, lab_models, items, load, root, pairs, seed)
-    facts["lab_models"] = lab_models
+    lab_data, why = _lab(dataset, lab_models, items, load, root, pairs, seed)
+    facts = replace(facts, lab=why)
     data.update(lab_data)
-    facts = MaskingFacts(**facts)  # type: ignore[assignment]  # the dict becomes the typed facts
     sentences = items.set_index("item_id")["sentence"]
     per_row = [topk_items(t, sentences, subset) for t, subset in ((per_item, "all"), (left, LEFT_OUT)) if len(t)]
     return StudyResult(study=STUDY, params=asdict(params), rows=rows, data=data, facts=facts, claims=claims(rows, k=k),

@@ -31,7 +31,7 @@ them tells the rest (:func:`probekit.toyworld.prednoun.limbs_only_accuracy`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -39,7 +39,7 @@ from probekit.metrics import pairs
 from probekit.metrics.pairs import PAIR_CHANCE, TRIPLET_CHANCE
 from probekit.papers import effect, prednoun as the_paper
 from probekit.results import concat, frame
-from probekit.scorers import can_answer, load_scorer
+from probekit.scorers import Scorer, can_answer, load_scorer
 from probekit.toymodels import object_control
 from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, TRAINED, Check, PaperClaim
 from probekit.studies.prednoun.claims import CROP_GAIN
@@ -150,18 +150,25 @@ CLAIMS = [
 ]
 
 
+#: scored runs: (model, condition, template) -> the items with their scores
+#: (:func:`probekit.studies.prednoun.study.score_run`)
+Scored = dict[tuple[str, str, str], pd.DataFrame]
+#: condition -> the images shown instead of the items' own (e.g. ``{"cropped": crops}``)
+Views = Mapping[str, Sequence[Any]]
+
+
 @dataclass(frozen=True)
 class Study:
     """What the lab needs of the predicate–noun study, handed over by it (this module does not import the study,
     which imports this one): its ``score_run``, ``analyse`` and ``limbs_rows``."""
-    score_run: Callable
-    analyse: Callable
-    limbs_rows: Callable
+    score_run: Callable[[str, Scorer, pd.DataFrame, Views, str, str], pd.DataFrame]
+    analyse: Callable[..., tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]]
+    limbs_rows: Callable[[Scored, int], pd.DataFrame]
 
 
-def lab_rows(items: pd.DataFrame, lab_models: Sequence[str] = LAB_MODELS, *, views: dict, study: Study,
-             objects: pd.DataFrame | None = None, scored: dict | None = None, seed: int = 0, device: str = "auto",
-             batch_size: int = 32, cache_dir=None) -> pd.DataFrame:
+def lab_rows(items: pd.DataFrame, lab_models: Sequence[str] = LAB_MODELS, *, views: Views, study: Study,
+             objects: pd.DataFrame | None = None, scored: Scored | None = None, seed: int = 0, device: str = "auto",
+             batch_size: int = 32, cache_dir: str | None = None) -> pd.DataFrame:
     """Rows of every model of ``lab_models`` on ``items`` (every condition of :data:`RUNS`, its images from ``views``,
     e.g. ``{"cropped": crops}``; default template), reusing the runs of ``scored`` (the main
     study's ``{(model, condition, template): scored items}``), and on the single-object control ``objects``
@@ -171,13 +178,17 @@ def lab_rows(items: pd.DataFrame, lab_models: Sequence[str] = LAB_MODELS, *, vie
     scored, runs, controls = dict(scored or {}), {}, []
     for model in dict.fromkeys(lab_models):
         keys = [(model, condition, template) for condition, template in RUNS]
-        scorer = None
+        scorer: Scorer | None = None
         if objects is not None or any(k not in scored for k in keys):
             scorer = load_scorer(model, device=device, batch_size=batch_size, cache_dir=cache_dir)
             if not can_answer(scorer, "choice"):
                 continue
         for key in keys:
-            runs[key] = scored[key] if key in scored else study.score_run(model, scorer, items, views, *key[1:])
+            if key in scored:
+                runs[key] = scored[key]
+            else:
+                assert scorer is not None  # loaded above, as a run was not in ``scored``
+                runs[key] = study.score_run(model, scorer, items, views, *key[1:])
         if objects is not None:
             controls.append(object_control.rows(scorer, model, objects, "prednoun", seed))
     if not runs:

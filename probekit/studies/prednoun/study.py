@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
@@ -44,12 +44,12 @@ from probekit.datasets import default_data_dir, load_dataset
 from probekit.metrics import confounds, crop_overlap, pairs
 from probekit.papers.prednoun import PAPER
 from probekit.results import FromItems, StudyResult, concat, concat_items
-from probekit.scorers import can_answer, head_for, load_scorer
+from probekit.scorers import Scorer, can_answer, head_for, load_scorer
 from probekit.scorers.mlm import pseudo_perplexity
 from probekit.scorers.registry import REGISTRY
 from probekit.studies import lab
 from probekit.studies.prednoun import lab as prednoun_lab
-from probekit.studies.prednoun.lab import LIMBS_PROBE
+from probekit.studies.prednoun.lab import LIMBS_PROBE, Scored, Views
 from probekit.studies.pair_scores import score_triplets
 from probekit.studies.prednoun.claims import CROP_GAIN, claims
 from probekit.studies.prednoun.params import Params
@@ -78,7 +78,7 @@ FROM_ITEMS = [*[(h, FromItems(dict(probe="pairs", condition="full", limbs=h["sub
               (WHOLE[0][1], FromItems(dict(probe="pairs", condition="full")))]
 
 
-def score_run(name: str, scorer, items: pd.DataFrame, views: dict, condition: str, template: str
+def score_run(name: str, scorer: Scorer, items: pd.DataFrame, views: Views, condition: str, template: str
               ) -> pd.DataFrame:
     """``items`` with ``name``'s s_target and s_distractor on the images of ``condition`` (``image_shown``):
     ``views[condition]`` (e.g. ``{"cropped": crops}``), the items' own images where ``views`` has none, with the
@@ -90,7 +90,7 @@ def score_run(name: str, scorer, items: pd.DataFrame, views: dict, condition: st
                         image_shown=list(items["image"] if shown is None else shown))
 
 
-def limbs_rows(scored: dict, seed: int) -> pd.DataFrame:
+def limbs_rows(scored: Scored, seed: int) -> pd.DataFrame:
     """Toy world: pair and triplet accuracy of every full-image, default-template run of ``scored`` split by
     whether the two agents' limbs look alike (probe :data:`LIMBS_PROBE`, subset the label of
     :func:`probekit.toyworld.prednoun.limbs_alike`)."""
@@ -98,7 +98,7 @@ def limbs_rows(scored: dict, seed: int) -> pd.DataFrame:
                    for (m, c, t), s in scored.items() if (c, t) == ("full", "default")])
 
 
-def perplexities(lm, sentences) -> dict[str, float]:
+def perplexities(lm: Scorer, sentences: Iterable[str]) -> dict[str, float]:
     """Exact pseudo-perplexity of each sentence (every sub-word token masked alone) under the masked LM ``lm``."""
     sentences = sorted(set(sentences))
     return {s: pseudo_perplexity(lp) for s, lp in zip(sentences, lm.token_logprobs(sentences))}
@@ -108,8 +108,8 @@ def _stack(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def analyse(scored: dict, models, seed: int, min_concept_count: int, min_tuple_count: int, n_resamples: int,
-            detailed=None):
+def analyse(scored: Scored, models: Sequence[str], seed: int, min_concept_count: int, min_tuple_count: int,
+            n_resamples: int, detailed: Sequence[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Rows, per-concept and per-tuple frames of scored runs ``{(model, condition, template): items}``: pair and
     triplet accuracy of every run, cropped − full of every model of ``models`` scored on both, and the concepts
     and tuples of the full-image, default-template run of every model of ``detailed`` (default: ``models``)."""
@@ -126,7 +126,8 @@ def analyse(scored: dict, models, seed: int, min_concept_count: int, min_tuple_c
     return concat(parts), _stack(concepts), _stack(tuples)
 
 
-def released(folders, root: Path, seed: int, min_concept_count: int, min_tuple_count: int, n_resamples: int):
+def released(folders: Sequence[str], root: Path, seed: int, min_concept_count: int, min_tuple_count: int,
+             n_resamples: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """The authors' released outputs of ``folders`` through :func:`analyse`: rows of source :data:`RELEASED`,
     concepts and tuples (Table 1's models only, as the paper's figures), and how many of the paper's printed pair
     accuracies (Tables 1, 7, 8) the recomputation gives at 2 decimals."""
@@ -204,13 +205,12 @@ def run(params: Params) -> StudyResult:
     parts = [confounds.confound_rows(scored[(m, "full", "default")], perplexity, model=m, seed=seed)
              for m in main]
     parts.append(crop_overlap.distractor_in_crop(items, seed=seed))
-    facts: dict[str, Any] = dict(released=[], released_agree=0, released_compared=0)
-    data = dict(released_concepts=pd.DataFrame(), released_tuples=pd.DataFrame())
+    released_facts: dict[str, Any] = dict(released=[], released_agree=0, released_compared=0)
+    data: dict[str, Any] = dict(released_concepts=pd.DataFrame(), released_tuples=pd.DataFrame())
     if params.released_outputs:
-        theirs, data["released_concepts"], data["released_tuples"], more = released(
+        theirs, data["released_concepts"], data["released_tuples"], released_facts = released(
             params.released_outputs, root, seed, min_concept_count, min_tuple_count, n_resamples)
         parts.append(theirs)
-        facts.update(more)
     rows = concat([rows, *parts, papers.reported(the_paper)])
     if dataset == "toy" and params.lab_models:
         objects = object_control.items(root, seed)
@@ -220,29 +220,31 @@ def run(params: Params) -> StudyResult:
         data["lab"], data["lab_items"] = found.rows, found.items
         data["lab_checks"] = lab.checks(data["lab"], prednoun_lab.CHECKS)
         data["lab_claims"] = lab.claims(data["lab"], prednoun_lab.CLAIMS)
-        facts["lab"] = (f"{', '.join(dict.fromkeys(data['lab']['model']))} scored on the same {len(items)} "
-                        f"triplets, full and cropped to the target (default template), and on {len(objects)} "
-                        "single-object images")
+        lab_fact = (f"{', '.join(dict.fromkeys(data['lab']['model']))} scored on the same {len(items)} "
+                    f"triplets, full and cropped to the target (default template), and on {len(objects)} "
+                    "single-object images")
     else:
         data.update(lab=concat([]), lab_checks=lab.checks(concat([]), []), lab_claims=lab.claims(concat([]), []))
-        facts["lab"] = ("the lab runs on the toy world only" if dataset != "toy"
-                        else "no lab models (`lab_models` is empty)")
+        lab_fact = ("the lab runs on the toy world only" if dataset != "toy"
+                    else "no lab models (`lab_models` is empty)")
 
     limbs = limbs_alike(items).groupby(items["pair_id"].astype(str)).first() if dataset == "toy" else None  # per pair
+    limbs_only: dict[str, float] | None = None
+    limbs_pairs: dict[str, int] | None = None
     if limbs is not None:
-        facts["limbs_only"] = limbs_only_accuracy(items)
-        facts["limbs_pairs"] = {k: int(v) for k, v in limbs.value_counts().sort_index().items()}
+        limbs_only = limbs_only_accuracy(items)
+        limbs_pairs = {k: int(v) for k, v in limbs.value_counts().sort_index().items()}
         rows = concat([rows, limbs_rows(scored, seed)])
     swaps = items.assign(swap=items["pos"].map(pairs.SWAP_NAMES)).groupby("swap")
-    facts.update(dataset=dataset, seed=seed, n_triplets=len(items), n_pairs=int(items["pair_id"].nunique()),
-                 missing_images=int(items["image"].isna().sum()), main_models=main,
-                 clip_models=[m for m in clip_models if m in scorers], unusable=unusable,
-                 heads={m: head_for(s, "choice") for m, s in scorers.items()},
-                 checkpoints={m: REGISTRY[m].source if m in REGISTRY else m for m in scorers},
-                 skipped={m: len(s.skipped) for m, s in scorers.items()},
-                 n_scored=sum(len(s) for s in scored.values()), perplexity_model=params.perplexity_model,
-                 n_sentences=len(perplexity))
-    facts = PrednounFacts(**facts)  # type: ignore[assignment]  # the dict becomes the typed facts
+    facts = PrednounFacts(
+        **released_facts, lab=lab_fact, dataset=dataset, seed=seed, n_triplets=len(items),
+        n_pairs=int(items["pair_id"].nunique()), missing_images=int(items["image"].isna().sum()), main_models=main,
+        clip_models=[m for m in clip_models if m in scorers], unusable=unusable,
+        heads={m: head_for(s, "choice") for m, s in scorers.items()},
+        checkpoints={m: REGISTRY[m].source if m in REGISTRY else m for m in scorers},
+        skipped={m: len(s.skipped) for m, s in scorers.items()},
+        n_scored=sum(len(s) for s in scored.values()), perplexity_model=params.perplexity_model,
+        n_sentences=len(perplexity), limbs_only=limbs_only, limbs_pairs=limbs_pairs)
     data.update(items=items.assign(crop=crops),
                 counts=pd.DataFrame({"triplets": swaps.size(), "pairs": swaps["pair_id"].nunique()}),
                 scores=_stack(list(scored.values())),

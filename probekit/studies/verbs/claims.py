@@ -68,7 +68,7 @@ _VERBS = {
 }
 
 
-def _paper(rows: pd.DataFrame, subsets_metrics: dict) -> dict:
+def _paper(rows: pd.DataFrame, subsets_metrics: dict[str, tuple[str, str]]) -> dict[str, pd.Series]:
     """The paper's MMT rows to quote (Table 4), by name; none when any is missing (then nothing is quoted)."""
     found = {name: select(rows, source=f"{svo_probes.PAPER}, Table 4", model=_PAPER_MODEL, subset=subset,
                           metric=metric) for name, (subset, metric) in subsets_metrics.items()}

@@ -26,7 +26,7 @@ uncalibrated, is scored pairwise only, its image choices tie).
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -34,6 +34,7 @@ from probekit.metrics import itm
 from probekit.papers import effect, svo_probes as the_paper
 from probekit.results import concat, select
 from probekit.scorers import load_scorer
+from probekit.studies.pair_scores import PairScores
 from probekit.studies.lab import BLIND, CONTROL, HIGHER, LOWER, PARENT, TARGET, Check, PaperClaim
 from probekit.toyworld import svo
 
@@ -47,12 +48,12 @@ TABLE5 = "Hendricks & Nematzadeh 2021, Table 5 and Sec. 4.5"
 CUE_PROBE = "svo-verb-cue"
 
 
-def pairwise(subset: str) -> dict:
+def pairwise(subset: str) -> dict[str, str]:
     """The pairwise-accuracy row of ``subset`` ("all", "subject", "verb", "object")."""
     return dict(probe=itm.PROBE, subset=subset, metric="pairwise", condition="")
 
 
-def thresholded(metric: str, subset: str = "all") -> dict:
+def thresholded(metric: str, subset: str = "all") -> dict[str, str]:
     """A Table 4 row ("pos", "neg" or "avg") at the lab's threshold."""
     return dict(probe=itm.PROBE, subset=subset, metric=metric, condition=itm.condition(THRESHOLD))
 
@@ -94,7 +95,7 @@ def _table5_effect(metric: str) -> float:
     return effect(the_paper, {**where, "model": "MMT"}, {**where, "model": "MMT-COCO"})
 
 
-def paired(noisy: str, metric: str) -> tuple[str, dict]:
+def paired(noisy: str, metric: str) -> tuple[str, dict[str, str]]:
     """A Table 5 claim's ``diff``: ``noisy``'s paired difference in ``metric`` against :data:`CLEAN` (a row of
     :func:`lab_rows`)."""
     return noisy, dict(probe=itm.PROBE, subset="all", metric=f"{metric}_diff",
@@ -115,9 +116,11 @@ CLAIMS = [
 ]
 
 
-def lab_rows(items: pd.DataFrame, lab_models: Sequence[str], *, score: Callable,
+def lab_rows(items: pd.DataFrame, lab_models: Sequence[str], *,
+             score: Callable[..., tuple[pd.DataFrame, dict[str, Any], pd.Series, PairScores]],
              min_triplet_negatives: int = 30, n_resamples: int = 1000, seed: int = 0, device: str = "auto",
-             batch_size: int = 32, cache_dir=None, scored: Mapping[str, tuple] | None = None,
+             batch_size: int = 32, cache_dir: str | None = None,
+             scored: Mapping[str, tuple[pd.DataFrame, PairScores]] | None = None,
              cues: pd.Series | None = None) -> pd.DataFrame:
     """The lab models' SVO-Probes rows (probe "svo": pairwise, and Table 4 at :data:`THRESHOLD` for calibrated
     ITM heads) on ``items``, and each of :data:`NOISY`'s paired differences against :data:`CLEAN`

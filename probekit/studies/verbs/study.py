@@ -27,7 +27,7 @@ head over the two images (a softmax over two similarities for a dual encoder), p
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import pandas as pd
 
@@ -37,10 +37,10 @@ from probekit.datasets import load_dataset
 from probekit.metrics import itm
 from probekit.papers.guided_masking import GUIDED_MASKING_VERB_PAIRS
 from probekit.results import OURS, FromItems, StudyResult, concat, concat_items, empty, select
-from probekit.scorers import REGISTRY, can_answer, head_for, load_scorer
+from probekit.scorers import REGISTRY, Scorer, can_answer, head_for, load_scorer
 from probekit.studies import lab
 from probekit.studies.verbs import lab as verbs_lab
-from probekit.studies.pair_scores import score_pairs
+from probekit.studies.pair_scores import PairScores, score_pairs
 from probekit.studies.verbs.claims import claims
 from probekit.studies.verbs.params import Params
 from probekit.studies.lab_items import split
@@ -73,7 +73,9 @@ def table4_columns(item_rows: pd.DataFrame, threshold: float | None, cues: pd.Se
     ``neg_correct`` 1 where its negative pair is predicted no match, likewise once per (sentence, negative image);
     and on the toy world ``cue``, what tells a verb negative's verb apart (:func:`probekit.toyworld.svo.verb_cue`)."""
     out = item_rows.assign(**({} if cues is None else {"cue": item_rows["item_id"].map(cues.dropna())}))
-    for side, right in (("pos", lambda s: s >= threshold), ("neg", lambda s: s < threshold)):
+    sides: tuple[tuple[str, Callable[[pd.Series], pd.Series]], ...] = (("pos", lambda s: s >= threshold),
+                                                                       ("neg", lambda s: s < threshold))
+    for side, right in sides:
         first = ~out.duplicated(["sentence", f"{side}_image_id"])
         out[f"{side}_correct"] = (right(out[f"{side}_score"]).astype(float).where(first) if threshold is not None
                                   else float("nan"))
@@ -119,7 +121,7 @@ def overview(items: pd.DataFrame, dataset: str) -> pd.DataFrame:
     }, index=[dataset])
 
 
-def head_of(scorer, head: str) -> str:
+def head_of(scorer: Scorer, head: str) -> str:
     """Which head of which checkpoint scored a model: the registry's description of that head and the checkpoint,
     e.g. "match: sigmoid of ViltForImageAndTextRetrieval's single rank logit; checkpoint dandelin/vilt-b32-..."."""
     spec = REGISTRY.get(scorer.name)
@@ -127,8 +129,8 @@ def head_of(scorer, head: str) -> str:
     return f"{how}; checkpoint {spec.source if spec else scorer.source}"
 
 
-def score_model(scorer, items: pd.DataFrame, threshold: float, min_triplet_negatives: int, n_resamples: int,
-                seed: int, cues: pd.Series | None = None) -> tuple[pd.DataFrame, dict, pd.Series, tuple]:
+def score_model(scorer: Scorer, items: pd.DataFrame, threshold: float, min_triplet_negatives: int, n_resamples: int,
+                seed: int, cues: pd.Series | None = None) -> tuple[pd.DataFrame, dict[str, Any], pd.Series, PairScores]:
     """One model's rows, its coverage record, its per-triplet negative-image counts and its scores (positive and
     negative pair per row, :func:`probekit.studies.pair_scores.score_pairs`); with ``cues`` (what tells each verb
     negative's verb apart, :func:`probekit.toyworld.svo.verb_cue`), pairwise rows per cue too."""
@@ -152,8 +154,8 @@ def score_model(scorer, items: pd.DataFrame, threshold: float, min_triplet_negat
     return concat(parts), record, triplets, (pos, neg)
 
 
-def run_lab(items: pd.DataFrame, dataset: str, lab_models: Sequence[str], scored: dict,
-            **scoring) -> tuple[dict, str]:
+def run_lab(items: pd.DataFrame, dataset: str, lab_models: Sequence[str],
+            scored: dict[str, tuple[pd.DataFrame, PairScores]], **scoring: Any) -> tuple[dict[str, pd.DataFrame], str]:
     """The toy laboratory's data (``lab``, ``lab_checks``, ``lab_claims``) and the fact saying what ran or why not.
     ``scored``: the main run's (rows, scores) per model, reused when they are at the lab's threshold."""
     if dataset != "toy" or not lab_models:
@@ -209,7 +211,7 @@ def run(params: Params) -> StudyResult:
     data = {"overview": overview(items, dataset), "coverage": coverage, "verb_order": verb_order,
             "triplet_negatives": triplet_negatives, **lab_data}
     cue_of = None if cues is None else cues.set_axis(items["item_id"].astype(str))
-    per_item = [table4_columns(itm.pair_items(items, *scores[name], name),  # type: ignore[call-arg]  # (pos, neg)
+    per_item = [table4_columns(itm.pair_items(items, *scores[name], name),
                                threshold if name in facts.thresholded else None, cue_of) for name in parts]
     return StudyResult(STUDY, asdict(params), rows, data, facts, claims(rows, threshold=threshold),
                        concat_items(per_item))
