@@ -39,6 +39,7 @@ def execute_all(root: Path, params: dict[str, dict[str, Any]], *, profile: str |
     page; returns {chapter: error} for those that failed (their previous pages, and every other chapter's,
     stay; the summary shows the results of the last successful run of each chapter)."""
     from probekit.chapters import reproduce
+    from probekit.chapters.same import TOLERANCE
     from probekit.results import load
 
     before = {c: load(ch.results_path(root, c)) for c in params if ch.results_path(root, c).exists()}
@@ -56,7 +57,7 @@ def execute_all(root: Path, params: dict[str, dict[str, Any]], *, profile: str |
         log(f"probekit: {err}")
     counts = [reproduce.tally(before.get(c), load(ch.results_path(root, c))) for c in params if c not in failures]
     log(f"probekit: {sum(e for e, _ in counts)} of {sum(t for _, t in counts)} result values equal to those of the "
-        f"pages before this build (the committed ones, on a clean checkout), within {reproduce.TOLERANCE}")
+        f"pages before this build (the committed ones, on a clean checkout), {TOLERANCE}")
     reproduce.write_built_with(root, {c: _built_with(root, c) for c in ch.CHAPTERS})
     return failures
 

@@ -1,18 +1,15 @@
 """The conceptual-understanding chapter executed on the toy world (the session's executed book), and once more
 with other parameters: asserted on the rows the chapter exports, never on its prose."""
 
-import nbformat
-
 from probekit import chapters as ch
-from probekit.report.export import rows_from_notebook
-from probekit.results import select
+from probekit.results import load, select
 from probekit.studies.conceptual.study import HEADLINES
 from conftest import notebook_text, notebook_images, copy_project, toy_params
 
 
 def test_conceptual_chapter_shows_every_probe_the_paper_and_the_patching_sweep(executed_chapter, executed_book):
     nb = executed_chapter("conceptual")
-    rows = rows_from_notebook(nb)
+    rows = load(executed_book / "conceptual.results.parquet")   # the file the chapter's last call wrote
     ours = rows[rows["source"] == "ours"]
     for headline in HEADLINES:
         assert set(select(ours, **headline)["model"]) == {"toy-vilt", "toy-clip"}, headline
@@ -37,8 +34,8 @@ def test_conceptual_chapter_reruns_with_other_fillers_and_no_finetuning(tmp_path
     params, _ = toy_params(project, executed_book / "data")
     params = {**params["conceptual"], **ch.resolve("conceptual", {"fillers": "gray", "finetune_model": "",
                                                                             "limit": 24})}
-    out = ch.execute(project, "conceptual", params, progress=False, log=lambda m: None)
-    rows = rows_from_notebook(nbformat.read(out, as_version=4))
+    ch.execute(project, "conceptual", params, progress=False, log=lambda m: None)
+    rows = load(ch.results_path(project, "conceptual"))
     ours = rows[rows["source"] == "ours"]
     assert set(select(ours, probe="probe-b")["condition"]) == {"gray", "all fillers"}
     assert not len(select(ours, probe="patching"))

@@ -33,10 +33,10 @@ def _rows(values, n=60):
                                       ci=(v - 0.05, v + 0.05), n=n, chance=0.5) for m, v in values])
 
 
-def test_the_tally_counts_values_within_the_tolerance_and_misses_rows_that_are_gone():
+def test_the_tally_counts_values_shown_alike_and_misses_rows_that_are_gone():
     old = _rows([("a", 0.5), ("b", 0.25)])
     assert reproduce.tally(old, _rows([("a", 0.5), ("b", 0.25)])) == (8, 8)
-    assert reproduce.tally(old, _rows([("a", 0.5 * (1 + 5e-5)), ("b", 0.25)])) == (8, 8)   # within 1e-4 relative
+    assert reproduce.tally(old, _rows([("a", 0.5 * (1 + 5e-5)), ("b", 0.25)])) == (8, 8)   # 50.00 both
     assert reproduce.tally(old, _rows([("a", 0.5 * (1 + 1e-3)), ("b", 0.25)])) == (5, 8)   # value and interval
     assert reproduce.tally(old, _rows([("a", 0.5), ("c", 0.25)])) == (4, 8)                # a row not there before
     assert reproduce.tally(None, _rows([("a", 0.5)])) == (0, 4)

@@ -1,20 +1,16 @@
-"""The summary page's selection (hand-made result files) and the rows a chapter exports from its notebook."""
+"""The summary page's selection (hand-made result files) and the data files a chapter's last call writes."""
 
 from __future__ import annotations
 
-import importlib
 import math
 
-import nbformat
 import pandas as pd
 import pytest
 
 from probekit import results
 from probekit.report import summary
 from probekit.report.lab import HOLM
-from probekit.report.export import rows_from_notebook
-
-ex = importlib.import_module("probekit.report.export")  # the module; ``probekit.report.export`` is the function
+from probekit.report.export import LAB_FILE, RESULTS_FILE, write
 from probekit.studies import STUDIES, lab_seeds
 
 
@@ -94,24 +90,13 @@ def test_every_study_names_its_headlines():
             assert set(where) <= set(results.KEYS), (study, where)
 
 
-def test_export_round_trip_through_a_notebook(monkeypatch):
-    published = []
-    monkeypatch.setattr(ex, "display", lambda data, raw: published.append(data))
+def test_exported_rows_read_back_as_they_were(tmp_path):
     rows = results.frame(VERBS)
-    ex.export(results.StudyResult("verbs", {}, rows))
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("report.export(result)", outputs=[
-        nbformat.v4.new_output("display_data", data=published[0])])]
-    nbformat.validate(nbformat.reads(nbformat.writes(nb), as_version=4))  # strict JSON: NaN written as null
-    back = rows_from_notebook(nbformat.reads(nbformat.writes(nb), as_version=4))
+    write(results.StudyResult("verbs", {}, rows), tmp_path)
+    back = results.load(tmp_path / RESULTS_FILE)
     pd.testing.assert_frame_equal(back, rows)
     assert math.isnan(back["n"].iloc[3]) and math.isnan(back["ci_low"].iloc[3])
-
-
-def test_a_notebook_that_exported_nothing_has_no_rows():
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("1", outputs=[nbformat.v4.new_output("stream", name="stdout", text="1")])]
-    assert rows_from_notebook(nb) is None
+    assert not (tmp_path / LAB_FILE).exists()      # no lab: no verdict lines
 
 
 def _lab_result() -> results.StudyResult:
@@ -133,17 +118,10 @@ def _lab_result() -> results.StudyResult:
                                                                    "lab_claims": lab.claims(rows, claims)})
 
 
-def test_lab_verdicts_travel_with_the_rows_and_the_summary_counts_them(monkeypatch, tmp_path):
-    published = []
-    monkeypatch.setattr(ex, "display", lambda data, raw: published.append(data))
-    ex.export(_lab_result())
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("report.export(result)", outputs=[
-        nbformat.v4.new_output("display_data", data=published[0])])]
-    nb = nbformat.reads(nbformat.writes(nb), as_version=4)
-    nbformat.write(nb, tmp_path / "verbs.ipynb")
-    assert len(summary.load_lab(tmp_path)) == 0   # the summary opens no notebook: it reads the file beside it,
-    ex.lab_from_notebook(nb).to_parquet(tmp_path / "verbs.lab.parquet")   # which the executor writes so
+def test_lab_verdicts_travel_with_the_rows_and_the_summary_counts_them(tmp_path):
+    write(_lab_result(), tmp_path / "exported")
+    assert len(summary.load_lab(tmp_path)) == 0   # the summary reads the file beside the page,
+    (tmp_path / "exported" / LAB_FILE).rename(tmp_path / "verbs.lab.parquet")   # where the executor moves it
     lab = summary.load_lab(tmp_path)
     assert list(lab["kind"]) == ["check", "check", "check", "claim", "claim"]
     assert list(lab["verdict"]) == ["not above chance", "above chance", "above chance", "holds", "not resolved"]

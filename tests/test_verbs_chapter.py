@@ -8,9 +8,8 @@ import nbformat
 import pandas as pd
 
 from probekit import chapters as ch
-from probekit.report.export import rows_from_notebook
 from probekit.report.show import TABLE_CLASS
-from probekit.results import select
+from probekit.results import load, select
 from probekit.studies.verbs import study as verbs
 from conftest import copy_project, notebook_images, notebook_text, toy_params
 
@@ -38,7 +37,7 @@ def expected_page(rows: pd.DataFrame, lab: bool) -> tuple[int, int]:
 
 def test_chapter_exports_the_studys_rows_and_shows_them(executed_chapter, executed_book):
     nb = executed_chapter("verbs")
-    rows = rows_from_notebook(nb)
+    rows = load(executed_book / "verbs.results.parquet")   # the file the chapter's last call wrote
     assert rows is not None and set(rows["study"]) == {"verbs"}
     assert set(rows[rows["source"] == "ours"]["model"]) == {"toy-vilt", "toy-clip"}
     assert {TABLE4, TABLE5} <= set(rows["source"])
@@ -63,7 +62,7 @@ def test_chapter_reruns_with_new_threshold_and_verb_filter(executed_book, tmp_pa
     new = ch.resolve("verbs", {**params["verbs"], "models": ["toy-vilt"], "threshold": 0.7,
                                         "min_triplet_negatives": 3, "top_k": 2, "lab_models": []})
     nb = nbformat.read(ch.execute(project, "verbs", new, progress=False, log=lambda msg: None), as_version=4)
-    rows = rows_from_notebook(nb)
+    rows = load(ch.results_path(project, "verbs"))
     ours = rows[rows["source"] == "ours"]
     assert set(ours["model"]) == {"toy-vilt"}
     assert set(select(ours, metric=["avg", "pos"])["condition"]) == {"threshold 0.7"}

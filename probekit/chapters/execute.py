@@ -1,9 +1,10 @@
 """Executing a chapter (or the summary page) into the notebook the book renders, shaped for readers.
 
-``execute`` runs a chapter's source through papermill into a temporary notebook.  Only when every cell ran
-does it move the notebook to ``book/chapters/<name>.ipynb`` and save the result rows the chapter exported (its
-last cell, ``report.export(result)``) beside it as ``<name>.results.parquet``, and its lab's verdict lines as
-``<name>.lab.parquet`` (what the summary page reads); a failing chapter changes none of them, nor any other
+``execute`` runs a chapter's source through papermill into a temporary notebook.  Its last cell,
+``report.export(result)``, writes the study's data files into a temporary folder (:mod:`probekit.report.export`).
+Only when every cell ran does it move the notebook to ``book/chapters/<name>.ipynb`` and the files beside it: the
+result rows as ``<name>.results.parquet``, the lab's verdict lines as ``<name>.lab.parquet`` (what the summary page
+reads) and the item rows as ``<name>.items.parquet``; a failing chapter changes none of them, nor any other
 page.  For readers, every code cell is folded (tag ``hide-input``; the parameters too, so that a chapter's first
 screen is its findings: the page's box says which parameters were given), the kernel starts quiet
 (:func:`probekit.progress.quiet_kernel`: no bars and no warnings on the page, its scoring bars on the terminal),
@@ -136,19 +137,14 @@ def _papermill(root: Path, name: str, params: dict[str, Any], tmp: Path, progres
     return executed
 
 
-def _write(nb, out: Path, rows=None, rows_out: Path | None = None, beside: dict[Path, bytes | None] | None = None
-           ) -> None:
-    """Write the notebook (and the rows and the files beside it) only once all are complete: staged, then moved;
-    ``beside``: path -> the bytes of a parquet file the chapter produced (its item rows as it wrote them, its lab's
-    verdict lines), or None where this run produced none (a file an earlier run left there is removed)."""
+def _write(nb, out: Path, beside: dict[Path, bytes | None] | None = None) -> None:
+    """Write the notebook (and the files beside it) only once all are complete: staged, then moved; ``beside``:
+    path -> the bytes of a data file the chapter wrote (:mod:`probekit.report.export`), or None where this run
+    wrote none (a file an earlier run left there is removed)."""
     import nbformat
 
-    from probekit.results import save
     staged = out.with_name(f".{out.name}.partial")
     nbformat.write(nb, staged)
-    if rows is not None:
-        assert rows_out is not None  # given with rows
-        save(rows, rows_out)  # itself staged, then moved
     for path, data in (beside or {}).items():
         if data is None:
             path.unlink(missing_ok=True)
@@ -161,16 +157,18 @@ def _write(nb, out: Path, rows=None, rows_out: Path | None = None, beside: dict[
 def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | None = None,
             progress: bool = True, log=print) -> Path:
     """Execute ``chapter`` with validated ``params`` (see ``resolve``) into ``book/chapters/<chapter>.ipynb``
-    and its exported rows into ``book/chapters/<chapter>.results.parquet``.
+    and the data files it exported beside it (``<chapter>.results.parquet``, ``.lab.parquet``, ``.items.parquet``).
 
-    Cells run in a kernel of this Python with the project root as working directory.  Both files are written
+    Cells run in a kernel of this Python with the project root as working directory.  The files are written
     only when every cell ran and the chapter exported its rows; on failure the notebook is kept under
     ``_build/failed/`` and ``ChapterFailed`` names the chapter, the cell and the error."""
     import nbformat
     import pandas as pd
 
     from probekit.chapters import reproduce
-    from probekit.report.export import ITEMS_FILE, ITEMS_OUT, lab_from_notebook, rows_from_notebook
+    from probekit.chapters.same import TOLERANCE
+    from probekit.report.export import ITEMS_FILE, LAB_FILE, OUT, RESULTS_FILE
+    from probekit.results import frame
 
     root = Path(root)
     out = output_path(root, chapter)
@@ -178,31 +176,40 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
     log(f"probekit: executing chapter {chapter!r}" + (f" with {params}" if params else ""))
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"probekit-{chapter}-") as tmp:
-        with environment({ITEMS_OUT: tmp}):
+        exported = Path(tmp) / "exported"
+        exported.mkdir()
+        with environment({OUT: str(exported)}):
             executed = _papermill(root, chapter, params, Path(tmp), progress, log)
-        items = (Path(tmp) / ITEMS_FILE).read_bytes() if (Path(tmp) / ITEMS_FILE).exists() else None
+        files = {name: (exported / name).read_bytes() if (exported / name).exists() else None
+                 for name in (RESULTS_FILE, ITEMS_FILE, LAB_FILE)}
     seconds = time.perf_counter() - start
-    rows = rows_from_notebook(executed)
-    if rows is None:
+    exported_rows = files[RESULTS_FILE]
+    if exported_rows is None:
         raise ChapterFailed(f"chapter {chapter!r} ran but exported no result rows: its last code cell must be "
                             "`report.export(result)`; no page was changed")
     at = max([i + 1 for i, c in enumerate(executed.cells)
               if {"parameters", "injected-parameters"} & set(c.metadata.get("tags", []))], default=0)
-    card = _run_card(chapter, params, profile, items is not None)
+    rows = frame(pd.read_parquet(io.BytesIO(exported_rows)))
+    new_items, lab = _table(files[ITEMS_FILE]), _table(files[LAB_FILE])
+    card = _run_card(chapter, params, profile, new_items is not None)
     executed.cells.insert(at, nbformat.v4.new_markdown_cell(card))
     reproduce.normalise(executed)
     executed.metadata["probekit"] = {"chapter": chapter, "parameters": params, "profile": profile,
                                      "rows": len(rows), "built_with": reproduce.identity(root, _device(params))}
-    lab = lab_from_notebook(executed)
-    new_items = pd.read_parquet(io.BytesIO(items)) if items is not None else None
     if reproduce.reproduces(_previous(root, chapter), (executed, rows, new_items, lab)):
         log(f"probekit: chapter {chapter!r} done in {seconds:.0f} s; it reproduced its page (every result value "
-            f"within {reproduce.TOLERANCE}): the page is kept as it was")
+            f"{TOLERANCE}): the page is kept as it was")
         return out
-    _write(executed, out, rows, results_path(root, chapter),
-           {items_path(root, chapter): items, lab_path(root, chapter): None if lab is None else lab.to_parquet(index=False)})
+    _write(executed, out, {results_path(root, chapter): exported_rows, items_path(root, chapter): files[ITEMS_FILE],
+                           lab_path(root, chapter): files[LAB_FILE]})
     log(f"probekit: chapter {chapter!r} done in {seconds:.0f} s -> {out}")
     return out
+
+
+def _table(data: bytes | None):
+    """A data file's table, from its bytes; None for none."""
+    import pandas as pd
+    return None if data is None else pd.read_parquet(io.BytesIO(data))
 
 
 def _device(params: dict[str, Any]) -> str:
@@ -231,9 +238,9 @@ def _previous(root: Path, chapter: str) -> tuple:
 def execute_only(root: Path, chapter: str, params: dict[str, Any], *, progress: bool = False, log=print) -> None:
     """Execute ``chapter`` as :func:`execute` does, keeping nothing: a rank > 0 of a sharded run (its scores went
     to the shared score cache, see :mod:`probekit.shard`); ChapterFailed as there."""
-    from probekit.report.export import ITEMS_OUT
+    from probekit.report.export import OUT
 
-    with tempfile.TemporaryDirectory(prefix=f"probekit-{chapter}-") as tmp, environment({ITEMS_OUT: tmp}):
+    with tempfile.TemporaryDirectory(prefix=f"probekit-{chapter}-") as tmp, environment({OUT: tmp}):
         _papermill(Path(root), chapter, params, Path(tmp), progress, log)
 
 

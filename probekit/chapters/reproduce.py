@@ -3,9 +3,9 @@
 An executed chapter is written without what changes on every run (cell ids by position, no execution timestamps,
 no papermill timings or temporary paths: :func:`normalise`), with the identity of what made it (the source
 fingerprint, package versions, commit, device: :func:`identity`).  When a rebuild is made with the same code,
-versions and parameters and its result rows equal the page's previous ones within the seed comparison's tolerance
-(:data:`~probekit.studies.lab.SAME_RTOL` relative or :data:`~probekit.studies.lab.SAME_ATOL` absolute), the
-previous page and its files are kept byte for byte (:func:`reproduces`), so ``git status`` stays clean; any
+versions and parameters and its data files hold the page's previous numbers, each at the precision that suits it
+(:mod:`probekit.chapters.same`: a result row's numbers as a page writes them), the previous page and its files are
+kept byte for byte (:func:`reproduces`), so ``git status`` stays clean; any
 other difference writes the new page.  ``probekit book`` ends with how many result values equal the previous
 ones (:func:`tally`).
 """
@@ -21,14 +21,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from probekit.chapters.same import NUMBERS, same_column, same_numbers
 from probekit.results import KEYS
-from probekit.studies.lab import ROWS_COLUMNS, SAME_ATOL, SAME_RTOL, same_rows, same_value
 
 #: the packages whose versions can change a number on a page
 PACKAGES = ("probekit", "torch", "torchvision", "transformers", "open_clip_torch", "numpy", "pandas", "scipy",
             "scikit-learn")
-NUMBERS = ["value", "ci_low", "ci_high", "n"]
-TOLERANCE = f"{SAME_RTOL:g} relative or {SAME_ATOL:g} absolute"
 ADDRESS = re.compile(r"<[^<>]* at 0x[0-9a-f]+>")
 
 
@@ -129,37 +127,34 @@ def _path(value) -> bool:
 
 
 def tally(old: pd.DataFrame | None, new: pd.DataFrame) -> tuple[int, int]:
-    """(values of ``new`` equal to ``old``'s within the tolerance, values of ``new``): each number of each row
-    (value, interval, n), rows matched by their text columns (and order among equal ones)."""
+    """(values of ``new`` equal to ``old``'s as a page writes them, values of ``new``): each number of each row
+    (value, interval, n: :func:`~probekit.chapters.same.same_numbers`), rows matched by their text columns (and
+    order among equal ones)."""
     total = len(new) * len(NUMBERS)
     if old is None or old.empty or new.empty:
         return 0, total
     key = lambda df: df[KEYS].astype(str).agg("\x1f".join, axis=1) + "\x1f" + df.groupby(KEYS).cumcount().astype(str)
-    before = dict(zip(key(old), old[NUMBERS].itertuples(index=False)))
-    equal = 0
-    for k, values in zip(key(new), new[NUMBERS].itertuples(index=False)):
-        if k in before:
-            equal += sum(same_value(float(u), float(v)) for u, v in zip(before[k], values))
-    return equal, total
+    before = dict(zip(key(old), old.to_dict("records")))
+    return sum(sum(same_numbers(before[k], r)) for k, r in zip(key(new), new.to_dict("records")) if k in before), total
 
 
 def same_table(old: pd.DataFrame | None, new: pd.DataFrame | None) -> bool:
-    """Whether two tables (item rows) hold the same rows: same columns and length, equal texts, numbers within
-    the tolerance (a lab line's ``rows``, JSON, field by field).  Columns of absolute file paths (the images an item showed) are left out: they name the
+    """Whether two tables (item rows, lab lines) hold the same rows: same columns and length, each column
+    :func:`~probekit.chapters.same.same_column` (texts equal, numbers at the precision that suits them).  Columns
+    of absolute file paths (the images an item showed) are left out: they name the
     machine's data folder and derived files named after file times, and the item's id and numbers say which it was."""
     if old is None or new is None:
         return old is None and new is None
     if list(old.columns) != list(new.columns) or len(old) != len(new):
         return False
     kept = [c for c in new.columns if not (new[c].map(_path).any() or old[c].map(_path).any())]
-    same = lambda c: same_rows if c in ROWS_COLUMNS else same_value   # a lab line's rows: JSON, numbers within it
-    return all(same(c)(u, v) for c in kept for u, v in zip(old[c].tolist(), new[c].tolist()))
+    return all(same_column(c, old[c], new[c]) for c in kept)
 
 
 def reproduces(old: tuple, new: tuple) -> bool:
     """Whether a rebuilt page reproduces the previous one (each a tuple: notebook, result rows, then the tables
     saved beside them, item rows and lab rows, or None): made with the same sources, versions, parameters and
-    profile, and every result value and table row equal within the tolerance."""
+    profile, and every result value and table row the same (:func:`tally`, :func:`same_table`)."""
     (old_nb, old_rows, *old_tables), (new_nb, new_rows, *new_tables) = old, new
     if old_nb is None or old_rows is None:
         return False

@@ -247,13 +247,13 @@ def deciding(*found: Row | None) -> str:
 SAME_RTOL, SAME_ATOL = 1e-4, 1e-6
 
 
-def same_value(u: Any, v: Any, rtol: float = SAME_RTOL) -> bool:
-    """Whether two values of a result row are the same: numbers within ``rtol`` relative or :data:`SAME_ATOL`
-    absolute (NaN equals NaN), lists element by element (e.g. top-k words), anything else equal (None equals
+def same_value(u: Any, v: Any, rtol: float = SAME_RTOL, atol: float = SAME_ATOL) -> bool:
+    """Whether two values of a result row are the same: numbers within ``rtol`` relative or ``atol`` absolute
+    (NaN equals NaN), lists element by element (e.g. top-k words), anything else equal (None equals
     None)."""
     if isinstance(u, (list, tuple, np.ndarray)) or isinstance(v, (list, tuple, np.ndarray)):
         try:
-            return len(u) == len(v) and all(same_value(a, b, rtol) for a, b in zip(u, v))
+            return len(u) == len(v) and all(same_value(a, b, rtol, atol) for a, b in zip(u, v))
         except TypeError:
             return False
     if isinstance(u, float) or isinstance(v, float):
@@ -261,7 +261,7 @@ def same_value(u: Any, v: Any, rtol: float = SAME_RTOL) -> bool:
             u, v = float(u), float(v)
         except (TypeError, ValueError):
             return False
-        return (math.isnan(u) and math.isnan(v)) or math.isclose(u, v, rel_tol=rtol, abs_tol=SAME_ATOL)
+        return (math.isnan(u) and math.isnan(v)) or math.isclose(u, v, rel_tol=rtol, abs_tol=atol)
     return bool((pd.isna(u) and pd.isna(v)) if (u is None or v is None) else u == v)
 
 
