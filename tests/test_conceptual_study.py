@@ -15,8 +15,8 @@ from probekit.results import frame, items_frame, one, row, select
 from probekit.studies import lab
 from probekit.studies.conceptual import study as conceptual, patching
 from probekit.studies.conceptual.claims import REPORTED, patching_claims, probe_b_claims, probe_c_claims, \
-from probekit.papers import conceptual as papers_conceptual
     probe_r_claims
+from probekit.papers import conceptual as papers_conceptual
 
 
 def r(probe, metric, value, lo, hi, model="m", subset="all", condition="", n=50, chance=0.5):

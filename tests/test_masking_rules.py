@@ -15,7 +15,7 @@ from probekit.metrics.verb_pieces import join_pieces, piece_ranks, pieces_correc
 from probekit.results import one
 from probekit.scorers import mlm
 from probekit.scorers.base import Scorer
-from probekit.papers import guided_masking
+from probekit.papers import guided_masking as the_paper
 
 FILLER = [("walk", .3), ("run", .2), ("sit", .1), ("stand", .05), ("hold", .04)]
 CONT = [("##ning", .3), ("##ed", .2), ("##s", .1), ("##er", .05), ("##y", .04)]
@@ -146,7 +146,7 @@ def test_pooled_average_weighs_every_pair_once():
 
 
 def test_the_papers_table_1_is_verb_negatives_with_a_pooled_average():
-    rows = papers.reported(guided_masking, "Table 1")
+    rows = papers.reported(the_paper, "Table 1")
     assert set(rows["subset"]) == {"verb"} and set(rows["metric"]) == {"avg_pooled", "pos", "neg"}
     vilbert = {m: one(rows, model="ViLBERT", condition="full image", metric=m) for m in ("avg_pooled", "pos", "neg")}
     n_pos, n_neg = vilbert["pos"]["n"], vilbert["neg"]["n"]
