@@ -115,18 +115,24 @@ def _git(repo, *args) -> str:
                           capture_output=True, text=True).stdout.strip()
 
 
-def test_the_start_page_names_the_commit_of_the_sources_the_pages_were_executed_from(tmp_path, monkeypatch):
-    """Issue 65: the start page said "executed from commit `4767677-dirty`" (the checkout with the new pages not
-    yet committed) while the pages were built at another commit.  It names the last commit of the sources the
-    fingerprint reads, which the commit of the executed pages leaves as it is, and "-dirty" only for the sources."""
-    repo = tmp_path / "repo"
-    for path, text in (("pkg/a.py", "x = 1\n"), ("book/src/verbs.md", "# verbs\n"), ("book/chapters/verbs.ipynb", "{}")):
+def _sources_repo(repo, page: str) -> str:
+    """A git repository at ``repo`` with sources (``pkg/``, ``book/src/``) and an executed page ``page`` committed
+    once; that commit's first 12 hex digits."""
+    for path, text in (("pkg/a.py", "x = 1\n"), ("book/src/verbs.md", "# verbs\n"), (page, "{}")):
         (repo / path).parent.mkdir(parents=True, exist_ok=True)
         (repo / path).write_text(text)
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "sources")
-    sources = _git(repo, "rev-parse", "HEAD")[:12]
+    return _git(repo, "rev-parse", "HEAD")[:12]
+
+
+def test_the_start_page_names_the_commit_of_the_sources_the_pages_were_executed_from(tmp_path, monkeypatch):
+    """Issue 65: the start page said "executed from commit `4767677-dirty`" (the checkout with the new pages not
+    yet committed) while the pages were built at another commit.  It names the last commit of the sources the
+    fingerprint reads, which the commit of the executed pages leaves as it is, and "-dirty" only for the sources."""
+    repo = tmp_path / "repo"
+    sources = _sources_repo(repo, "book/chapters/verbs.ipynb")
     (repo / "book/chapters/verbs.ipynb").write_text('{"executed": true}')
     assert reproduce.sources_commit(repo, (repo / "pkg", repo / "book/src")) == sources   # a new page: not dirty
     _git(repo, "commit", "-qam", "pages")
@@ -150,13 +156,7 @@ def test_a_shallow_clone_keeps_the_commit_the_start_page_names(tmp_path, monkeyp
     not known there: it is marked "-shallow"; with the sources those of the paragraph already there (its pages'
     fingerprint), the paragraph keeps the commit it names, so that a rebuild leaves ``git status`` clean."""
     repo, clone = tmp_path / "repo", tmp_path / "clone"
-    for path, text in (("pkg/a.py", "x = 1\n"), ("book/src/verbs.md", "# verbs\n"), ("book/chapters/v.ipynb", "{}")):
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text)
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "sources")
-    sources = _git(repo, "rev-parse", "HEAD")[:12]
+    sources = _sources_repo(repo, "book/chapters/v.ipynb")
     monkeypatch.setattr(reproduce, "sources", lambda root: (Path(root) / "pkg", Path(root) / "book/src"))
     built = {"sources": reproduce.fingerprint(repo), "versions": {"torch": "2"}, "python": "3.11",
              "machine": "Linux", "device": "cpu"}
