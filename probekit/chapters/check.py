@@ -8,7 +8,8 @@ each model resolves the way the run will load it, with its files present and com
 config (the ``role`` of the parameter in its study's dataclass: questions of :func:`probekit.scorers.head_for`, at least one of which the model
 must answer);
 no ``toy-*`` model is given real data (unless ``allow_toy``); the dataset's annotation files are present or
-downloadable; the device exists here; the data and score-cache directories are writable and not full.
+downloadable; the device of every device parameter exists here; the data and score-cache directories are
+writable and not full.
 
 A :class:`Problem` is one line naming the chapter(s), the parameter and the fix; the same problem in several
 chapters (a profile's ``device: cuda`` on a machine without CUDA) is one line naming them all.  A :class:`Note`
@@ -28,6 +29,7 @@ from typing import Any
 from probekit.chapters.model_files import model_findings
 from probekit.chapters.params import PAPER_SUITE, ValueProblem, parameters, resolve
 from probekit.chapters.project import CHAPTERS
+from probekit.parameters import DEVICE
 
 MIN_FREE_BYTES = 200 * 2**20  # a data or cache directory with less free space than this is "full"
 
@@ -132,17 +134,18 @@ def mps_available() -> bool:
     return bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
 
 
-def device_problem(device: str) -> str | None:
+def device_problem(device: str, parameter: str = "device") -> str | None:
+    """Why ``device``, the value of a device ``parameter``, is not on this machine; None when it is."""
     device = str(device)
     if device.startswith("cuda"):
         count, index = cuda_devices(), int(device.partition(":")[2] or 0)
         if count == 0:
-            return (f"{device!r} requested but CUDA is not available here; fix: -p device cpu (or auto), or run "
-                    "on a machine with an NVIDIA GPU")
+            return (f"{device!r} requested but CUDA is not available here; fix: -p {parameter} cpu (or auto), or "
+                    "run on a machine with an NVIDIA GPU")
         if index >= count:
             return f"{device!r} requested but this machine has {count} CUDA device(s); fix: cuda:0..cuda:{count - 1}"
     if device == "mps" and not mps_available():
-        return "'mps' requested but Apple's MPS backend is not available here; fix: -p device cpu (or auto)"
+        return f"'mps' requested but Apple's MPS backend is not available here; fix: -p {parameter} cpu (or auto)"
     return None
 
 
@@ -218,8 +221,9 @@ def check_chapter(chapter: str, given: dict[str, Any], *, allow_toy: bool = Fals
                 problems.append(Problem((chapter,), p.name, f"toy model(s) {', '.join(toys)} on dataset {dataset!r} "
                                         "(toy models know only the toy world); fix: give real models, or pass "
                                         "--allow-toy"))
-    if "device" not in bad and values.get("device") and (text := device_problem(values["device"])):
-        problems.append(Problem((chapter,), "device", text))
+    for p in (p for p in params.values() if p.means == DEVICE and p.name not in bad and values.get(p.name)):
+        if text := device_problem(values[p.name], p.name):
+            problems.append(Problem((chapter,), p.name, text))
     data_dir = Path(values.get("data_dir") or default_data_dir())
     if "dataset" not in bad and dataset:
         probes = CHAPTERS[chapter].probes
