@@ -29,15 +29,17 @@ matplotlib.use("Agg")
 CHAPTERS = Path(__file__).resolve().parents[1] / "book" / "chapters"
 
 
-def committed(study: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    return load(CHAPTERS / f"{study}.results.parquet"), pd.read_parquet(CHAPTERS / f"{study}.lab.parquet")
+def committed(study: str) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """A chapter's committed result rows and its lab's verdict lines (None for a study without a lab)."""
+    lab_file = CHAPTERS / f"{study}.lab.parquet"
+    return load(CHAPTERS / f"{study}.results.parquet"), pd.read_parquet(lab_file) if lab_file.is_file() else None
 
 
 def _same_row(f: Finding, r) -> None:
     assert (f.value, f.ci, f.n) == (float(r["value"]), (float(r["ci_low"]), float(r["ci_high"])), int(r["n"]))
 
 
-@pytest.mark.parametrize("study", list(STUDIES))
+@pytest.mark.parametrize("study", [s for s, study in STUDIES.items() if study.findings])
 def test_each_chapter_has_3_to_6_findings_headline_first_each_with_its_interval_and_n(study):
     found = entry(STUDIES[study].findings)(*committed(study))
     assert 3 <= len(found) <= 6
