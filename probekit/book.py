@@ -68,10 +68,35 @@ def _built_with(root: Path, chapter: str) -> dict | None:
     return nbformat.read(path, as_version=4).metadata.get("probekit", {}).get("built_with") if path.exists() else None
 
 
+#: the part of ``_toc.yml`` :func:`write_toc` writes: its chapters, one line each
+STUDIES_PART = "  - caption: Studies\n    chapters:\n"
+CHAPTER_LINE = "      - file: "
+
+
+def write_toc(root: Path) -> Path:
+    """Write the Studies part of ``<root>/_toc.yml``: the summary page, then each study's chapter in reading order
+    (:data:`probekit.studies.STUDIES`); the rest of the file stays as written.  The file is rewritten only when the
+    part changes (a build from a clean checkout leaves it untouched)."""
+    path = Path(root) / "_toc.yml"
+    text = path.read_text()
+    head, part, rest = text.partition(STUDIES_PART)
+    if not part:
+        raise ValueError(f"{path} has no Studies part (a line {STUDIES_PART.splitlines()[0].strip()!r} followed by "
+                         "'chapters:')")
+    lines = rest.splitlines(keepends=True)
+    old = "".join(lines[:next((i for i, line in enumerate(lines) if not line.startswith(CHAPTER_LINE)), len(lines))])
+    new = "".join(f"{CHAPTER_LINE}book/chapters/{chapter}\n" for chapter in [ch.SUMMARY, *ch.CHAPTERS])
+    if new != old:
+        path.write_text(head + part + new + rest[len(old):])
+    return path
+
+
 def build(root: Path, *, log=print) -> Path:
-    """Build the HTML book into ``<root>/_build/html`` and return that directory. A chapter never executed
-    here (or the summary page) gets a placeholder page saying how to execute it."""
+    """Build the HTML book into ``<root>/_build/html`` and return that directory, its table of contents' Studies
+    part written from the studies (:func:`write_toc`). A chapter never executed here (or the summary page) gets a
+    placeholder page saying how to execute it."""
     root = Path(root)
+    write_toc(root)
     for chapter in [ch.SUMMARY, *ch.CHAPTERS]:
         if not ch.output_path(root, chapter).exists():
             ch.write_placeholder(root, chapter)

@@ -81,7 +81,7 @@ def test_an_offline_hub_id_is_one_line_at_once(offline_machine, capsys):
 
 
 def test_numeric_parameters_have_declared_bounds_that_are_checked(offline_machine, capsys):
-    unbounded = {f"{chapter}.{name}" for chapter in ("verbs", "prednoun", "masking", "conceptual")
+    unbounded = {f"{chapter}.{name}" for chapter in params.CHAPTERS
                  for name, p in params.parameters(chapter).items() if p.kind in (int, float) and p.bounds is None}
     assert not unbounded, unbounded
     code, lines = _check(capsys, "verbs", "-p", "threshold", "1.5")

@@ -24,6 +24,7 @@ from probekit import report  # noqa: E402  (sets the theme)
 from probekit.metrics import itm  # noqa: E402
 from probekit.report import conceptual, figures, findings, masking, prednoun, summary, verbs  # noqa: E402
 from probekit.results import StudyResult, concat, load, select  # noqa: E402
+from probekit.studies import STUDIES  # noqa: E402
 from probekit.studies.verbs import lab as verbs_lab
 from probekit.studies.conceptual.study import with_alpha  # noqa: E402
 from probekit.theme import COLUMN_PX  # noqa: E402
@@ -133,7 +134,7 @@ def _figures_from_rows():
     yield "prednoun Table 1", lambda: prednoun.accuracy_figure(pn)
     yield "prednoun concepts", lambda: prednoun.concepts(pn)
     yield "prednoun tuples", lambda: prednoun.tuples(pn)
-    for study in findings.BY_STUDY:
+    for study in STUDIES:
         yield f"{study} headlines", lambda study=study: findings.headline_figure(_rows(study), study)
 
 

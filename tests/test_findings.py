@@ -15,8 +15,13 @@ from probekit.claims import HIGHER, UNRESOLVED
 from probekit.numbers import cell
 from probekit.report import findings
 from probekit.report.finding import Finding, lead, render
+from probekit.registry import load as entry
 from probekit.results import frame, load, one, row
-from probekit.studies import lab
+from probekit.studies import STUDIES, lab
+from probekit.studies.conceptual import page as conceptual
+from probekit.studies.masking import page as masking
+from probekit.studies.prednoun import page as prednoun
+from probekit.studies.verbs import page as verbs
 from probekit.toyworld.prednoun import LIMBS_ALIKE
 from probekit.toyworld.svo import PLACE, POSE
 
@@ -24,17 +29,19 @@ matplotlib.use("Agg")
 CHAPTERS = Path(__file__).resolve().parents[1] / "book" / "chapters"
 
 
-def committed(study: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    return load(CHAPTERS / f"{study}.results.parquet"), pd.read_parquet(CHAPTERS / f"{study}.lab.parquet")
+def committed(study: str) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """A chapter's committed result rows and its lab's verdict lines (None for a study without a lab)."""
+    lab_file = CHAPTERS / f"{study}.lab.parquet"
+    return load(CHAPTERS / f"{study}.results.parquet"), pd.read_parquet(lab_file) if lab_file.is_file() else None
 
 
 def _same_row(f: Finding, r) -> None:
     assert (f.value, f.ci, f.n) == (float(r["value"]), (float(r["ci_low"]), float(r["ci_high"])), int(r["n"]))
 
 
-@pytest.mark.parametrize("study", list(findings.BY_STUDY))
+@pytest.mark.parametrize("study", [s for s, study in STUDIES.items() if study.findings])
 def test_each_chapter_has_3_to_6_findings_headline_first_each_with_its_interval_and_n(study):
-    found = findings.BY_STUDY[study](*committed(study))
+    found = entry(STUDIES[study].findings)(*committed(study))
     assert 3 <= len(found) <= 6
     assert found[0].headline
     assert all(f.n is not None and f.ci[0] <= f.value <= f.ci[1] for f in found)
@@ -42,7 +49,7 @@ def test_each_chapter_has_3_to_6_findings_headline_first_each_with_its_interval_
 
 def test_verbs_headline_is_the_object_place_rows_at_chance_as_the_equivalence_test_says():
     rows, lines = committed("verbs")
-    found = findings.verbs(rows, lines)
+    found = verbs.findings(rows, lines)
     heads = [f for f in found if f.headline]
     assert [f.row["model"] for f in heads] == ["toy-vilt", "toy-clip"]
     for f in heads:
@@ -61,7 +68,7 @@ def test_verbs_headline_is_the_object_place_rows_at_chance_as_the_equivalence_te
 
 def test_prednoun_headline_is_the_look_alike_pairs_not_resolved_against_chance_and_the_crop_gain_resolved():
     rows, lines = committed("prednoun")
-    found = findings.prednoun(rows, lines)
+    found = prednoun.findings(rows, lines)
     head = found[0]
     r = one(rows, source="ours", model="toy-vilt", probe="pairs-limbs", subset=LIMBS_ALIKE, metric="pair_accuracy")
     _same_row(head, r)
@@ -79,7 +86,7 @@ def test_prednoun_headline_is_the_look_alike_pairs_not_resolved_against_chance_a
 
 def test_masking_findings_read_the_top5_rows_and_the_paper_table2():
     rows, lines = committed("masking")
-    found = findings.masking(rows, lines)
+    found = masking.findings(rows, lines)
     full = one(rows, source="ours", model="toy-vilt", probe="top-k", condition="full image", metric="accuracy")
     _same_row(found[0], full)
     assert found[0].verdict == lab.ABOVE
@@ -91,7 +98,7 @@ def test_masking_findings_read_the_top5_rows_and_the_paper_table2():
 
 def test_conceptual_findings_quote_the_probe_headlines_beside_the_papers_models():
     rows, lines = committed("conceptual")
-    found = findings.conceptual(rows, lines)
+    found = conceptual.findings(rows, lines)
     group = next(f for f in found if f.row["model"] == "toy-vilt" and f.row["metric"] == "group")
     _same_row(group, one(rows, source="ours", model="toy-vilt", probe="probe-c", subset="composition", metric="group"))
     assert group.paper_value == one(rows, model="ViLT", probe="probe-c", subset="composition", metric="group")["value"]
@@ -104,10 +111,10 @@ def test_a_masking_finding_names_its_chance_level_the_verbs_named_at_random_not_
                       metric="accuracy", value=0.9, ci=(0.88, 0.93), n=600, chance=5 / 24),
                   row(study="masking", probe="top-k", model="toy-vilt", condition="full image − text only",
                       subset="all", metric="accuracy_diff", value=0.6, ci=(0.55, 0.65), n=600, chance=0.0)])
-    full, gain = findings.masking(rows)
-    assert full.chance == findings.TOPK_CHANCE and full.verdict == lab.ABOVE
+    full, gain = masking.findings(rows)
+    assert full.chance == masking.TOPK_CHANCE and full.verdict == lab.ABOVE
     assert render([full]).split("\n")[0].endswith(
-        f"*above chance* (chance 20.8%: {findings.TOPK_CHANCE}); the paper reports no number for this.")
+        f"*above chance* (chance 20.8%: {masking.TOPK_CHANCE}); the paper reports no number for this.")
     assert "(chance" not in render([gain])   # a difference is judged against 0, no chance level said
     plain = Finding("x", full.row, full.verdict)
     assert "(chance 20.8%);" in render([plain])   # a finding that says nothing of its level gives the number alone
@@ -120,11 +127,11 @@ def _verbs_rows(place: tuple[float, float, float]) -> pd.DataFrame:
 
 
 def test_a_row_within_the_chance_margin_is_at_chance_and_one_reaching_past_it_is_not_resolved():
-    at = findings.verbs(_verbs_rows((0.51, 0.47, 0.545)))
+    at = verbs.findings(_verbs_rows((0.51, 0.47, 0.545)))
     assert [f.verdict for f in at] == [lab.AT_CHANCE]
-    wide = findings.verbs(_verbs_rows((0.51, 0.44, 0.58)))
+    wide = verbs.findings(_verbs_rows((0.51, 0.44, 0.58)))
     assert [f.verdict for f in wide] == [lab.NOT_RESOLVED]
-    above = findings.verbs(_verbs_rows((0.62, 0.57, 0.66)))
+    above = verbs.findings(_verbs_rows((0.62, 0.57, 0.66)))
     assert [f.verdict for f in above] == [lab.ABOVE]
     assert "*at chance*" in render(at) and "*at chance*" not in render(wide)
 
@@ -132,26 +139,26 @@ def test_a_row_within_the_chance_margin_is_at_chance_and_one_reaching_past_it_is
 def test_a_difference_whose_interval_holds_0_is_not_resolved():
     rows = frame([row(study="prednoun", probe="pairs", model="toy-vilt", condition="cropped − full",
                       metric="pair_accuracy_diff", value=0.02, ci=(-0.01, 0.05), n=800, chance=0.0)])
-    [gain] = findings.prednoun(rows)
+    [gain] = prednoun.findings(rows)
     assert gain.verdict == UNRESOLVED and gain.paper is None
     assert "*not resolved*" in render([gain])
 
 
 def test_the_lead_opens_with_the_headlines_only_and_a_run_without_rows_has_no_findings():
     rows, lines = committed("verbs")
-    found = findings.verbs(rows, lines)
+    found = verbs.findings(rows, lines)
     text = lead(found)
     assert all((cell(f.row, with_n=True, unit=True) in text) == f.headline for f in found if f.row["model"] in
                ("toy-vilt", "toy-clip"))
-    assert findings.verbs(rows.iloc[0:0]) == [] and lead([]) == ""
+    assert verbs.findings(rows.iloc[0:0]) == [] and lead([]) == ""
 
 
-@pytest.mark.parametrize("study", list(findings.BY_STUDY))
+@pytest.mark.parametrize("study", list(STUDIES))
 def test_the_headline_figure_draws_every_headline_row(study):
     rows, _ = committed(study)
     fig = findings.headline_figure(rows, study)
     bars = [p for ax in fig.axes for p in ax.patches if p.get_height() > 0]
-    heads = [h for h in findings.STUDIES[study].headlines if not h["metric"].endswith("_diff")]
+    heads = [h for h in STUDIES[study].headlines if not h["metric"].endswith("_diff")]
     expected = sum(len(rows[(rows["source"] == "ours")].pipe(lambda r: r.loc[
         pd.concat([r[k] == v for k, v in h.items()], axis=1).all(axis=1)])) for h in heads)
     assert len(bars) == expected > 0
@@ -195,5 +202,5 @@ def test_a_lab_finding_says_whether_it_is_pooled_over_training_seeds_that_agree_
     assert seeds({"rows": "[]"}) == ""   # no other seed's items at hand: nothing said
     # the verbs page's last finding, on the committed lab lines: the parent is pooled over seeds 0 and 1
     lines = pd.read_parquet(Path(__file__).parents[1] / "book" / "chapters" / "verbs.lab.parquet")
-    parent = findings.verbs(load(Path(__file__).parents[1] / "book" / "chapters" / "verbs.results.parquet"), lines)[-1]
+    parent = verbs.findings(load(Path(__file__).parents[1] / "book" / "chapters" / "verbs.results.parquet"), lines)[-1]
     assert "pooled over training seeds 0 and 1" in parent.text

@@ -161,7 +161,7 @@ def test_table_is_wide_with_cells_in_given_order():
 
 
 def test_each_studys_declared_paper_reports_its_rows_and_rejects_an_unknown_table():
-    for study in STUDIES.values():
+    for study in (s for s in STUDIES.values() if s.paper):
         rows = papers.reported(load(study.paper))
         assert len(rows) and (rows["source"] != R.OURS).all()
         assert (rows["study"] == study.name).all()

@@ -1,7 +1,8 @@
 """What a study declares, once, in its package's ``__init__.py`` (``STUDY = Study(...)``): its name, the probes its
 ``dataset`` parameter names sources of, and as lazy ``"module[:object]"`` entries (:mod:`probekit.registry`) its
-parameters, its run, its lab and its paper.  Reading a declaration imports nothing heavy: the checks read a study's
-parameters without importing its run.
+parameters, its run, its lab, its paper and its page's findings (a ``page`` module of its package, which sits in the
+report layer, :mod:`probekit.report.findings`).  Reading a declaration imports nothing heavy: the checks read a
+study's parameters without importing its run.
 
 The run module holds ``run(params) -> probekit.results.StudyResult`` (no display code) and the rows the summary
 page shows (``HEADLINES``, of which ``CONTROLS`` are controls; ``WHOLE``, where a headline is a part of a probe only
@@ -31,6 +32,7 @@ class Study:
     lab: str | None = None    # the module of its lab's CHECKS and CLAIMS; None: no lab
     paper: str | None = None  # the module of its paper's reported numbers (:mod:`probekit.papers`)
     unit: str = ""            # what its 95% intervals resample whole (:func:`probekit.stats.bootstrap_ci`'s clusters)
+    findings: str | None = None  # "module:function" of (rows, lab lines) -> the findings its page opens with
 
     @property
     def parameters(self) -> type[CommonParams]:

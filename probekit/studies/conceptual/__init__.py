@@ -8,4 +8,5 @@ from probekit.studies.declaration import Study
 STUDY = Study("conceptual", ("probe-r", "probe-c", "probe-b"), "probekit.studies.conceptual.study",
               "probekit.studies.conceptual.params:Params", lab="probekit.studies.conceptual.lab",
               paper="probekit.papers.conceptual",
-              unit="the group (Probe-R's relation, Probe-C's 2x2 group; Probe-B's and the general task's images)")
+              unit="the group (Probe-R's relation, Probe-C's 2x2 group; Probe-B's and the general task's images)",
+              findings="probekit.studies.conceptual.page:findings")

@@ -1,5 +1,6 @@
 """Verb understanding on SVO-Probes (Hendricks & Nematzadeh 2021): ``params`` its parameters, ``study`` its
-run, ``claims`` the paper's claims judged, ``lab`` the toy lab's checks and claims.  ``STUDY`` declares it
+run, ``claims`` the paper's claims judged, ``lab`` the toy lab's checks and claims, ``page`` the
+findings its page opens with (report layer).  ``STUDY`` declares it
 (:class:`probekit.studies.declaration.Study`)."""
 
 from probekit.studies.declaration import Study
@@ -7,4 +8,5 @@ from probekit.studies.declaration import Study
 STUDY = Study("verbs", ("verbs",), "probekit.studies.verbs.study", "probekit.studies.verbs.params:Params",
               lab="probekit.studies.verbs.lab", paper="probekit.papers.svo_probes",
               unit="the draw of one positive image (a verb negative with its mirror, the same two images, and the "
-                   "sentence's other negatives; on SVO-Probes the sentence)")
+                   "sentence's other negatives; on SVO-Probes the sentence)",
+              findings="probekit.studies.verbs.page:findings")
