@@ -294,5 +294,19 @@ def test_facts_are_typed(result):
         result.facts.probe_r_item   # noqa: B018  (a misspelt field fails at once)
 
 
+def test_the_sweeps_facts_are_the_conceptual_facts_that_are_none_where_it_did_not_run():
+    """The sweep's facts fill exactly ConceptualFacts' optional fields, of the same types but never None."""
+    import dataclasses
+    from probekit.studies.conceptual.facts import ConceptualFacts, SweepFacts, with_sweep
+    optional = {f.name: f.type for f in dataclasses.fields(ConceptualFacts) if f.default is None}
+    assert {f.name: f"{f.type} | None" for f in dataclasses.fields(SweepFacts)} == optional
+    facts = ConceptualFacts(**{f.name: "x" for f in dataclasses.fields(ConceptualFacts) if f.name not in optional})
+    sweep = SweepFacts(triplets=12, finetune_batch=12, general_items=8, sweep_probe_r=6, sweep_probe_c=4,
+                       general_task="toy", toy_train_data=True, real_eval_data=False, finetune_seeds=[0, 1])
+    assert with_sweep(facts, None) is facts and facts.triplets is None
+    swept = with_sweep(facts, sweep)
+    assert (swept.triplets, swept.finetune_seeds, swept.lab) == (12, [0, 1], "x")
+
+
 def test_the_headlines_are_rebuilt_from_the_exported_items(result, tmp_path):
     assert check_headlines_from_items(result, tmp_path) == 3 * len(set(result.ours()["model"]) & {"toy-vilt", "toy-clip"})

@@ -165,7 +165,7 @@ def test_triplets_from_probe_tables():
 
 
 def test_paper_mode_without_a_training_file_skips_the_fine_tuning_and_says_why():
-    from probekit.studies.conceptual.study import sweep_plan
+    from probekit.studies.conceptual.sweep import sweep_plan
 
     assert sweep_plan("toy", None, "toy", None) == {"skip": "", "general_task": "toy", "fallback": ""}
     paper = sweep_plan("paper", None, "imagenet", "/data/imagenet")
@@ -194,7 +194,7 @@ def test_per_kind_keeps_as_many_predicate_swaps_as_attribute_swaps_in_table_orde
 @pytest.mark.parametrize("n", [10, 25])
 def test_the_toy_train_split_loaded_per_triplet_holds_n_triplets_of_each_kind(tmp_path, n):
     from probekit.datasets import load_dataset
-    from probekit.studies.conceptual.study import TRAIN_ITEMS
+    from probekit.studies.conceptual.sweep import TRAIN_ITEMS
 
     load = lambda probe: load_dataset(probe, "toy", data_dir=tmp_path, limit=TRAIN_ITEMS[probe] * n, split="train")
     t = swap_triplets(load("probe-r"), load("probe-c"), per_kind=n)

@@ -1,7 +1,8 @@
 """The conceptual-understanding study (Schiappa et al. 2023): ``params`` its parameters, ``study`` its run,
-``claims`` the paper's claims judged, ``lab`` the toy lab's checks and claims, ``scores`` what it asks the models,
-``facts`` what its page states, ``finetune``, ``finetune_cache``, ``finetune_seeds`` and ``patching`` the
-fine-tuning and patching sweep.  ``STUDY`` declares it (:class:`probekit.studies.declaration.Study`)."""
+``claims`` the paper's claims judged (``pairs`` the rows it compares per model on Probe-R and Probe-C, with their
+sentences), ``lab`` the toy lab's checks and claims, ``scores`` what it asks the models, ``facts`` what its page
+states, ``sweep`` the patching sweep as the study runs it, ``finetune``, ``finetune_cache``, ``finetune_seeds`` and
+``patching`` the fine-tuning and patching it runs.  ``STUDY`` declares it (:class:`probekit.studies.declaration.Study`)."""
 
 from probekit.studies.declaration import Study
 

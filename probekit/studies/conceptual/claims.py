@@ -17,10 +17,10 @@ from probekit.claims import HIGHER, LOWER, UNRESOLVED, Claim, Templates, claim, 
 from probekit.metrics.background import ALL_FILLERS, ALL_MODELS
 from probekit.papers.conceptual import PAPER, UNDONE, count, undo_readings
 from probekit.results import OURS, Row, one_or_none, select
+from probekit.studies.conceptual.pairs import PAIRS
 from probekit.studies.lab import BY_CONSTRUCTION
 
 REPORTED = "reported"  # the verdict of a claim that only repeats the paper's numbers
-_ORDER = {HIGHER: "higher", LOWER: "lower"}
 
 
 def _pair(topic: str, a: Row | None, b: Row | None, templates: Templates, drawn: bool = False, **words: str) -> list[Claim]:
@@ -29,21 +29,22 @@ def _pair(topic: str, a: Row | None, b: Row | None, templates: Templates, drawn:
     return [claim(topic, BY_CONSTRUCTION if drawn else compare(a, b), templates, {"a": a, "b": b}, **words)]
 
 
+def _pairs(ours: pd.DataFrame, probe: str, model: str, drawn: bool) -> list[Claim]:
+    """``model``'s pairs of ``probe`` (:data:`~probekit.studies.conceptual.pairs.PAIRS`) in ``ours``, each claimed
+    only where both its rows are."""
+    out = []
+    for topic, (subset_a, metric_a), (subset_b, metric_b), templates in PAIRS[probe]:
+        a = one_or_none(ours, model=model, subset=subset_a, metric=metric_a)
+        b = one_or_none(ours, model=model, subset=subset_b, metric=metric_b)
+        out += _pair(f"{model}: {topic}", a, b, templates, drawn and BY_CONSTRUCTION in templates, model=model)
+    return out
+
+
 def probe_r_claims(rows: pd.DataFrame, models: Sequence[str], drawn: bool = False) -> list[Claim]:
     ours = select(rows, source=OURS, probe="probe-r", condition="")
     out = []
     for m in models:
-        subj = one_or_none(ours, model=m, subset="subject_swap", metric="acc")
-        pred = one_or_none(ours, model=m, subset="predicate_swap", metric="acc")
-        out += _pair(f"{m}: subject vs predicate swap", subj, pred, {
-            HIGHER: "`{model}` is more accurate on subject swaps ({a}) than on predicate swaps ({b}), as the "
-                    "paper's models are.",
-            LOWER: "`{model}` is less accurate on subject swaps ({a}) than on predicate swaps ({b}), unlike the "
-                   "paper's models.",
-            UNRESOLVED: "`{model}`: subject swaps ({a}) and predicate swaps ({b}) are not resolved apart at this n.",
-            BY_CONSTRUCTION: "`{model}`: subject swaps {a}, predicate swaps {b}; which is harder is decided by "
-                             "construction, by how unlike the toy world draws two agents and two poses."},
-            drawn, model=m)
+        out += _pairs(ours, "probe-r", m, drawn)
         conf = one_or_none(ours, model=m, subset="predicate_swap", metric="mu_c")
         if conf is not None:
             out.append(claim(f"{m}: predicate-swap confidence", versus_chance(conf), {
@@ -70,23 +71,7 @@ def probe_c_claims(rows: pd.DataFrame, models: Sequence[str], drawn: bool = Fals
     cats = select(rows, source=OURS, probe="probe-c-category", metric="group")
     out = []
     for m in models:
-        comp = one_or_none(ours, model=m, subset="composition", metric="group")
-        obj = one_or_none(ours, model=m, subset="object", metric="group")
-        out += _pair(f"{m}: object vs composition", obj, comp, {
-            HIGHER: "`{model}`: the group score is higher on object swaps ({a}) than on composition swaps ({b}), "
-                    "as in the paper.",
-            LOWER: "`{model}`: the group score is lower on object swaps ({a}) than on composition swaps ({b}), "
-                   "unlike the paper.",
-            UNRESOLVED: "`{model}`: object swaps ({a}) and composition swaps ({b}) are not resolved apart at this n.",
-            BY_CONSTRUCTION: "`{model}`: group score on object swaps {a}, on composition swaps {b}; which is harder "
-                             "is decided by construction, by how unlike the toy world draws two objects and two "
-                             "attributes."}, drawn, model=m)
-        text = one_or_none(ours, model=m, subset="composition", metric="text")
-        image = one_or_none(ours, model=m, subset="composition", metric="image")
-        out += _pair(f"{m}: text vs image", text, image, {
-            HIGHER: "On composition swaps it matches captions to an image ({a}) better than images to a caption ({b}).",
-            LOWER: "On composition swaps it matches captions to an image ({a}) worse than images to a caption ({b}).",
-            UNRESOLVED: "On composition swaps its text score ({a}) and image score ({b}) are not resolved apart."})
+        out += _pairs(ours, "probe-c", m, drawn)
         mine = select(cats, model=m).dropna(subset=["value"])
         if len(mine) > 1:
             lo, hi = mine.loc[mine["value"].idxmin()], mine.loc[mine["value"].idxmax()]

@@ -1,9 +1,12 @@
 """What the conceptual chapter states (``StudyResult.facts`` of :mod:`probekit.studies.conceptual.study`), one typed
-field each: a misspelt field is an AttributeError in a unit test (tests/test_facts.py), not on the executed page."""
+field each: a misspelt field is an AttributeError in a unit test (tests/test_facts.py), not on the executed page.
+
+The study builds :class:`ConceptualFacts` in one call from its data, and :func:`with_sweep` adds what the patching
+sweep ran on (:class:`SweepFacts`, :mod:`probekit.studies.conceptual.sweep`) where it ran."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,7 @@ class ConceptualFacts:
     finetuned: bool
     paper_categories: list[str]      # the paper's Table 6 categories that ours share
     lab: str                         # what the lab ran, or why it did not
-    triplets: int | None = None      # the sweep's: training triplets, batch, held-out task and its size, probes
+    triplets: int | None = None      # the sweep's (:class:`SweepFacts`), None where it did not run
     finetune_batch: int | None = None
     general_items: int | None = None
     sweep_probe_r: int | None = None
@@ -39,4 +42,24 @@ class ConceptualFacts:
     general_task: str | None = None
     toy_train_data: bool | None = None
     real_eval_data: bool | None = None
-    finetune_seeds: list[int] | None = None   # the fine-tuning seeds the sweep's rows are pooled over
+    finetune_seeds: list[int] | None = None
+
+
+@dataclass(frozen=True)
+class SweepFacts:
+    """What the patching sweep ran on: the fields of :class:`ConceptualFacts` that are None where it did not run."""
+
+    triplets: int                    # training triplets
+    finetune_batch: int              # triplets per step, as finetune_clip draws them (at most ``triplets``)
+    general_items: int               # the held-out task's images
+    sweep_probe_r: int               # Probe-R comparisons the sweep is evaluated on
+    sweep_probe_c: int               # ... and Probe-C groups
+    general_task: str                # the held-out task, in words
+    toy_train_data: bool             # trained on the toy world's triplets (no ``train_data``)
+    real_eval_data: bool             # evaluated on the authors' release
+    finetune_seeds: list[int]        # the fine-tuning seeds the sweep's rows are pooled over
+
+
+def with_sweep(facts: ConceptualFacts, sweep: SweepFacts | None) -> ConceptualFacts:
+    """``facts`` with the sweep's fields set (as they are where the sweep did not run: ``sweep`` None)."""
+    return facts if sweep is None else replace(facts, **asdict(sweep))

@@ -3,7 +3,8 @@
 ``run(params)`` takes the chapter's parameters (:class:`~probekit.studies.conceptual.params.Params`) and returns a
 :class:`~probekit.results.StudyResult`: rows of every probe for every model (ours) beside the paper's Tables 2-4, 6,
 8-10; ``data`` for the figures (the Probe-B views of one item, the patching sweep with its encoders and α, the
-training losses); ``facts`` the page states;
+training losses); ``facts`` the page states (a :class:`~probekit.studies.conceptual.facts.ConceptualFacts`, built
+from the data here and from the patching sweep in :mod:`probekit.studies.conceptual.sweep`);
 ``claims`` from :mod:`probekit.studies.conceptual.claims`; ``items`` the per-item rows of Probe-R, Probe-C and Probe-B
 (:mod:`probekit.metrics.conceptual_items`: Probe-R's and Probe-C's accuracies are means of ``correct``, Probe-B's mAP
 is recomputed from its score columns), not the α sweep's.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -30,18 +31,17 @@ from probekit.metrics import authors_code
 from probekit.metrics import background as mb
 from probekit.metrics import conceptual as mc
 from probekit.metrics import conceptual_items as mi
-from probekit.papers.conceptual import parse_condition, undo_readings
+from probekit.papers.conceptual import undo_readings
 from probekit.scorers.base import Scorer
 from probekit.results import FromItems, StudyResult, Where, concat, concat_items, empty, select
 from probekit.studies import lab
-from probekit.studies.conceptual import claims as conceptual_claims, finetune, finetune_cache, finetune_seeds, patching
+from probekit.studies.conceptual import claims as conceptual_claims, finetune_seeds
 from probekit.studies.conceptual import lab as conceptual_lab, scores as cs
-from probekit.studies.conceptual.facts import ConceptualFacts
+from probekit.studies.conceptual.facts import ConceptualFacts, with_sweep
 from probekit.studies.conceptual.params import Params
+from probekit.studies.conceptual.sweep import sweep, sweep_plan, with_alpha
 from probekit.studies.lab_items import LabRows, split
-from probekit.studies.conceptual.finetune_seeds import SeedRows
 from probekit.studies.lab_pooling import pooled_over_seeds
-from probekit.toyworld import classify
 
 STUDY = "conceptual"
 #: one headline row per model each: Probe-R predicate-swap accuracy, Probe-C composition group score, Probe-B
@@ -57,10 +57,6 @@ CONTROLS: list[Where] = []
 #: the chapter's ``dataset`` parameter -> the dataset source of each probe
 SUITES = {"toy": {"probe-r": "toy", "probe-c": "toy", "probe-b": "toy"},
           "paper": {"probe-r": "probe-r", "probe-c": "probe-c", "probe-b": "probe-b"}}
-#: toy train-split items loaded per fine-tuning triplet of each kind: a Probe-R group holds one predicate swap among
-#: about 3.4 items (subject swaps and subject-only images), and every other Probe-C group is a composition group
-#: giving two triplets
-TRAIN_ITEMS = {"probe-r": 4, "probe-c": 1}
 #: the probes of our rows recomputed as the authors' released code reads them (FLAVA's Probe-C scores transposed:
 #: text and image exchanged, μ(c) over the two images; ViLT's and BridgeTower's Probe-B x̃0 and x̃1 exchanged), for
 #: the models concerned
@@ -108,74 +104,6 @@ def _background(scorers: Mapping[str, Scorer], items_b: pd.DataFrame, fillers: S
     return rows, example.reset_index(drop=True), used, derived.attrs["no_unrelated_scene"], scored
 
 
-def sweep_plan(dataset: str, train_data: str | None, general_task: str, imagenet_dir: str | None) -> dict[str, Any]:
-    """What the patching sweep can honestly run: ``skip`` (why it cannot: the authors' evaluation data without a
-    RelComp-style training file would train a real CLIP on toy triplets) and ``general_task`` with ``fallback``
-    (why ImageNet was asked for but the toy task is used: no ``imagenet_dir``)."""
-    plan = {"skip": "", "general_task": general_task, "fallback": ""}
-    if dataset != "toy" and not train_data:
-        plan["skip"] = ("No RelComp-style training file (`train_data`): the paper's fine-tuning is not run on the "
-                        "toy world's triplets beside the authors' evaluation data")
-    if general_task == "imagenet" and not imagenet_dir:
-        plan["general_task"] = "toy"
-        plan["fallback"] = ("ImageNet was asked for as the held-out task but `imagenet_dir` is not set: the "
-                            f"{classify.GENERAL_TASK} stands in for it, so the forgetting measured here is not the "
-                            "paper's ImageNet accuracy")
-    return plan
-
-
-def _sweep(load: Callable[..., pd.DataFrame], root: Path, items_r: pd.DataFrame, items_c: pd.DataFrame, p: Params,
-           general_task: str) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any], SeedRows]:
-    """The patching sweep's rows (pooled over the fine-tuning seeds, :mod:`probekit.studies.conceptual.finetune_seeds`),
-    training history (the first seed's), facts and each pooled row's per-seed rows; ``general_task`` as
-    :func:`sweep_plan` settled it."""
-    seed = p.seed
-    if p.train_data:
-        triplets = finetune.load_triplets(p.train_data)
-    else:  # the toy world's train split (disjoint from the evaluation items): finetune_triplets of each kind
-        n = p.finetune_triplets
-        triplets = finetune.swap_triplets(load("probe-r", "train", "toy", TRAIN_ITEMS["probe-r"] * n),
-                                          load("probe-c", "train", "toy", TRAIN_ITEMS["probe-c"] * n), per_kind=n)
-    n_eval = p.finetune_eval_limit
-    general = patching.general_task_items(general_task, root, p.imagenet_dir, seed=seed, limit=n_eval or p.limit)
-    probes = {"probe-r": patching.whole_groups(items_r, n_eval, seed),
-              "probe-c": patching.whole_groups(items_c, n_eval, seed)}
-    config = {"steps": p.finetune_steps, "batch_size": p.finetune_batch, "lr": p.finetune_lr,
-              "optimizer": p.finetune_optimizer}
-
-    def sweep(fseed: int) -> tuple[pd.DataFrame, dict[str, Path]]:
-        # one fine-tuning seed's sweep on the same items; a bar per fine-tune, on the terminal
-        return patching.patch_sweep(
-            p.finetune_model, triplets, list(p.finetune_encoders), list(p.alphas), probes, general,
-            root / "finetune", config=config, device=p.device, batch_size=p.batch_size, cache_dir=p.cache_dir,
-            seed=seed, finetune_seed=fseed)
-
-    def key(fseed: int) -> str:
-        return finetune_seeds.sweep_key(p.finetune_model, triplets,
-                                        patching.configs(config, list(p.finetune_encoders), fseed), list(p.alphas),
-                                        {**probes, "general": general}, seed)
-
-    fseeds = finetune_seeds.seeds(seed, p.finetune_seeds)
-    rows, checkpoints, each = finetune_seeds.pooled_sweep(sweep, fseeds, key,
-                                                          root / "finetune" / patching.safe(p.finetune_model))
-    history = pd.concat([finetune_cache.training_history(path).rename_axis("step").reset_index().assign(encoders=enc)
-                         for enc, path in checkpoints.items()], ignore_index=True)
-    batch, = {finetune_cache.trained_config(path)["batch_size"] for path in checkpoints.values()}   # one config
-    facts = {"triplets": len(triplets), "finetune_batch": min(batch, len(triplets)),   # as finetune_clip draws
-             "general_items": len(general), "sweep_probe_r": len(probes["probe-r"]),
-             "sweep_probe_c": len(probes["probe-c"]), "general_task": "ImageNet" if general_task == "imagenet"
-             else classify.GENERAL_TASK, "toy_train_data": not p.train_data,
-             "real_eval_data": p.dataset != "toy", "finetune_seeds": fseeds}
-    return rows, history, facts, each
-
-
-def with_alpha(rows: pd.DataFrame) -> pd.DataFrame:
-    """Patching rows with their ``encoders`` and ``alpha`` as columns (for the α-sweep figure)."""
-    keep = rows[~rows["condition"].str.contains("−") & rows["condition"].str.contains("α")]
-    parsed = [parse_condition(c) for c in keep["condition"]]
-    return keep.assign(encoders=[p[0] for p in parsed], alpha=[p[1] for p in parsed])
-
-
 @pooled_over_seeds
 def run(params: Params) -> StudyResult:
     """Every number of the chapter."""
@@ -198,39 +126,22 @@ def run(params: Params) -> StudyResult:
     scored_c = scored["probe-c"]
     b_rows, example, used, no_scene, scored_b = _background(scorers, items_b, fillers, root, seed,
                                                             sources["probe-b"] == "toy")
-    facts = {"dataset": "toy world" if dataset == "toy" else "the authors' release",
-             "probe_r_items": len(items_r), "probe_r_groups": items_r["group_id"].nunique(),
-             "probe_c_groups": len(items_c), "probe_b_images": len(items_b),
-             "probe_b_single": int(items_b["single_object"].sum()),
-             "unreadable": {"Probe-R": int(items_r["image"].isna().sum()),
-                            "Probe-C": int(items_c["image_0"].isna().sum() + items_c["image_1"].isna().sum()),
-                            "Probe-B": int(items_b["image"].isna().sum())},
-             "heads": {m: head_for(s, "compatibility") for m, s in scorers.items()},
-             "fillers": used, "fillers_left_out": [f for f in fillers if f not in used],
-             "no_unrelated_scene": list(no_scene), "empty_masks": list(items_b.attrs.get("empty_masks", [])),
-             "probe_r_kinds": list(dict.fromkeys(items_r["kind"])),
-             "categories": list(dict.fromkeys(scored_c.loc[scored_c["split"] == "composition", "category"]))}
-    each: SeedRows = {}
-    parts, data = [rc_rows, b_rows], {"probe_b_example": example}
+    categories = list(dict.fromkeys(scored_c.loc[scored_c["split"] == "composition", "category"]))
     plan = sweep_plan(dataset, params.train_data, params.general_task, params.imagenet_dir)
-    facts.update(finetune_requested=bool(finetune_model), finetune_skipped=plan["skip"] if finetune_model else "",
-                 general_fallback=plan["fallback"])
-    facts["finetuned"] = bool(finetune_model) and not plan["skip"]
-    if facts["finetuned"]:
-        sweep, data["history"], sweep_facts, each = _sweep(load, root, items_r, items_c, params,
-                                                           plan["general_task"])
-        parts.append(sweep)
-        facts.update(sweep_facts)
-        data["sweep"] = with_alpha(sweep)
+    finetuned = bool(finetune_model) and not plan["skip"]
+    swept = sweep(load, root, items_r, items_c, params, plan["general_task"]) if finetuned else None
+    parts, data = [rc_rows, b_rows], {"probe_b_example": example}
+    if swept is not None:
+        parts.append(swept.rows)
+        data.update(history=swept.history, sweep=with_alpha(swept.rows))
     rows = concat(parts + [papers.reported(the_paper)])
     data["readings"] = readings_table(rows)
-    facts["paper_categories"] = shared_categories(rows, facts["categories"])
     data["claims"] = conceptual_claims.sections(rows, models, finetune_model, list(params.finetune_encoders),
                                                  list(params.alphas), drawn=dataset == "toy")
     c_items = mi.probe_c_items(scored_c, items_c)
     data["probe_c_anatomy"] = mi.group_anatomy(c_items)
     data["claims"]["probe-c"] += conceptual_claims.anatomy_claims(rows, data["probe_c_anatomy"])
-    facts["lab"], found = _lab(
+    lab_fact, found = _lab(
         lab_models, dataset, scorers=scorers, items={"probe-r": items_r, "probe-c": items_c}, scored=scored,
         b_rows=b_rows, background=lambda todo: _background(todo, items_b, fillers, root, seed, True)[0],
         sweep=select(rows, source="ours", probe="patching"), seed=seed,
@@ -242,11 +153,25 @@ def run(params: Params) -> StudyResult:
     claims = [c for section in data["claims"].values() for c in section]
     data["lab_checks"] = lab.checks(data["lab"], conceptual_lab.CHECKS if on else [])
     data["lab_claims"] = lab.claims(data["lab"], conceptual_lab.CLAIMS if on else [])
-    if on and len(facts.get("finetune_seeds") or []) > 1:
+    if on and swept is not None and len(swept.facts.finetune_seeds) > 1:
         data["lab_claims"] = finetune_seeds.judged(data["lab_claims"], conceptual_lab.CLAIMS,
-                                                   conceptual_lab.swept_keys(each))
+                                                   conceptual_lab.swept_keys(swept.each))
+    facts = ConceptualFacts(
+        dataset="toy world" if dataset == "toy" else "the authors' release",
+        probe_r_items=len(items_r), probe_r_groups=items_r["group_id"].nunique(), probe_c_groups=len(items_c),
+        probe_b_images=len(items_b), probe_b_single=int(items_b["single_object"].sum()),
+        unreadable={"Probe-R": int(items_r["image"].isna().sum()),
+                    "Probe-C": int(items_c["image_0"].isna().sum() + items_c["image_1"].isna().sum()),
+                    "Probe-B": int(items_b["image"].isna().sum())},
+        heads={m: head_for(s, "compatibility") for m, s in scorers.items()},
+        fillers=used, fillers_left_out=[f for f in fillers if f not in used], no_unrelated_scene=list(no_scene),
+        empty_masks=list(items_b.attrs.get("empty_masks", [])), probe_r_kinds=list(dict.fromkeys(items_r["kind"])),
+        categories=categories, finetune_requested=bool(finetune_model),
+        finetune_skipped=plan["skip"] if finetune_model else "", general_fallback=plan["fallback"],
+        finetuned=finetuned, paper_categories=shared_categories(rows, categories), lab=lab_fact)
     per_item = [mi.probe_r_items(scored["probe-r"], items_r), c_items, mi.probe_b_items(scored_b)]
-    return StudyResult(STUDY, asdict(params), rows, data, ConceptualFacts(**facts), claims, concat_items(per_item))
+    return StudyResult(STUDY, asdict(params), rows, data, with_sweep(facts, swept.facts if swept else None),
+                       claims, concat_items(per_item))
 
 
 def _lab(lab_models: Sequence[str], dataset: str, *, scorers: Mapping[str, Scorer], items: dict[str, pd.DataFrame],
