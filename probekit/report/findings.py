@@ -75,6 +75,8 @@ def prednoun(rows: pd.DataFrame, lines: pd.DataFrame | None = None) -> list[Find
 #: the chance level of the masking study's top-k rows (:func:`probekit.metrics.masking.topk_chance`), not its lab's
 #: (what the caption alone allows, :data:`probekit.report.lab.CHANCE_WORDS`)
 TOPK_CHANCE = "5 of the probe's verbs named at random"
+#: the chance level of the masking lab's rows: the best the caption alone allows (:mod:`probekit.studies.masking.lab`)
+CAPTION_CHANCE = "the best from the caption alone"
 
 
 def masking(rows: pd.DataFrame, lines: pd.DataFrame | None = None) -> list[Finding]:
@@ -99,7 +101,7 @@ def masking(rows: pd.DataFrame, lines: pd.DataFrame | None = None) -> list[Findi
         of_claim(lines, masking_lab.CLAIMS[2], "On the same verb negatives, **toy-vilt**'s masked-LM head against its "
                  "ITM head (MLM − ITM)"),
         of_check(lines, masking_lab.CHECKS[0], "**toy-vilt-noverb**, trained without seeing verbs, finds the masked "
-                 "verb among its top 5"),
+                 "verb among its top 5", chance=CAPTION_CHANCE),
     ]
     return kept(out)
 
@@ -128,8 +130,7 @@ BY_STUDY = {"verbs": verbs, "prednoun": prednoun, "masking": masking, "conceptua
 
 def of_result(result) -> list[Finding]:
     """A run's findings (a :class:`probekit.results.StudyResult`): its rows and its lab's verdict lines."""
-    lines = lab.verdict_lines(result.study, result.data.get("lab_checks"), result.data.get("lab_claims"))
-    return BY_STUDY[result.study](result.rows, lines)
+    return BY_STUDY[result.study](result.rows, result.lab_lines)
 
 
 def headline_figure(rows: pd.DataFrame, study: str):

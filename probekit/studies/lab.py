@@ -223,8 +223,9 @@ VERDICT_COLUMNS = ["study", "kind", "what", "models", "verdict", "as_expected", 
 #: the columns of a verdict line holding rows as JSON (:func:`deciding`), compared with :func:`same_rows`
 ROWS_COLUMNS = ("rows",)
 #: what a line judged over seeds adds (:data:`probekit.studies.lab_pooling.SEED_COLUMNS`): each seed's rows (JSON),
-#: each seed's verdict, whether they agree, and "seeds disagree: ..." (or why the line is not pooled)
-SEED_FIELDS = ["seed_rows", "seed_verdicts", "seeds_agree", "seeds_note"]
+#: each seed's verdict, whether they agree, "seeds disagree: ..." (or why the line is not pooled), and what the note
+#: says as fields: its kind, its seeds and the seeds that disagree with their verdicts (:func:`~.lab_pooling.pool`)
+SEED_FIELDS = ["seed_rows", "seed_verdicts", "seeds_agree", "seeds_note", "seeds_kind", "seeds", "seeds_disagree"]
 
 
 def _seeds(line: Row) -> dict[str, Any]:
