@@ -229,6 +229,8 @@ class StudyResult:
     ``claims``: the discussion's sentences, each a :class:`probekit.claims.Claim` computed from ``rows``.
     ``items``: one row per scored item of ours (:data:`ITEM_COLUMNS`, then the study's own columns), exported
     beside the page as ``<chapter>.items.parquet`` (``probekit export --items``).
+    ``lab_lines``: its lab's verdict lines, judged once by the run (:func:`probekit.studies.lab_holm.judge`), which
+    the page's findings and data file read; empty for a run without a lab.
     """
 
     study: str
@@ -238,6 +240,7 @@ class StudyResult:
     facts: Any = None
     claims: list[Claim] = field(default_factory=list)
     items: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ITEM_COLUMNS))
+    lab_lines: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def __post_init__(self) -> None:
         self.rows = without_items(self.rows)   # what the rows were computed from stays in the study (ITEMS)

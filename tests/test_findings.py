@@ -186,21 +186,36 @@ def test_the_patching_claims_are_one_table_a_row_per_setting_and_the_papers_numb
 
 def test_a_lab_finding_says_whether_it_is_pooled_over_training_seeds_that_agree_or_rests_on_one():
     from probekit.report.finding import seeds
+    from probekit.studies.lab_pooling import ONE, POOLED, TUNED
 
-    rows = json.dumps([{"seed": 0, "model": "m", "value": 0.6}, {"seed": 1, "model": "m", "value": 0.52}])
-    disagree = {"seed_rows": rows, "seeds_agree": False,
-                "seeds_note": "seeds disagree: seed 0 above chance, seed 1 not resolved"}
-    assert seeds(disagree) == (" (pooled over training seeds 0 and 1, which disagree: seed 0 above chance, "
-                               "seed 1 not resolved)")
-    assert seeds({"seed_rows": rows, "seeds_agree": True, "seeds_note": ""}) == \
-        " (pooled over training seeds 0 and 1, which agree)"
-    assert seeds({"seed_rows": None, "seeds_note": "rests on seed 0 alone, not pooled: no m row under seed 1"}) == \
-        " (one training seed)"
+    disagree = [{"seed": 0, "verdict": "above chance"}, {"seed": 1, "verdict": "not resolved"}]
+    pooled = {"seeds_kind": POOLED, "seeds": "[0, 1]", "seeds_disagree": json.dumps(disagree),
+              "seeds_note": "not read: the fields say it"}
+    assert seeds(pooled) == (" (pooled over training seeds 0 and 1, which disagree: seed 0 above chance, "
+                             "seed 1 not resolved)")
+    assert seeds({**pooled, "seeds_disagree": "[]"}) == " (pooled over training seeds 0 and 1, which agree)"
+    assert seeds({"seeds_kind": ONE, "seeds": "[0]", "seeds_disagree": "[]"}) == " (one training seed)"
     # a fine-tune's claim: pooled over its fine-tuning seeds, the zoo model they fine-tune one seed's
     tuned = "pooled over 5 fine-tuning seeds of the zoo model trained with seed 0; not over the zoo's seeds"
-    assert seeds({"seed_rows": None, "seeds_note": tuned}) == f" ({tuned})"
+    assert seeds({"seeds_kind": TUNED, "seeds": "[0, 1, 2, 3, 4]", "seeds_note": tuned}) == f" ({tuned})"
     assert seeds({"rows": "[]"}) == ""   # no other seed's items at hand: nothing said
     # the verbs page's last finding, on the committed lab lines: the parent is pooled over seeds 0 and 1
     lines = pd.read_parquet(Path(__file__).parents[1] / "book" / "chapters" / "verbs.lab.parquet")
     parent = verbs.findings(load(Path(__file__).parents[1] / "book" / "chapters" / "verbs.results.parquet"), lines)[-1]
     assert "pooled over training seeds 0 and 1" in parent.text
+
+
+def test_the_noverb_finding_names_the_chance_level_its_lab_line_carries():
+    """The masking lab's knock-out is judged against what the caption alone allows (24.8% at k = 5): its finding
+    says that level, from the verdict line, beside "at chance"."""
+    from probekit.studies import lab_holm
+    from probekit.studies.masking import lab as masking_lab, page as masking_page
+
+    check = masking_lab.CHECKS[0]
+    r = row(study="masking", model=check.model, value=0.24, ci=(0.207, 0.275), n=600, chance=0.248, **check.where)
+    checks, claims = lab_holm.family(lab.checks(frame([r]), [check]), lab.claims(frame([r]), []))
+    lines = lab_holm.lines("masking", checks, claims)
+    [found] = masking_page.findings(frame([]), lines)
+    assert found.verdict == lab.AT_CHANCE and found.row["chance"] == 0.248
+    assert render([found]).split("\n")[0].endswith(
+        f"*at chance* (chance 24.8%: {masking_page.CAPTION_CHANCE}); the paper reports no number for this.")

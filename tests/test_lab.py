@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 from probekit.report import lab as lab_report
 from probekit.results import frame, row
 from probekit.studies import lab, lab_holm
@@ -226,6 +228,8 @@ def test_one_rule_says_when_two_values_are_the_same():
     assert same(float("nan"), float("nan")) and same(None, None) and not same(None, 0.0)
     assert same(["walk", "kneel"], ["walk", "kneel"]) and not same(["walk"], ["walk", "kneel"])
     assert same([0.1, 0.2], (0.1, 0.2 + 1e-12)) and not same("a", "b")
+    # a nullable boolean's missing value (a verdict line's survives_holm) equals itself and None, nothing else
+    assert same(pd.NA, pd.NA) and same(pd.NA, None) and not same(pd.NA, True) and not same(False, pd.NA)
 
 
 def test_a_knock_in_is_judged_against_zero_on_its_difference_row():
@@ -239,7 +243,7 @@ def test_a_knock_in_is_judged_against_zero_on_its_difference_row():
     assert list(found["verdict"]) == ["above 0", lab.NOT_RESOLVED, "below 0"]
     assert list(found["ok"]) == [True, False, False]
     judged, _ = lab_holm.family(found, lab.claims(rows, []))
-    assert judged["p"].iloc[0] < 0.05 < judged["p"].iloc[1] and judged["survives"].iloc[0] is True
+    assert judged["p"].iloc[0] < 0.05 < judged["p"].iloc[1] and judged["survives"].tolist()[0] is True
     assert lab_report.checks_table(found)["probe (role)"].iloc[0].endswith("(knock-in, its information always there "
                                                                           "(positive control))")
 

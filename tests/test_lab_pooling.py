@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from probekit.report import lab as report_lab
-from probekit.studies import lab, lab_items, lab_pooling, lab_seeds
+from probekit.studies import lab, lab_holm, lab_items, lab_pooling, lab_seeds
 from probekit.studies.conceptual import study as conceptual
 from probekit.studies.masking import study as masking
 from probekit.studies.prednoun import study as prednoun
@@ -88,12 +88,13 @@ def test_every_lab_line_of_a_small_run_is_rebuilt_from_its_items(study, root, no
 
 
 def test_without_the_items_file_the_lab_is_as_today(small, root):
-    today = verbs.run.__wrapped__(_verbs(root))   # the study's own run, nothing kept or pooled
-    for name in ("lab_checks", "lab_claims"):
-        assert list(small.data[name].columns) == list(today.data[name].columns)
-    pd.testing.assert_frame_equal(lab.verdict_lines("verbs", small.data["lab_checks"], small.data["lab_claims"]),
-                                  lab.verdict_lines("verbs", today.data["lab_checks"], today.data["lab_claims"]))
-    assert report_lab.checks_table(small.data["lab_checks"]).equals(report_lab.checks_table(today.data["lab_checks"]))
+    today = verbs.run.__wrapped__(_verbs(root))   # the study's own run, nothing kept, pooled or judged
+    judged = lab_holm.family(today.data["lab_checks"], today.data["lab_claims"])   # what the wrapped run adds
+    for name, frame in zip(("lab_checks", "lab_claims"), judged):
+        assert list(small.data[name].columns) == list(frame.columns)
+    pd.testing.assert_frame_equal(small.lab_lines, lab_holm.lines("verbs", *judged, today.data["lab_derived"]))
+    assert small.lab_lines["holm"].notna().any() and not small.lab_lines["derived"].any()   # every row has items
+    assert report_lab.checks_table(small.data["lab_checks"]).equals(report_lab.checks_table(judged[0]))
 
 
 def _three_seeds(items: pd.DataFrame) -> pd.DataFrame:
@@ -141,6 +142,8 @@ def test_with_the_items_file_every_line_is_judged_over_the_seeds(small, pooled_r
     blind = checks[checks["model"] == "toy-bert-blind"].iloc[0]
     assert "seed 1: above chance" in blind["seed_verdicts"] and not blind["seeds_agree"]
     assert blind["seeds_note"].startswith("seeds disagree: seed 0 ")
+    assert (blind["seeds_kind"], json.loads(blind["seeds"])) == (lab_pooling.POOLED, [0, 1, 2])
+    assert {e["seed"]: e["verdict"] for e in json.loads(blind["seeds_disagree"])}[1] == lab.ABOVE
     lines = lab.verdict_lines("verbs", checks, pooled.data["lab_claims"])
     assert set(lab.SEED_FIELDS) <= set(lines.columns) and lines["seed_rows"].str.len().gt(0).any()
     html = report_lab.checks_table(checks, "verbs").to_html()
@@ -172,6 +175,7 @@ def test_a_chapter_whose_models_no_other_seed_retrained_says_each_line_rests_on_
     for name in ("lab_checks", "lab_claims"):
         notes = result.data[name]["seeds_note"]
         assert notes.eq("rests on seed 0 alone, not pooled: none of its models retrained with seed 1, 2").all()
+        assert result.data[name]["seeds_kind"].eq(lab_pooling.ONE).all() and result.data[name]["seeds"].eq("[0]").all()
         assert result.data[name]["verdict"].tolist() == {"lab_checks": checks, "lab_claims": claims}[name]["verdict"].tolist()
 
 
@@ -205,6 +209,9 @@ def test_a_line_pooled_over_fine_tuning_seeds_says_so_where_the_zoos_seeds_canno
     assert notes.iloc[0] == ("pooled over 5 fine-tuning seeds of the zoo model trained with seed 0; "
                              "not over the zoo's seeds")
     assert notes.iloc[1:].str.startswith("rests on seed 0 alone, not pooled: ").all()   # not fine-tuned: one seed
+    kinds = result.data["lab_claims"]["seeds_kind"]
+    assert kinds.iloc[0] == lab_pooling.TUNED and kinds.iloc[1:].eq(lab_pooling.ONE).all()
+    assert result.data["lab_claims"]["seeds"].iloc[0] == "[0, 1, 2, 3, 4]"
     assert result.data["lab_claims"]["verdict"].eq(lab.HOLDS).all()
 
 

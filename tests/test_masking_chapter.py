@@ -33,11 +33,10 @@ def test_chapter_source_is_parameters_one_run_and_report_calls():
                 "## Discussion"]
     assert all(text.count(h) == 1 for h in headings)
     assert [text.index(h) for h in headings] == sorted(text.index(h) for h in headings)
-    # each lab table with the chapter's other lab lines: one Holm family
-    assert text.count("lab_report.checks_table(result.data[\"lab_checks\"], result.study, "
-                      "claims=result.data[\"lab_claims\"])") == 1
-    assert text.count("lab_report.claims_table(result.data[\"lab_claims\"], result.study, "
-                      "checks=result.data[\"lab_checks\"])") == 1
+    # each lab table and the count of judgements read what the run judged (one Holm family)
+    assert text.count("lab_report.checks_table(result.data[\"lab_checks\"], result.study)") == 1
+    assert text.count("lab_report.claims_table(result.data[\"lab_claims\"], result.study)") == 1
+    assert text.count("lab_report.judgements(result.lab_lines)") == 1
     # nothing left of the old toy world's prose
     assert not any(old in text for old in ("12 verbs", "41.7", "7 verbs", "kick mostly", "one cell"))
 

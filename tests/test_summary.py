@@ -11,7 +11,7 @@ from probekit import results
 from probekit.report import summary
 from probekit.report.lab import HOLM
 from probekit.report.export import LAB_FILE, RESULTS_FILE, write
-from probekit.studies import STUDIES, lab_seeds
+from probekit.studies import STUDIES, lab_holm, lab_seeds
 
 
 def _row(study, probe, model, value, *, subset="all", metric="pairwise", condition="", chance=0.5, n=40,
@@ -101,7 +101,7 @@ def test_exported_rows_read_back_as_they_were(tmp_path):
 
 def _lab_result() -> results.StudyResult:
     """A study result whose lab judged two checks (one as it should be, one not), showed a text floor, and
-    tested two claims (hand-made rows, judged by the lab's own functions)."""
+    tested two claims (hand-made rows, judged by the lab's own functions, once, as a run judges them)."""
     from probekit.studies import lab
     def r(model, value, low, high, subset):
         return {**_row("verbs", "svo", model, value, subset=subset), "ci_low": low, "ci_high": high}
@@ -114,8 +114,10 @@ def _lab_result() -> results.StudyResult:
               lab.Check("blind", lab.FLOOR, "subj", dict(subset="subj"))]
     claims = [lab.PaperClaim("a beats b", "P, Table 1", ("a", dict(subset="all")), ("b", dict(subset="all"))),
               lab.PaperClaim("b beats c", "P, Table 2", ("b", dict(subset="all")), ("c", dict(subset="all")))]
-    return results.StudyResult("verbs", {}, results.frame(VERBS), {"lab_checks": lab.checks(rows, checks),
-                                                                   "lab_claims": lab.claims(rows, claims)})
+    result = results.StudyResult("verbs", {}, results.frame(VERBS), {"lab_checks": lab.checks(rows, checks),
+                                                                     "lab_claims": lab.claims(rows, claims)})
+    lab_holm.judge(result)
+    return result
 
 
 def test_lab_verdicts_travel_with_the_rows_and_the_summary_counts_them(tmp_path):
@@ -134,13 +136,34 @@ def test_lab_verdicts_travel_with_the_rows_and_the_summary_counts_them(tmp_path)
                                                # ko's above chance (p ~ 1e-14) and "a beats b" survive, the others
                                                # resolved nothing
                                                "survive Holm (5%)": "2 of 4 judged"}]
-    assert lab["survives_holm"].tolist() == [None, True, None, True, None]
+    assert [None if pd.isna(s) else s for s in lab["survives_holm"]] == [None, True, None, True, None]
+    assert str(lab["survives_holm"].dtype) == "boolean"   # a nullable boolean, as the run judged it
     assert summary.lab_claims(lab)[HOLM].tolist() == ["✓ p = 3.5e-05", "○ p = 1"]
     cells = summary.lab_claims(lab).iloc[:, 0].tolist()
     assert [c.split("</a>: ")[1].split("<br>")[0] for c in cells] == ["a beats b", "b beats c"]
     assert [c.split('"pk-ci">')[1].split("</span>")[0] for c in cells] == ["a vs b", "b vs c"]
     # a chapter executed without a lab (or before verdicts were exported) adds nothing
     assert len(summary.load_lab(tmp_path / "nowhere")) == 0
+
+
+def test_the_page_its_data_file_and_the_summary_read_the_lines_the_run_judged_once(tmp_path, monkeypatch):
+    from probekit.report import findings
+    from probekit.report import lab as lab_report
+
+    calls = []
+    family = lab_holm.family
+    monkeypatch.setattr(lab_holm, "family", lambda *a: calls.append(1) or family(*a))
+    result = _lab_result()
+    lab_report.checks_table(result.data["lab_checks"])
+    lab_report.claims_table(result.data["lab_claims"])
+    lab_report.judgements(result.lab_lines)
+    findings.of_result(result)
+    write(result, tmp_path)
+    (tmp_path / LAB_FILE).rename(tmp_path / "verbs.lab.parquet")
+    summary.lab_overview(summary.load_lab(tmp_path))
+    assert len(calls) == 1
+    back = summary.load_lab(tmp_path)
+    assert back["holm"].tolist() == pytest.approx(result.lab_lines["holm"].tolist(), nan_ok=True)
 
 
 def test_each_claim_is_set_beside_its_verdict_under_the_other_seed():

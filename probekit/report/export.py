@@ -1,7 +1,8 @@
 """A chapter's data files, written by the call that ends it.
 
 The last cell of every chapter calls :func:`export`, which writes the study's result rows, its lab's verdict lines
-(:func:`probekit.studies.lab_holm.lines`: each line with its Holm-adjusted p; lab rows are not result rows) and its
+(``StudyResult.lab_lines``, judged by the run: :func:`probekit.studies.lab_holm.lines`, each line with its
+Holm-adjusted p; lab rows are not result rows) and its
 per-item rows (``StudyResult.items``) as parquet files, every number at full precision, into the folder the executor
 names in ``$PROBEKIT_OUT`` (:data:`OUT`): :data:`RESULTS_FILE`, :data:`LAB_FILE` (none without verdict lines) and
 :data:`ITEMS_FILE`.  The executor keeps them beside the page (``<chapter>.results.parquet``, ``.lab.parquet``,
@@ -18,7 +19,6 @@ from pathlib import Path
 import pandas as pd
 
 from probekit.results import StudyResult, frame, items_frame, save
-from probekit.studies.lab_holm import lines
 
 OUT = "PROBEKIT_OUT"
 RESULTS_FILE, LAB_FILE, ITEMS_FILE = "results.parquet", "lab.parquet", "items.parquet"
@@ -37,8 +37,7 @@ def write(result: StudyResult | pd.DataFrame, folder: Path) -> list[Path]:
     folder = Path(folder)
     written = [save(frame(result.rows if isinstance(result, StudyResult) else result), folder / RESULTS_FILE)]
     if isinstance(result, StudyResult):
-        found = lines(result.study, result.data.get("lab_checks"), result.data.get("lab_claims"))
-        tables = {LAB_FILE: found} if len(found) else {}
+        tables = {LAB_FILE: result.lab_lines} if len(result.lab_lines) else {}
         for name, table in {**tables, ITEMS_FILE: items_frame(result.items)}.items():
             table.to_parquet(folder / name, index=False)
             written.append(folder / name)

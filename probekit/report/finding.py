@@ -21,7 +21,8 @@ from probekit.claims import difference
 from probekit.numbers import cell, missing, number
 from probekit.results import one_or_none, select
 from probekit.studies import lab
-from probekit.studies.lab_pooling import FINETUNED, ONE_SEED
+from probekit.studies.lab_pooled import disagreeing
+from probekit.studies.lab_pooling import ONE, POOLED, TUNED
 
 #: the row fields a finding keeps (those of a result row a sentence quotes)
 FIELDS = ("model", "condition", "subset", "metric", "value", "ci_low", "ci_high", "n", "chance", "source")
@@ -101,10 +102,11 @@ def _line(lines: pd.DataFrame | None, kind: str, models: str, what) -> pd.Series
     return found.iloc[0] if len(found) == 1 else None
 
 
-def of_check(lines: pd.DataFrame | None, check: lab.Check, text: str) -> Finding | None:
-    """The finding on a toy-lab check's verdict line (``<study>.lab.parquet``), None where the lab has none."""
+def of_check(lines: pd.DataFrame | None, check: lab.Check, text: str, chance: str = "") -> Finding | None:
+    """The finding on a toy-lab check's verdict line (``StudyResult.lab_lines``), with the chance level its row
+    was judged against (``chance``: what that level is); None where the lab has none."""
     line = _line(lines, "check", check.model, lambda w: w.startswith(f"{check.model}: {check.what} ("))
-    return None if line is None else _of_line(line, text)
+    return None if line is None else _of_line(line, text, chance)
 
 
 def of_claim(lines: pd.DataFrame | None, claim: lab.PaperClaim, text: str) -> Finding | None:
@@ -120,29 +122,30 @@ def of_claim(lines: pd.DataFrame | None, claim: lab.PaperClaim, text: str) -> Fi
     return Finding(found.text, found.row, found.verdict, paper)
 
 
-def _of_line(line: pd.Series, text: str) -> Finding | None:
+def _of_line(line: pd.Series, text: str, chance: str = "") -> Finding | None:
+    """The finding on a verdict line: its first deciding row, with the line's chance level where it has one."""
     rows = json.loads(line["rows"]) if isinstance(line["rows"], str) else []
-    return Finding(text + seeds(line), rows[0], str(line["verdict"])) if rows else None
+    if not rows:
+        return None
+    level = line.get("chance")
+    row = rows[0] if missing(level) else {**rows[0], "chance": float(level)}
+    return Finding(text + seeds(line), row, str(line["verdict"]), chance=chance)
 
 
 def seeds(line: Mapping) -> str:
-    """What a lab line rests on, for its finding: " (pooled over training seeds 0 and 1, which disagree: seed 0 above
-    chance, seed 1 not resolved)", " (pooled over training seeds 0 and 1, which agree)", " (one training seed)", its
-    note for a line pooled over fine-tuning seeds (:data:`~probekit.studies.lab_pooling.FINETUNED`), or "" for a
-    line judged with no other seed's items at hand."""
-    each = line.get("seed_rows")
-    if isinstance(each, str) and each:
-        found = " and ".join(map(str, dict.fromkeys(e["seed"] for e in json.loads(each))))
-        agree = line.get("seeds_agree")
-        said = "which agree" if agree is True or agree == 1 else \
-            "which disagree: " + str(line.get("seeds_note", "")).removeprefix("seeds disagree: ")
-        return f" (pooled over training seeds {found}, {said})"
-    note = line.get("seeds_note")
-    if not isinstance(note, str):
-        return ""
-    if note.startswith(FINETUNED.partition("{")[0]):
-        return f" ({note})"
-    return " (one training seed)" if note.startswith(ONE_SEED.partition("{")[0]) else ""
+    """What a lab line rests on (its ``seeds_kind``, ``seeds`` and ``seeds_disagree``:
+    :func:`probekit.studies.lab_pooling.pool`), for its finding: " (pooled over training seeds 0 and 1, which
+    disagree: seed 0 above chance, seed 1 not resolved)", " (pooled over training seeds 0 and 1, which agree)", " (one
+    training seed)", its note for a line pooled over fine-tuning seeds, or "" for a line judged with no other seed's
+    items at hand."""
+    kind = line.get("seeds_kind")
+    if kind == POOLED:
+        disagree = {e["seed"]: e["verdict"] for e in json.loads(line["seeds_disagree"])}
+        said = f"which disagree: {disagreeing(disagree)}" if disagree else "which agree"
+        return f" (pooled over training seeds {' and '.join(map(str, json.loads(line['seeds'])))}, {said})"
+    if kind == TUNED:
+        return f" ({line['seeds_note']})"
+    return " (one training seed)" if kind == ONE else ""
 
 
 def kept(found: Sequence[Finding | None]) -> list[Finding]:

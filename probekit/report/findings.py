@@ -17,7 +17,7 @@ from probekit.report.finding import Finding, lead, render
 from probekit.registry import load
 from probekit.report.show import show_figure, show_text
 from probekit.results import select
-from probekit.studies import STUDIES, lab
+from probekit.studies import STUDIES
 
 #: the toy models every chapter's findings name (beside the papers' models)
 TOY = ("toy-vilt", "toy-clip")
@@ -27,8 +27,7 @@ def of_result(result) -> list[Finding]:
     """A run's findings (a :class:`probekit.results.StudyResult`): its study's ``findings`` of its rows and its lab's
     verdict lines."""
     study = STUDIES[result.study]
-    lines = lab.verdict_lines(result.study, result.data.get("lab_checks"), result.data.get("lab_claims"))
-    return load(study.findings)(result.rows, lines) if study.findings else []
+    return load(study.findings)(result.rows, result.lab_lines) if study.findings else []
 
 
 def headline_figure(rows: pd.DataFrame, study: str):

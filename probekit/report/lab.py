@@ -172,27 +172,28 @@ def holm_cell(p: float, survives) -> str:
     nothing, with the adjusted p ("✓ p = 0.003"); "—" for a line not judged."""
     if p != p:
         return "—"
-    return f"{'○' if survives is None else '✓' if survives else '✗'} p = {p:.2g}"
+    return f"{'○' if pd.isna(survives) else '✓' if survives else '✗'} p = {p:.2g}"
 
 
-def _holm(table: pd.DataFrame, judged: pd.DataFrame | None) -> pd.DataFrame:
-    """``table`` with a :data:`HOLM` column from ``judged`` (its lines with :func:`lab_holm.family`'s columns)."""
-    if judged is None:
+def _holm(table: pd.DataFrame, found: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with a :data:`HOLM` column where its lines ``found`` were judged (:func:`lab_holm.judge`: the
+    chapter's family's columns)."""
+    if "holm" not in found:
         return table
-    return table.assign(**{HOLM: [holm_cell(p, s) for p, s in zip(judged["holm"], judged["survives"])]})
+    return table.assign(**{HOLM: [holm_cell(p, s) for p, s in zip(found["holm"], found["survives"])]})
 
 
-def judgements(checks: pd.DataFrame, claims: pd.DataFrame) -> str:
-    """A chapter's count of judgements, for a caption: "18 checks and 6 claims judged; 15 survive Holm at 5%"."""
-    n = lab_holm.tally(checks, claims)
+def judgements(lines: pd.DataFrame) -> str:
+    """A chapter's count of judgements from its verdict ``lines`` (``StudyResult.lab_lines``), for a caption: "18
+    checks and 6 claims judged; 15 survive Holm at 5%"."""
+    n = lab_holm.tally(lines)
     return (f"{n['checks']} checks and {n['claims']} claims judged; {n['survive']} of their verdicts survive "
             f"Holm's correction at {lab_holm.ALPHA:.0%} over the {n['checks'] + n['claims']}")
 
 
-def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None,
-                 claims: pd.DataFrame | None = None) -> pd.DataFrame:
+def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
     """Model | probe (role) | result [95% CI] (n) | verdict (✓ as it should be, or what it should be; the chance
-    level) (| Holm, with the chapter's ``claims`` in the family | the verdict under each zoo retrained from another
+    level) (| Holm, where the run judged the chapter's family | the verdict under each zoo retrained from another
     seed, for a named study)"""
     table = pd.DataFrame({
         "model": found["model"],
@@ -203,7 +204,7 @@ def checks_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
                     zip(found["row"], found["ok"], found["expected"], found["verdict"])],
     })
     table = _pooled(table, found, "result [95% CI] (n)")
-    table = _holm(table, None if claims is None else lab_holm.family(found, claims)[0]).set_index("model")
+    table = _holm(table, found).set_index("model")
     return _beside(table, lab.verdict_lines(study or "", found, None), study, seeds)
 
 
@@ -239,10 +240,9 @@ def _difference(r, diff: Mapping, metric: str = "") -> str:
     return text
 
 
-def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None,
-                 checks: pd.DataFrame | None = None) -> pd.DataFrame:
+def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFrame | None = None) -> pd.DataFrame:
     """Claim (source) | toy comparison (each side named by its condition too where one model is on both; the
-    paper's effect beside the toy's where given) | verdict (| Holm, with the chapter's ``checks`` in the family |
+    paper's effect beside the toy's where given) | verdict (| Holm, where the run judged the chapter's family |
     the verdict under each zoo retrained from another seed, for a named study)."""
     def compared(r) -> str:
         diff = r["diff"] if isinstance(r["diff"], Mapping) else None
@@ -273,5 +273,4 @@ def claims_table(found: pd.DataFrame, study: str | None = None, seeds: pd.DataFr
         "verdict": list(found["verdict"]),
     }, index=pd.RangeIndex(1, len(found) + 1, name="#"))
     table = _pooled(table, found.set_axis(table.index), "on the toy world")
-    judged = None if checks is None else lab_holm.family(checks, found)[1].set_axis(table.index)
-    return _beside(_holm(table, judged), lab.verdict_lines(study or "", None, found), study, seeds)
+    return _beside(_holm(table, found), lab.verdict_lines(study or "", None, found), study, seeds)

@@ -74,7 +74,8 @@ def lab_overview(lab: pd.DataFrame) -> pd.DataFrame:
 
 def _survivors(lines: pd.DataFrame) -> str:
     """"5 of 22 judged": the lines whose verdict survives Holm, of the lines a test judged (a p)."""
-    return f"{int((lines['survives_holm'] == True).sum())} of {int(lines['holm'].notna().sum())} judged"  # noqa: E712
+    n = lab_holm.tally(lines)
+    return f"{n['survive']} of {n['checks'] + n['claims']} judged"
 
 
 def _claim_cell(study: str, what: str, models: str) -> str:
@@ -93,8 +94,7 @@ def lab_claims(lab: pd.DataFrame, seeds: pd.DataFrame | None = None) -> pd.DataF
                             _claim_cell(s, w, m) for s, w, m in zip(claims["study"], claims["what"], claims["models"])],
                         "verdict": claims["verdict"]})
     if "holm" in claims:
-        out[HOLM] = [holm_cell(p, None if pd.isna(s) else bool(s))
-                     for p, s in zip(claims["holm"], claims["survives_holm"])]
+        out[HOLM] = [holm_cell(p, s) for p, s in zip(claims["holm"], claims["survives_holm"])]
     if seeds is not None and len(claims):
         out = out.join(lab_seeds.beside(claims, seeds))
     return out.set_axis(pd.RangeIndex(1, len(out) + 1, name="#"))

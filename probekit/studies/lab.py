@@ -223,8 +223,9 @@ VERDICT_COLUMNS = ["study", "kind", "what", "models", "verdict", "as_expected", 
 #: the columns of a verdict line holding rows as JSON (:func:`deciding`), compared with :func:`same_rows`
 ROWS_COLUMNS = ("rows",)
 #: what a line judged over seeds adds (:data:`probekit.studies.lab_pooling.SEED_COLUMNS`): each seed's rows (JSON),
-#: each seed's verdict, whether they agree, and "seeds disagree: ..." (or why the line is not pooled)
-SEED_FIELDS = ["seed_rows", "seed_verdicts", "seeds_agree", "seeds_note"]
+#: each seed's verdict, whether they agree, "seeds disagree: ..." (or why the line is not pooled), and what the note
+#: says as fields: its kind, its seeds and the seeds that disagree with their verdicts (:func:`~.lab_pooling.pool`)
+SEED_FIELDS = ["seed_rows", "seed_verdicts", "seeds_agree", "seeds_note", "seeds_kind", "seeds", "seeds_disagree"]
 
 
 def _seeds(line: Row) -> dict[str, Any]:
@@ -249,8 +250,8 @@ SAME_RTOL, SAME_ATOL = 1e-4, 1e-6
 
 def same_value(u: Any, v: Any, rtol: float = SAME_RTOL, atol: float = SAME_ATOL) -> bool:
     """Whether two values of a result row are the same: numbers within ``rtol`` relative or ``atol`` absolute
-    (NaN equals NaN), lists element by element (e.g. top-k words), anything else equal (None equals
-    None)."""
+    (NaN equals NaN), lists element by element (e.g. top-k words), anything else equal (None or a nullable
+    column's NA equals either)."""
     if isinstance(u, (list, tuple, np.ndarray)) or isinstance(v, (list, tuple, np.ndarray)):
         try:
             return len(u) == len(v) and all(same_value(a, b, rtol, atol) for a, b in zip(u, v))
@@ -262,7 +263,7 @@ def same_value(u: Any, v: Any, rtol: float = SAME_RTOL, atol: float = SAME_ATOL)
         except (TypeError, ValueError):
             return False
         return (math.isnan(u) and math.isnan(v)) or math.isclose(u, v, rel_tol=rtol, abs_tol=atol)
-    return bool((pd.isna(u) and pd.isna(v)) if (u is None or v is None) else u == v)
+    return bool((pd.isna(u) and pd.isna(v)) if any(x is None or x is pd.NA for x in (u, v)) else u == v)
 
 
 def same_rows(a: str, b: str, rtol: float = SAME_RTOL) -> bool:

@@ -21,13 +21,15 @@ but has nothing to survive.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
+import numpy as np
 import pandas as pd
 
 from probekit.claims import ABOVE, BELOW, NO_DIFFERENCE, holm, number, p_apart, p_beyond, p_value, p_within
-from probekit.results import Row
+from probekit.results import Row, StudyResult
 from probekit.studies import lab
+from probekit.studies.lab_items import Key, deciding_rows, key
 
 #: the family-wise level
 ALPHA = 0.05
@@ -68,34 +70,51 @@ def claim_p(line: Row) -> float:
 def family(checks: pd.DataFrame, claims: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``checks`` and ``claims`` (:func:`probekit.studies.lab.checks` / ``claims`` lines of one chapter) with ``p``,
     ``holm`` (the Holm-adjusted p over the chapter's judged lines; NaN for a line not judged) and ``survives``
-    (True / False for a resolved verdict, None otherwise)."""
+    (True / False for a resolved verdict, missing otherwise: a nullable boolean)."""
     p = [check_p(line) for _, line in checks.iterrows()] + [claim_p(line) for _, line in claims.iterrows()]
     adjusted = holm(p)
     verdicts = [*checks["verdict"], *claims["verdict"]]
     survives = [bool(h < ALPHA) if v in RESOLVED and not math.isnan(h) else None for v, h in zip(verdicts, adjusted)]
     n = len(checks)
-    return tuple(f.assign(p=p[s], holm=adjusted[s], survives=pd.Series(survives[s], index=f.index, dtype=object))
+    return tuple(f.assign(p=p[s], holm=adjusted[s], survives=pd.Series(survives[s], index=f.index, dtype="boolean"))
                  for f, s in ((checks, slice(0, n)), (claims, slice(n, None))))
 
 
-def tally(checks: pd.DataFrame, claims: pd.DataFrame) -> dict[str, int]:
-    """How many checks and claims a chapter judged, and how many of their verdicts survive Holm at :data:`ALPHA`."""
-    checks, claims = family(checks, claims)
-    judged = {kind: int(f["p"].notna().sum()) for kind, f in (("checks", checks), ("claims", claims))}
-    return dict(**judged, survive=int(sum(s is True for f in (checks, claims) for s in f["survives"])))
+def tally(lines: pd.DataFrame) -> dict[str, int]:
+    """How many checks and claims of a chapter's verdict ``lines`` (:func:`lines`) a test judged (a Holm p), and how
+    many of their verdicts survive Holm at :data:`ALPHA`."""
+    judged = lines[lines["holm"].notna()]
+    return dict(**{f"{kind}s": int((judged["kind"] == kind).sum()) for kind in ("check", "claim")},
+                survive=int(judged["survives_holm"].astype("boolean").sum()))
 
 
-#: what :func:`lines` adds to a chapter's verdict lines: the Holm-adjusted p and whether the verdict survives
-HOLM_FIELDS = ["holm", "survives_holm"]
-_CHECK_FIELDS, _CLAIM_FIELDS = ["verdict", "row", "expected", "role"], ["verdict", "diff", "a", "b", "expect", "margin"]
+#: what :func:`lines` adds to a chapter's verdict lines: the chance level of a check's row (NaN for a claim, judged
+#: against 0 or between its rows, and for a row without one), whether a row it decides on is derived (seed 0's
+#: only: :attr:`probekit.studies.lab_items.LabRows.derived`), the Holm-adjusted p and whether the verdict survives
+LINE_FIELDS = ["chance", "derived", "holm", "survives_holm"]
 
 
-def lines(study: str, checks: pd.DataFrame | None, claims: pd.DataFrame | None) -> pd.DataFrame:
+def _chance(r: object) -> float:
+    return number(r, "chance") if isinstance(r, Mapping) and r.get("chance") is not None else math.nan
+
+
+def lines(study: str, checks: pd.DataFrame, claims: pd.DataFrame, derived: Collection[Key] = ()) -> pd.DataFrame:
     """The chapter's verdict lines (:func:`probekit.studies.lab.verdict_lines`: its checks, then its claims) with
-    :data:`HOLM_FIELDS` (``family``'s ``holm`` and ``survives``), so a page that reads only the lines (the summary)
-    says which verdicts survive the chapter's correction."""
+    :data:`LINE_FIELDS`, from ``checks`` and ``claims`` as :func:`family` judged them and the keys of the lab's
+    ``derived`` rows, so a page that reads only the lines (the findings, the summary) has what it says."""
     found = lab.verdict_lines(study, checks, claims)
-    checks = checks if checks is not None else pd.DataFrame(columns=_CHECK_FIELDS)
-    claims = claims if claims is not None else pd.DataFrame(columns=_CLAIM_FIELDS)
-    judged = pd.concat([f[["holm", "survives"]] for f in family(checks, claims)], ignore_index=True)
-    return found.assign(holm=judged["holm"].to_numpy(float), survives_holm=judged["survives"].to_numpy(object))
+    both = [*(line for _, line in checks.iterrows()), *(line for _, line in claims.iterrows())]
+    return found.assign(
+        chance=[*map(_chance, checks["row"]), *[math.nan] * len(claims)],
+        derived=[any(isinstance(r, Mapping) and key(r) in derived for r in deciding_rows(line)) for line in both],
+        holm=np.asarray([*checks["holm"], *claims["holm"]], float),
+        survives_holm=pd.array([*checks["survives"], *claims["survives"]], dtype="boolean"))
+
+
+def judge(result: StudyResult) -> None:
+    """Judge ``result``'s lab once, after its lines were pooled over seeds: ``lab_checks`` and ``lab_claims`` gain
+    :func:`family`'s columns (the chapter's one Holm family) and ``result.lab_lines`` its verdict lines
+    (:func:`lines`, with ``data["lab_derived"]``), which the page's tables, findings and data file read."""
+    checks, claims = family(result.data["lab_checks"], result.data["lab_claims"])
+    result.data.update(lab_checks=checks, lab_claims=claims)
+    result.lab_lines = lines(result.study, checks, claims, result.data.get("lab_derived", ()))

@@ -12,8 +12,9 @@ resampled, ``cluster``, where it had ``clusters``).  :func:`rebuilt` computes th
 
 A row without items is **derived** and stays seed 0's only: it is not a statistic of item values with a bootstrap
 interval (e.g. a Fisher interval, a row copied from a table) or its statistic is not an importable function (a
-lambda).  :func:`split` names each such row with an interval (:attr:`LabRows.derived`), and a line deciding on it is
-not pooled (its note says so).
+lambda).  :func:`split` names each such row with an interval (:attr:`LabRows.derived`), which the study keeps
+(:attr:`LabRows.kept`): a line deciding on it is not pooled (its note says so) and its verdict line is marked
+``derived`` (:func:`probekit.studies.lab_holm.lines`).
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ class LabRows:
     rows: pd.DataFrame
     items: pd.DataFrame
     derived: tuple[Key, ...]
+
+    @property
+    def kept(self) -> dict[str, Any]:
+        """What a study keeps of them in its data beside its lab rows: ``lab_items`` and ``lab_derived``."""
+        return {"lab_items": self.items, "lab_derived": self.derived}
 
 
 def _long(r: Row, found: Items) -> pd.DataFrame:

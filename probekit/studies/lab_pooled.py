@@ -83,6 +83,12 @@ def pooled_row(per_seed: Mapping[int, np.ndarray], *, statistic: Statistic = np.
                ci=pooled_ci(values, statistic, n_resamples=n_resamples, seed=seed, clusters=units))
 
 
+def disagreeing(verdicts: Mapping[int, str]) -> str:
+    """Each seed's verdict in words, as a line whose seeds disagree says them: "seed 0 above chance, seed 1 not
+    resolved"."""
+    return ", ".join(f"seed {s} {v}" for s, v in verdicts.items())
+
+
 @dataclass(frozen=True)
 class Pooled:
     """A check or claim under every seed: each seed's row and verdict, the pooled row and the verdict it decides."""
@@ -100,9 +106,7 @@ class Pooled:
     def disagreement(self) -> str:
         """What a line says when seeds disagree ("" when they agree), e.g. "seeds disagree: seed 0 above chance,
         seed 1 not resolved"."""
-        if self.seeds_agree:
-            return ""
-        return "seeds disagree: " + ", ".join(f"seed {s} {v}" for s, v in self.seed_verdicts.items())
+        return "" if self.seeds_agree else "seeds disagree: " + disagreeing(self.seed_verdicts)
 
     @property
     def line(self) -> dict[str, Any]:
@@ -138,4 +142,4 @@ def pooled_difference(per_seed: Mapping[int, np.ndarray], **row_args: Any) -> Po
     return pooled(per_seed, difference, **{"chance": 0.0, **row_args})
 
 
-__all__ = ["Pooled", "pooled", "pooled_check", "pooled_difference", "pooled_row", "seed_rows"]
+__all__ = ["Pooled", "disagreeing", "pooled", "pooled_check", "pooled_difference", "pooled_row", "seed_rows"]

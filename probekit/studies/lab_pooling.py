@@ -13,14 +13,16 @@ line pooled over this run's seed (the zoo's, 0 for the shipped one) and the file
 * each seed's rows (:func:`~probekit.studies.lab_pooled.seed_rows`: this seed's are today's rows exactly) and the
   verdict each gets ride beside it: ``seed_rows`` (JSON, as :attr:`probekit.studies.lab_pooled.Pooled.line`:
   one entry per seed and deciding row), ``seed_verdicts``, ``seeds_agree`` and ``seeds_note`` ("seeds disagree:
-  ..." where they do);
+  ..." where they do), and what the note says as fields: ``seeds_kind`` (:data:`KINDS`), ``seeds`` (JSON: the
+  seeds the line rests on) and ``seeds_disagree`` (JSON: each seed's verdict where they disagree, else empty);
 * a line that cannot be pooled keeps today's row and verdict, ``seeds_note`` says why: a row not run, a derived row
   (not rebuilt from items, :mod:`probekit.studies.lab_items`), or a seed of the file without the row; a line
   pooled over the conceptual chapter's fine-tuning seeds says so instead (:data:`FINETUNED`: the zoo model they
   fine-tune is this seed's alone).
 
 Without the file (or inside :func:`unpooled`: the seed comparison scores each zoo on its own) the lab's frames are
-exactly today's.
+exactly today's.  Pooled or not, the wrapped run then judges its lab once (:func:`probekit.studies.lab_holm.judge`:
+the chapter's Holm family and its verdict lines, ``StudyResult.lab_lines``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import Any, Callable, Iterator, Mapping, TypeVar
 import numpy as np
 import pandas as pd
 
-from probekit.studies import STUDIES, lab
+from probekit.studies import STUDIES, lab, lab_holm
 from probekit.results import Row, StudyResult
 from probekit.studies.lab_items import Arrays, arrays, deciding_rows, key, labels, summary
 from probekit.studies.lab_pooled import Pooled, pooled_row, seed_rows
@@ -46,6 +48,10 @@ ONE_SEED = "rests on seed {seed} alone, not pooled"
 #: the ``seeds_note`` of a line instead pooled over the fine-tuning seeds of one zoo model (its ``finetune_seed_rows``,
 #: :mod:`probekit.studies.conceptual.finetune_seeds`), where the zoo's seeds cannot pool it
 FINETUNED = "pooled over {count} fine-tuning seeds of the zoo model trained with seed {seed}; not over the zoo's seeds"
+#: a line's ``seeds_kind``: pooled over the zoo's training seeds, resting on this run's seed alone (:data:`ONE_SEED`),
+#: or pooled over one zoo model's fine-tuning seeds instead (:data:`FINETUNED`)
+POOLED, ONE, TUNED = "training seeds", "one seed", "fine-tuning seeds"
+KINDS = (POOLED, ONE, TUNED)
 #: the columns :func:`pool` adds to ``lab_checks`` and ``lab_claims``
 SEED_COLUMNS = lab.SEED_FIELDS
 P = TypeVar("P")   # a study's parameters
@@ -63,13 +69,15 @@ def unpooled() -> Iterator[None]:
 
 def pooled_over_seeds(run: Callable[[P], StudyResult]) -> Callable[[P], StudyResult]:
     """A study's ``run(params)`` whose lab, where it kept its items (``lab_items``: the toy world with lab models)
-    and the seeds' file lies beside the zoo, is judged pooled over seeds (:func:`pool`)."""
+    and the seeds' file lies beside the zoo, is judged pooled over seeds (:func:`pool`); then its lab is judged once
+    (:func:`probekit.studies.lab_holm.judge`)."""
     @functools.wraps(run)
     def wrapped(params: P) -> StudyResult:
         result = run(params)
         found = seed_items.read() if "lab_items" in result.data and _POOLING.get() else None
         if found is not None:
             pool(result, found, seed_items.zoo_seed())
+        lab_holm.judge(result)
         return result
     return wrapped
 
@@ -110,11 +118,11 @@ def _same_items(values: np.ndarray, units: np.ndarray | None, their_values: np.n
 def _line(line: Row, judge: Callable[[list[Any]], str], here: Arrays, there: Mapping[int, Arrays],
           seed: int) -> dict[str, Any]:
     """The pooled fields of ``line`` (deciding on :func:`deciding_rows`): ``pooled`` (the pooled rows), ``verdict``
-    and :data:`SEED_COLUMNS`; or only ``seeds_note`` (:func:`_one_seed`) when a row cannot be pooled."""
+    and :data:`SEED_COLUMNS`; or only what :func:`_one_seed` says when a row cannot be pooled."""
     found: list[Any] = [_seeds_of(r, here, there, seed) for r in deciding_rows(line)]
     why = next((f for f in found if isinstance(f, str)), None)
     if why:
-        return dict(seeds_note=_one_seed(line, why, seed))
+        return _one_seed(line, why, seed)
     each = {s: [per[s] for per, _ in found] for s in found[0][0]}
     together = [p for _, p in found]
     p = Pooled(rows={s: rs[0] for s, rs in each.items()}, seed_verdicts={s: judge(rs) for s, rs in each.items()},
@@ -122,17 +130,21 @@ def _line(line: Row, judge: Callable[[list[Any]], str], here: Arrays, there: Map
     entries = [{"seed": s, **{f: r[f] for f in lab.ROW_FIELDS}} for s, rs in each.items() for r in rs]
     return dict(pooled=together, verdict=p.verdict, seed_rows=json.dumps(entries, default=float),
                 seed_verdicts=", ".join(f"seed {s}: {v}" for s, v in p.seed_verdicts.items()),
-                seeds_agree=p.seeds_agree, seeds_note=p.disagreement())
+                seeds_agree=p.seeds_agree, seeds_note=p.disagreement(), seeds_kind=POOLED, seeds=json.dumps(list(each)),
+                seeds_disagree=json.dumps([] if p.seeds_agree else [
+                    {"seed": s, "verdict": v} for s, v in p.seed_verdicts.items()]))
 
 
-def _one_seed(line: Row, why: str, seed: int) -> str:
-    """The ``seeds_note`` of ``line`` when the zoo's seeds cannot pool it (``why``): :data:`FINETUNED` for a line
-    pooled over fine-tuning seeds, else :data:`ONE_SEED`."""
+def _one_seed(line: Row, why: str, seed: int) -> dict[str, Any]:
+    """``seeds_note``, ``seeds_kind``, ``seeds`` and ``seeds_disagree`` of ``line`` when the zoo's seeds cannot pool
+    it (``why``): :data:`FINETUNED` for a line pooled over fine-tuning seeds, else :data:`ONE_SEED`."""
     tuned = line.get("finetune_seed_rows")
     if isinstance(tuned, str) and tuned:
-        count = len({e["seed"] for e in json.loads(tuned)})
-        return FINETUNED.format(count=count, seed=seed)
-    return f"{ONE_SEED.format(seed=seed)}: {why}"
+        seeds = list(dict.fromkeys(e["seed"] for e in json.loads(tuned)))
+        note, kind = FINETUNED.format(count=len(seeds), seed=seed), TUNED
+    else:
+        seeds, note, kind = [seed], f"{ONE_SEED.format(seed=seed)}: {why}", ONE
+    return dict(seeds_note=note, seeds_kind=kind, seeds=json.dumps(seeds), seeds_disagree="[]")
 
 
 def _or_pooled(r: Row | None, here: Arrays, there: Mapping[int, Arrays], seed: int) -> Row | None:
@@ -153,8 +165,8 @@ def pool(result: StudyResult, found: pd.DataFrame, seed: int) -> None:
         others = ", ".join(map(str, sorted(set(found["seed"].astype(int)) - {seed})))
         why = f"none of its models retrained with seed {others}"
         for name, frame in (("lab_checks", checks), ("lab_claims", claims)):
-            notes = [_one_seed(line, why, seed) for _, line in frame.iterrows()]
-            result.data[name] = frame.assign(**{c: None for c in SEED_COLUMNS}).assign(seeds_note=notes)
+            said = pd.DataFrame([_one_seed(line, why, seed) for _, line in frame.iterrows()], index=frame.index)
+            result.data[name] = frame.assign(**{c: None for c in SEED_COLUMNS}).assign(**said)
         return
     here = arrays(result.data["lab_items"])
     there = {int(s): arrays(part.drop(columns="seed")) for s, part in mine.groupby("seed")}

@@ -22,7 +22,7 @@ from typing import Iterable
 import pandas as pd
 
 from probekit.studies import STUDIES
-from probekit.studies.lab import same_rows, verdict_lines
+from probekit.studies.lab import same_rows
 from probekit.studies.lab_pooling import unpooled
 from probekit.toymodels import seed_items
 from probekit.toymodels.seed_table import LINE, ROWS, zoo_columns
@@ -48,8 +48,7 @@ def verdicts(zoo: str | None, studies: Iterable[str] = STUDIES, data_dir: str | 
         for study in (STUDIES[name] for name in studies if STUDIES[name].lab):  # a study without a lab: none
             with unpooled():
                 result = study.run(study.parameters(dataset="toy", device="cpu", data_dir=data_dir))
-            lines = verdict_lines(study.name, result.data["lab_checks"], result.data["lab_claims"])
-            out.append(lines[[*LINE, "verdict", "rows"]])
+            out.append(result.lab_lines[[*LINE, "verdict", "rows"]])   # judged by the run (lab_holm.judge)
             if items is not None:
                 items.append(result.data["lab_items"])
         return pd.concat(out, ignore_index=True)

@@ -147,7 +147,7 @@ def run(params: Params) -> StudyResult:
         sweep=select(rows, source="ours", probe="patching"), seed=seed,
         load=lambda m: load_scorer(m, device=device, batch_size=batch_size, cache_dir=cache_dir))
     data["lab"] = found.rows
-    data.update({"lab_items": found.items} if lab_models and dataset == "toy" else {})
+    data.update(found.kept if lab_models and dataset == "toy" else {})
     on = len(data["lab"]) > 0
     data["claims"]["probe-r"] += conceptual_lab.floor_claims(data["lab"], models) if on else []
     claims = [c for section in data["claims"].values() for c in section]

@@ -134,7 +134,7 @@ def _lab(dataset: str, lab_models: Sequence[str], items: pd.DataFrame, load: Cal
     found = (split(masking_lab.lab_rows(items, lab_models, load, root, pairs, seed=seed,
                                         condition_paths=condition_paths, itm_rows=itm_rows))
              if dataset == "toy" and lab_models else None)
-    rows, kept = (concat([]), {}) if found is None else (found.rows, {"lab_items": found.items})
+    rows, kept = (concat([]), {}) if found is None else (found.rows, found.kept)
     why = (None if len(rows) else "The lab runs on the toy world only." if dataset != "toy"
            else "No lab models were given (lab_models)." if not lab_models else "The lab models scored nothing.")
     if why:

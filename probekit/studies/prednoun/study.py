@@ -217,7 +217,7 @@ def run(params: Params) -> StudyResult:
         found = split(prednoun_lab.lab_rows(items, params.lab_models, views=views, objects=objects, scored=scored,
                                             study=prednoun_lab.Study(score_run, analyse, limbs_rows), seed=seed,
                                             device=device, batch_size=batch_size, cache_dir=cache_dir))
-        data["lab"], data["lab_items"] = found.rows, found.items
+        data.update(lab=found.rows, **found.kept)
         data["lab_checks"] = lab.checks(data["lab"], prednoun_lab.CHECKS)
         data["lab_claims"] = lab.claims(data["lab"], prednoun_lab.CLAIMS)
         lab_fact = (f"{', '.join(dict.fromkeys(data['lab']['model']))} scored on the same {len(items)} "

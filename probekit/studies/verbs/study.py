@@ -164,7 +164,7 @@ def run_lab(items: pd.DataFrame, dataset: str, lab_models: Sequence[str],
                 "the lab runs on the toy world only" if dataset != "toy" else "no lab models were given")
     found = split(verbs_lab.lab_rows(items, lab_models, score=score_model, scored=scored, **scoring))
     rows = found.rows
-    return ({"lab": rows, "lab_items": found.items, "lab_checks": lab.checks(rows, verbs_lab.CHECKS),
+    return ({"lab": rows, **found.kept, "lab_checks": lab.checks(rows, verbs_lab.CHECKS),
              "lab_claims": lab.claims(rows, verbs_lab.CLAIMS)},
             f"{', '.join(dict.fromkeys(lab_models))} on the same {len(items)} toy rows, ITM heads at threshold "
             f"{verbs_lab.THRESHOLD:g}")
