@@ -259,15 +259,17 @@ def execute_only(root: Path, chapter: str, params: dict[str, Any], *, progress: 
 
 def execute_summary(root: Path, *, progress: bool = True, log=print) -> Path:
     """Execute the summary page (no parameters) into ``book/chapters/summary.ipynb`` from the chapters'
-    result files as they are now; ChapterFailed when it fails (the previous summary page stays)."""
+    result files as they are now, its cells compared with the previous page's on ``log``; ChapterFailed when it
+    fails (the previous summary page stays)."""
     root = Path(root)
     out = output_path(root, SUMMARY)
     out.parent.mkdir(parents=True, exist_ok=True)
     log("probekit: executing the summary page")
     with tempfile.TemporaryDirectory(prefix="probekit-summary-") as tmp:
         executed = _papermill(root, SUMMARY, {}, Path(tmp), progress, log)
-    from probekit.chapters import reproduce
+    from probekit.chapters import reproduce, same_outputs
     reproduce.normalise(executed)
     executed.metadata["probekit"] = {"chapter": SUMMARY}
+    log(f"probekit: {SUMMARY}: {same_outputs.compare(_previous(root, SUMMARY)[0], executed)}")
     _write(executed, out)
     return out

@@ -18,7 +18,7 @@ image's bytes or a last digit's noise keep the page), and a page whose words cha
 
 ``python -m probekit.chapters.same_outputs OLD NEW`` compares two executed notebooks, or two ``book/chapters``
 folders (each notebook of NEW with its namesake in OLD, and the result values beside them): exit status 0 when every
-cell is identical.
+cell is identical and every result value equal.
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def _read(path: Path):
 def compare_paths(old: Path, new: Path, log=print) -> bool:
     """Compare two executed notebooks, or each notebook of the folder ``new`` with its namesake in ``old`` (and
     their result values, where both have a ``<name>.results.parquet``), one line each to ``log``; whether every
-    cell of every notebook is identical."""
+    cell of every notebook is identical and every result value equal."""
     from probekit.chapters.reproduce import tally
     from probekit.results import load
 
@@ -166,7 +166,7 @@ def compare_paths(old: Path, new: Path, log=print) -> bool:
         rows = [p.with_name(p.stem + ".results.parquet") for p in (before, after)]
         values = tally(load(rows[0]), load(rows[1])) if all(p.exists() for p in rows) else None
         log(line(after.stem, values, cells) if values else f"{after.stem}: {cells}")
-        alike = alike and not cells.differ
+        alike = alike and not cells.differ and (values is None or values[0] == values[1])
     for gone in sorted({p.name for p in old.glob("*.ipynb")} - {a.name for _, a in pairs}) if new.is_dir() else ():
         log(f"{Path(gone).stem}: a page no longer there")
         alike = False
