@@ -6,14 +6,17 @@ from __future__ import annotations
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
+from probekit import results
 from probekit.chapters import reproduce
 from probekit.chapters.same_outputs import NOISE, compare, compare_paths
 
 TABLE = '<table id="T_{id}"><td id="T_{id}_row0_col0">55.1{last} [40.0, 70.0]</td></table>'
 
 
-def _page(sentence="toy-vilt is above chance: 55.12% [40.00, 70.00] (n = 60).", png="iVBORw0KGgo=", printed="3 models\n",
-          table_id="0a1b2c3d", last="2"):
+SENTENCE = "toy-vilt is above chance: 55.12% [40.00, 70.00] (n = 60)."
+
+
+def _page(sentence=SENTENCE, png="iVBORw0KGgo=", printed="3 models\n", table_id="0a1b2c3d", last="2"):
     """An executed page as a rebuild writes it: a title, a sentence (Markdown), a figure (a PNG and its plain-text
     repr), a printed line and a table (HTML with its content-hashed id)."""
     nb = new_notebook(cells=[
@@ -63,7 +66,7 @@ def test_float_noise_in_a_last_digit_differs_but_keeps_the_page():
                                    sentence="toy-vilt is above chance: 55.13% [40.00, 70.00] (n = 60)."))
     assert cells.differ == (("cell-1", NOISE), ("cell-4", NOISE)) and cells.keeps_page
     assert "2 of 4 cell outputs identical" in str(cells)
-    assert compare(_page(), _page(sentence="toy-vilt is above chance: 55.12% [\u221240.00, 70.00] (n = 60).")).keeps_page is False
+    assert not compare(_page(), _page(sentence=SENTENCE.replace("[40", "[\u221240"))).keeps_page   # a sign
     assert not compare(_page(), _page(last="4")).keeps_page                        # 55.12 -> 55.14
     assert not compare(_page(), _page(printed="4 models\n")).keeps_page             # a whole number: a count
     assert not compare(_page(), _page(sentence="toy-vilt is above chance: 55.120% [40.00, 70.00] (n = 60).")
@@ -100,6 +103,12 @@ def test_two_chapter_folders_are_compared_page_by_page(tmp_path):
     lines = []
     assert not compare_paths(old, new, log=lines.append)
     assert lines[0] == "masking: 4 of 4 cell outputs identical (images aside)"
-    assert lines[1] == ("verbs: 3 of 4 cell outputs identical (images aside) (differ: cell-3: text: '4 models', was '3 models')")
+    assert lines[1] == ("verbs: 3 of 4 cell outputs identical (images aside) (differ: cell-3: text: '4 models', "
+                        "was '3 models')")
     assert lines[2] == "prednoun: a page no longer there"
     assert compare_paths(old / "masking.ipynb", new / "masking.ipynb", log=lines.append)
+    for folder, value in ((old, 0.61), (new, 0.62)):                      # the same cells, another value
+        results.save(results.frame([results.row(study="masking", probe="p", model="m", metric="pairwise", value=value,
+                                                ci=(0.5, 0.7), n=60)]), folder / "masking.results.parquet")
+    assert not compare_paths(old / "masking.ipynb", new / "masking.ipynb", log=lines.append)
+    assert lines[-1] == "masking: 3 of 4 result values equal; 4 of 4 cell outputs identical (images aside)"
