@@ -38,15 +38,15 @@ def execute_all(root: Path, params: dict[str, dict[str, Any]], *, profile: str |
     """Execute each chapter in ``params`` (in reading order) with its validated parameters, then the summary
     page; returns {chapter: error} for those that failed (their previous pages, and every other chapter's,
     stay; the summary shows the results of the last successful run of each chapter)."""
-    from probekit.chapters import reproduce
+    from probekit.chapters import reproduce, same_outputs
     from probekit.chapters.same import TOLERANCE
     from probekit.results import load
 
     before = {c: load(ch.results_path(root, c)) for c in params if ch.results_path(root, c).exists()}
-    failures = {}
+    failures, cells = {}, {}
     for chapter in (c for c in ch.CHAPTERS if c in params):
         try:
-            ch.execute(root, chapter, params[chapter], profile=profile, progress=progress, log=log)
+            cells[chapter] = ch.rebuild(root, chapter, params[chapter], profile=profile, progress=progress, log=log)[1]
         except ch.ChapterFailed as err:
             failures[chapter] = str(err)
             log(f"probekit: {err}")
@@ -55,9 +55,12 @@ def execute_all(root: Path, params: dict[str, dict[str, Any]], *, profile: str |
     except ch.ChapterFailed as err:
         failures[ch.SUMMARY] = str(err)
         log(f"probekit: {err}")
-    counts = [reproduce.tally(before.get(c), load(ch.results_path(root, c))) for c in params if c not in failures]
-    log(f"probekit: {sum(e for e, _ in counts)} of {sum(t for _, t in counts)} result values equal to those of the "
-        f"pages before this build (the committed ones, on a clean checkout), {TOLERANCE}")
+    counts = {c: reproduce.tally(before.get(c), load(ch.results_path(root, c))) for c in cells}
+    for chapter, count in counts.items():
+        log(f"probekit: {same_outputs.line(chapter, count, cells[chapter])}")
+    log(f"probekit: {sum(e for e, _ in counts.values())} of {sum(t for _, t in counts.values())} result values equal "
+        f"to those of the pages before this build (the committed ones, on a clean checkout), {TOLERANCE}; "
+        f"{sum(c.identical for c in cells.values())} of {sum(c.total for c in cells.values())} cell outputs identical")
     reproduce.write_built_with(root, {c: _built_with(root, c) for c in ch.CHAPTERS})
     return failures
 

@@ -1,5 +1,6 @@
-"""A rebuild that reproduces a page keeps it byte for byte, a rebuild that does not rewrites it, and the count
-of equal result values: on hand-made rows and on a scratch chapter executed twice."""
+"""A rebuild that reproduces a page keeps it byte for byte, a rebuild that does not (its numbers, or a sentence)
+rewrites it, and the count of equal result values and identical cells: on hand-made rows and on a scratch chapter
+executed four times."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ BODY = """rows = results.frame([results.row(study="verbs", probe="svo", model=m,
                       for m, v in (("toy-vilt", 0.61), ("toy-clip", 0.72))])
 result = results.StudyResult("verbs", {}, rows)
 report.show_table(report.table(rows, "probe", "model"))"""
+NOTE = 'print(open("note.txt").read())'   # a sentence from outside the sources: their fingerprint stays
 EXPORT = """:tags: [remove-cell]
 
 report.export(result)"""
@@ -85,7 +87,8 @@ def test_a_normalised_notebook_has_positional_ids_and_no_timestamps():
 def test_a_rebuild_that_reproduces_the_page_keeps_it_and_one_that_does_not_rewrites_it(tmp_path):
     project = copy_project(tmp_path / "project")
     src = project / "book" / "src" / "verbs.md"
-    src.write_text(scratch_chapter("A scratch chapter", IMPORTS, "scale = 1.0\n" + BODY, EXPORT))
+    src.write_text(scratch_chapter("A scratch chapter", IMPORTS, "scale = 1.0\n" + BODY, NOTE, EXPORT))
+    (project / "note.txt").write_text("Two models scored.")
     files = ch.output_path(project, "verbs"), ch.results_path(project, "verbs")
     log = []
     bk.execute_all(project, {"verbs": {}}, progress=False, log=log.append)
@@ -93,6 +96,8 @@ def test_a_rebuild_that_reproduces_the_page_keeps_it_and_one_that_does_not_rewri
     nb = nbformat.read(files[0], as_version=4)
     assert nb.metadata["probekit"]["built_with"]["versions"]["torch"] and "papermill" not in nb.metadata
     assert "0 of 8 result values equal" in log[-1]                                  # nothing before this build
+    cells = sum(c.cell_type == "code" for c in nb.cells)
+    assert f"probekit: verbs: 0 of 8 result values equal; 0 of {cells} cell outputs identical" in log[-2]
     built_with = (project / reproduce.BUILT_WITH).read_text()
     assert nb.metadata["probekit"]["built_with"]["sources"] in built_with
 
@@ -100,8 +105,19 @@ def test_a_rebuild_that_reproduces_the_page_keeps_it_and_one_that_does_not_rewri
     bk.execute_all(project, {"verbs": {}}, progress=False, log=log.append)
     assert [p.read_bytes() for p in files] == first                                # kept byte for byte
     assert any("reproduced its page" in line for line in log) and "8 of 8 result values equal" in log[-1]
+    assert log[-2] == f"probekit: verbs: 8 of 8 result values equal; {cells} of {cells} cell outputs identical " \
+        "(images aside)"
 
-    src.write_text(scratch_chapter("A scratch chapter", IMPORTS, "scale = 1.01\n" + BODY, EXPORT))
+    (project / "note.txt").write_text("Three models scored.")                      # a sentence, the same numbers
+    log.clear()
+    bk.execute_all(project, {"verbs": {}}, progress=False, log=log.append)
+    assert files[0].read_bytes() != first[0] and "Three models" in files[0].read_text()   # rewritten
+    assert log[-2].startswith(f"probekit: verbs: 8 of 8 result values equal; {cells - 1} of {cells} cell outputs "
+                              "identical (images aside) (differ: cell-")
+    assert "text: 'Three models scored.', was 'Two models scored.'" in log[-2]
+    first = [p.read_bytes() for p in files]
+
+    src.write_text(scratch_chapter("A scratch chapter", IMPORTS, "scale = 1.01\n" + BODY, NOTE, EXPORT))
     log.clear()
     bk.execute_all(project, {"verbs": {}}, progress=False, log=log.append)
     assert [p.read_bytes() for p in files] != first                                # another source: rewritten

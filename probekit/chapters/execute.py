@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from probekit.chapters.params import parameters, write_parameters
 from probekit.chapters.project import (CHAPTERS, SUMMARY, ChapterFailed, items_path, lab_path, output_path,
@@ -30,6 +30,9 @@ from probekit.chapters.project import (CHAPTERS, SUMMARY, ChapterFailed, items_p
 from probekit.environ import environment
 from probekit.files import replaced
 from probekit.progress import is_terminal, kernel_startup, progress_enabled
+
+if TYPE_CHECKING:
+    from probekit.chapters.same_outputs import Cells
 
 
 def kernel_arguments(bars: bool) -> list[str]:
@@ -162,10 +165,18 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
     Cells run in a kernel of this Python with the project root as working directory.  The files are written
     only when every cell ran and the chapter exported its rows; on failure the notebook is kept under
     ``_build/failed/`` and ``ChapterFailed`` names the chapter, the cell and the error."""
+    return rebuild(root, chapter, params, profile=profile, progress=progress, log=log)[0]
+
+
+def rebuild(root: Path, chapter: str, params: dict[str, Any], *, profile: str | None = None,
+            progress: bool = True, log=print) -> tuple[Path, Cells]:
+    """:func:`execute`, and the executed page's cells compared with those of the page before (:mod:`same_outputs
+    <probekit.chapters.same_outputs>`), which is kept when its numbers and outputs are the same (float noise of a
+    last digit aside: :attr:`~probekit.chapters.same_outputs.Cells.keeps_page`)."""
     import nbformat
     import pandas as pd
 
-    from probekit.chapters import reproduce
+    from probekit.chapters import reproduce, same_outputs
     from probekit.chapters.same import TOLERANCE
     from probekit.report.export import ITEMS_FILE, LAB_FILE, OUT, RESULTS_FILE
     from probekit.results import frame
@@ -196,14 +207,16 @@ def execute(root: Path, chapter: str, params: dict[str, Any], *, profile: str | 
     reproduce.normalise(executed)
     executed.metadata["probekit"] = {"chapter": chapter, "parameters": params, "profile": profile,
                                      "rows": len(rows), "built_with": reproduce.identity(root, _device(params))}
-    if reproduce.reproduces(_previous(root, chapter), (executed, rows, new_items, lab)):
+    previous = _previous(root, chapter)
+    cells = same_outputs.compare(previous[0], executed)
+    if cells.keeps_page and reproduce.reproduces(previous, (executed, rows, new_items, lab)):
         log(f"probekit: chapter {chapter!r} done in {seconds:.0f} s; it reproduced its page (every result value "
-            f"{TOLERANCE}): the page is kept as it was")
-        return out
+            f"{TOLERANCE}; {cells}): the page is kept as it was")
+        return out, cells
     _write(executed, out, {results_path(root, chapter): exported_rows, items_path(root, chapter): files[ITEMS_FILE],
                            lab_path(root, chapter): files[LAB_FILE]})
-    log(f"probekit: chapter {chapter!r} done in {seconds:.0f} s -> {out}")
-    return out
+    log(f"probekit: chapter {chapter!r} done in {seconds:.0f} s ({cells}) -> {out}")
+    return out, cells
 
 
 def _table(data: bytes | None):
@@ -246,15 +259,17 @@ def execute_only(root: Path, chapter: str, params: dict[str, Any], *, progress: 
 
 def execute_summary(root: Path, *, progress: bool = True, log=print) -> Path:
     """Execute the summary page (no parameters) into ``book/chapters/summary.ipynb`` from the chapters'
-    result files as they are now; ChapterFailed when it fails (the previous summary page stays)."""
+    result files as they are now, its cells compared with the previous page's on ``log``; ChapterFailed when it
+    fails (the previous summary page stays)."""
     root = Path(root)
     out = output_path(root, SUMMARY)
     out.parent.mkdir(parents=True, exist_ok=True)
     log("probekit: executing the summary page")
     with tempfile.TemporaryDirectory(prefix="probekit-summary-") as tmp:
         executed = _papermill(root, SUMMARY, {}, Path(tmp), progress, log)
-    from probekit.chapters import reproduce
+    from probekit.chapters import reproduce, same_outputs
     reproduce.normalise(executed)
     executed.metadata["probekit"] = {"chapter": SUMMARY}
+    log(f"probekit: {SUMMARY}: {same_outputs.compare(_previous(root, SUMMARY)[0], executed)}")
     _write(executed, out)
     return out

@@ -5,9 +5,10 @@ no papermill timings or temporary paths: :func:`normalise`), with the identity o
 fingerprint, package versions, commit, device: :func:`identity`).  When a rebuild is made with the same code,
 versions and parameters and its data files hold the page's previous numbers, each at the precision that suits it
 (:mod:`probekit.chapters.same`: a result row's numbers as a page writes them), the previous page and its files are
-kept byte for byte (:func:`reproduces`), so ``git status`` stays clean; any
-other difference writes the new page.  ``probekit book`` ends with how many result values equal the previous
-ones (:func:`tally`).
+kept byte for byte (:func:`reproduces`) when its cells' outputs are the same too
+(:attr:`probekit.chapters.same_outputs.Cells.keeps_page`: images aside, a last digit's float noise kept), so
+``git status`` stays clean; any other difference writes the new page.  ``probekit book`` says per chapter how many
+result values equal the previous ones (:func:`tally`) and how many cells' outputs are identical.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ def as_shown(r: Mapping[str, Any]) -> tuple[str, str, str, str]:
     return value, low, high, "n/a" if missing(r["n"]) else repr(float(r["n"]))
 
 
-def _step(text: str) -> float:
+def last_digit(text: str) -> float:
     """The place of a written number's last digit ("62.35" -> 0.01, "-0" -> 1, "3.1e-07" -> 1e-08)."""
     digits, _, exponent = text.partition("e")
     return 10.0 ** (int(exponent or 0) - len(digits.partition(".")[2]))
@@ -57,7 +57,7 @@ def same_numbers(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[bool]:
             return True
         if key == "n" or missing(old[key]) or missing(new[key]):
             return False
-        return unit * abs(float(old[key]) - float(new[key])) < EDGE * min(_step(a), _step(b))
+        return unit * abs(float(old[key]) - float(new[key])) < EDGE * min(last_digit(a), last_digit(b))
     return [same(k, a, b) for k, a, b in zip(NUMBERS, as_shown(old), as_shown(new))]
 
 
@@ -105,4 +105,4 @@ def same_column(name: str, old: pd.Series, new: pd.Series) -> bool:
     return all(same_value(a, b, atol=atol) for a, b in zip(old.tolist(), new.tolist()))
 
 
-__all__ = ["NUMBERS", "DIGITS", "TOLERANCE", "as_shown", "same_numbers", "same_row_lists", "same_column"]
+__all__ = ["NUMBERS", "DIGITS", "TOLERANCE", "as_shown", "last_digit", "same_numbers", "same_row_lists", "same_column"]
