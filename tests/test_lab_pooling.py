@@ -69,7 +69,7 @@ def _rebuilt_every_line(result) -> int:
                 continue
             assert got is not None, f"{result.study}: {line.get('what', line.get('claim'))} is not rebuilt"
             for r, values in zip(rows, got):
-                _, spec, units = found[lab_items.key(r)]
+                _, spec, units, _ = found[lab_items.key(r)]
                 again = lab_items.rebuilt(values, spec, r, units)
                 for f in ("value", "ci_low", "ci_high", "n"):
                     assert again[f] == pytest.approx(r[f], rel=1e-12, abs=1e-12), (r, f)
