@@ -124,7 +124,8 @@ def _balanced_mean(values: np.ndarray) -> float:
     return (pos.mean() + neg.mean()) / 2
 
 
-def _correct(scored: pd.DataFrame, threshold: float) -> tuple[np.ndarray, ...]:
+def _correct(scored: pd.DataFrame,
+             threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per positive pair 1 when predicted a match (score >= ``threshold``), per negative pair 1 when not; then the
     unit of each positive and of each negative pair, then their ids (:func:`pair_ids`)."""
     pos, neg = _positives(scored), _negatives(scored)

@@ -99,19 +99,17 @@ def pair_concepts(pos: str, subject: str, obj: str, word_target: str, word_distr
 def _rows(pairs: pd.DataFrame, seed: int, **labels) -> list[dict]:
     """pair_accuracy over the pairs scored in full, triplet_accuracy over the scored triplets (both resampled
     by pair)."""
+    ids = pairs["pair_id"].to_numpy()   # the items: each pair's id
     scored = pairs["correct"].notna().to_numpy()
+    some = pairs[["correct_1", "correct_2"]].notna().any(axis=1).to_numpy()
     correct = pairs["correct"].to_numpy(dtype=float)[scored]
-    triplets = pairs[["correct_1", "correct_2"]].to_numpy(dtype=float)
-    some = ~np.isnan(triplets).all(axis=1)
-    ids = pairs["pair_id"].to_numpy()
+    triplets = pairs[["correct_1", "correct_2"]].to_numpy(dtype=float)[some]
     out = [row(metric="pair_accuracy", value=correct.mean() if len(correct) else np.nan,
                ci=bootstrap_ci(correct, n_resamples=N_BOOT, seed=seed, ids=ids[scored]), n=len(correct),
                chance=PAIR_CHANCE, **labels)]
-    triplets = triplets[some]
+    ci = bootstrap_ci(triplets, np.nanmean, n_resamples=N_BOOT, seed=seed, ids=ids[some])
     out.append(row(metric="triplet_accuracy", value=np.nanmean(triplets) if len(triplets) else np.nan,
-                   ci=bootstrap_ci(triplets, np.nanmean, n_resamples=N_BOOT, seed=seed, ids=ids[some]).counted(
-                       "finite"),
-                   n=int(np.isfinite(triplets).sum()), chance=TRIPLET_CHANCE, **labels))
+                   ci=ci.counted("finite"), n=int(np.isfinite(triplets).sum()), chance=TRIPLET_CHANCE, **labels))
     return out
 
 

@@ -2,7 +2,8 @@
 seeds (:mod:`probekit.studies.lab_pooling`).
 
 A result row computed from items carries them: its interval (:func:`probekit.stats.bootstrap_ci`) holds the values,
-the statistic, the resample count and seed, the units it resampled, and how the row counts and scales them
+the statistic, the resample count and seed, the units it resampled, the item each value is of (its id, where the
+metric names its items: an item id, a pair id; else by position) and how the row counts and scales them
 (:class:`probekit.stats.Items`), and :func:`probekit.results.row` keeps them in the row's
 :data:`~probekit.results.ITEMS` column, which travels with the row while the study selects, renames and
 concatenates its rows.  A study's lab :func:`split` s its rows into the rows and their items as a long table

@@ -15,7 +15,9 @@ line pooled over this run's seed (the zoo's, 0 for the shipped one) and the file
   one entry per seed and deciding row), ``seed_verdicts``, ``seeds_agree`` and ``seeds_note`` ("seeds disagree:
   ..." where they do);
 * a line that cannot be pooled keeps today's row and verdict, ``seeds_note`` says why: a row not run, a derived row
-  (not rebuilt from items, :mod:`probekit.studies.lab_items`), or a seed of the file without the row; a line
+  (not rebuilt from items, :mod:`probekit.studies.lab_items`), a seed of the file without the row, or one scored on
+  other items (other item ids; where either names its items by position only, another count or other units;
+  a seed's values on the same ids in another order are put in this run's order, :func:`_same_items`); a line
   pooled over the conceptual chapter's fine-tuning seeds says so instead (:data:`FINETUNED`: the zoo model they
   fine-tune is this seed's alone).
 
@@ -88,8 +90,9 @@ def _seeds_of(r: Row | None, here: Arrays, there: Mapping[int, Arrays],
     if lacking:
         return (f"no {r['model']} {r['metric']} row under seed {', '.join(map(str, lacking))} "
                 f"(its members not retrained with {'that seed' if len(lacking) == 1 else 'those seeds'})")
-    order = {s: _same_items(values, units, ids, found[k]) for s, found in there.items()}
-    other = [s for s, o in order.items() if o is None]
+    matched = {s: _same_items(values, units, ids, found[k]) for s, found in there.items()}
+    order = {s: o for s, o in matched.items() if o is not None}
+    other = [s for s in there if s not in order]
     if other:   # a run on other items (a limit, another seed of the item draw): its seeds are not these items'
         named = ids is not None and all(there[s][k][3] is not None for s in other)
         return (f"seed {', '.join(map(str, other))} of {seed_items.ITEMS_FILE} was scored on other items than this "
