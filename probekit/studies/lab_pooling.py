@@ -15,9 +15,7 @@ line pooled over this run's seed (the zoo's, 0 for the shipped one) and the file
   one entry per seed and deciding row), ``seed_verdicts``, ``seeds_agree`` and ``seeds_note`` ("seeds disagree:
   ..." where they do);
 * a line that cannot be pooled keeps today's row and verdict, ``seeds_note`` says why: a row not run, a derived row
-  (not rebuilt from items, :mod:`probekit.studies.lab_items`), a seed of the file without the row, or one scored on
-  other items (other item ids; where either names its items by position only, another count or other units;
-  a seed's values on the same ids in another order are put in this run's order, :func:`_same_items`); a line
+  (not rebuilt from items, :mod:`probekit.studies.lab_items`), or a seed of the file without the row; a line
   pooled over the conceptual chapter's fine-tuning seeds says so instead (:data:`FINETUNED`: the zoo model they
   fine-tune is this seed's alone).
 
