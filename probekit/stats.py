@@ -22,7 +22,10 @@ class Items:
     """What an interval was computed from, so its row can be computed again (and pooled over seeds:
     :mod:`probekit.studies.lab_items`): the ``values`` (rows), the ``statistic``, the bootstrap's ``n_resamples``,
     ``seed`` and ``clusters``; how its row counts them (``count``: "len", or "finite" for the finite entries) and
-    the factor its row shows them in (``scale``: 1, or 100 for a row in points)."""
+    the factor its row shows them in (``scale``: 1, or 100 for a row in points); and ``ids``, the item behind each
+    value in order (an item id, a pair id: what another seed's values are matched by, :func:`aligned`), None where
+    the caller names its items by their place only (position ids: another seed's values match by count and units).
+    """
     values: np.ndarray
     statistic: Callable
     n_resamples: int
@@ -30,6 +33,7 @@ class Items:
     clusters: np.ndarray | None = None
     count: str = "len"
     scale: float = 1.0
+    ids: np.ndarray | None = None
 
 
 #: the result column a row carries its :class:`Items` in (:data:`probekit.results.ITEMS`)
@@ -107,7 +111,7 @@ def bootstrap(values, statistic: Callable[[np.ndarray], float] = np.mean, n_resa
 
 
 def bootstrap_ci(values, statistic: Callable[[np.ndarray], float] = np.mean, n_resamples: int = 1000,
-                 seed: int = 0, level: float = 0.95, clusters=None) -> Interval:
+                 seed: int = 0, level: float = 0.95, clusters=None, ids=None) -> Interval:
     """Percentile bootstrap interval of ``statistic`` (over rows, or with ``clusters`` over whole units:
     :func:`bootstrap`), widened where needed to hold the point estimate ``statistic(values)``; ``(nan, nan)`` for
     no values.
@@ -118,12 +122,16 @@ def bootstrap_ci(values, statistic: Callable[[np.ndarray], float] = np.mean, n_r
     reports holds its value, as the result schema requires; an interval that already holds it is unchanged.
 
     The interval carries its :class:`Items` (a 95% one: what a result row's interval is), so a row made of it
-    (:func:`probekit.results.row`) keeps them."""
+    (:func:`probekit.results.row`) keeps them; ``ids`` (one per row: the item each row is of) name them, so that
+    another seed's values of the row are matched item by item (they do not change the interval)."""
     draws = bootstrap(values, statistic, n_resamples, seed, clusters)
     if np.isnan(draws).all():
         return Interval(float("nan"), float("nan"))
     point = float(statistic(np.asarray(values)))
-    items = (Items(np.asarray(values), statistic, n_resamples, seed, None if clusters is None else np.asarray(clusters))
+    if ids is not None and len(ids) != len(values):
+        raise ValueError(f"{len(ids)} item ids for {len(values)} rows: give one id (its item) per row")
+    items = (Items(np.asarray(values), statistic, n_resamples, seed, None if clusters is None else np.asarray(clusters),
+                   ids=None if ids is None else np.asarray(ids))
              if level == 0.95 else None)
     return Interval(*_holding(draws, point, level), items)
 
@@ -158,8 +166,24 @@ def pooled_value(per_seed, statistic: Callable[[np.ndarray], float] = np.mean) -
     return float(np.mean([statistic(v) for v in _seeds(per_seed)]))
 
 
+def aligned(ids, their_ids) -> np.ndarray | None:
+    """The order of another seed's rows that puts them on this seed's items: ``their[order]`` is item by item what
+    ``ids`` (this seed's item per row) name, whatever order ``their_ids`` come in (an id held twice matches in the
+    order its rows come); None when the two do not hold the same items (another id, another count)."""
+    mine, theirs = np.asarray(ids).astype(str), np.asarray(their_ids).astype(str)
+    if len(mine) != len(theirs):
+        return None
+    here, there = np.argsort(mine, kind="stable"), np.argsort(theirs, kind="stable")
+    if not np.array_equal(mine[here], theirs[there]):
+        return None
+    order = np.empty(len(mine), dtype=int)
+    order[here] = there
+    return order
+
+
 def _shared(per_seed: list[np.ndarray], clusters: list) -> bool:
-    """Whether the seeds were scored on the same items: as many rows each and the same unit labels."""
+    """Whether the seeds were scored on the same items: as many rows each and the same unit labels (row ``i`` of
+    each seed taken for one item: where items have ids, the caller puts them in one order first, :func:`aligned`)."""
     first = None if clusters[0] is None else np.asarray(clusters[0])
     return all(len(v) == len(per_seed[0]) for v in per_seed) and all(
         (c is None) if first is None else (c is not None and np.array_equal(np.asarray(c), first))

@@ -58,8 +58,11 @@ SMALL_RUNS = {
 
 
 def _rebuilt_every_line(result) -> int:
-    """Assert every lab line whose rows ran is rebuilt exactly from its items; the number of lines rebuilt."""
+    """Assert every lab line whose rows ran is rebuilt exactly from its items, each item named by its id (every
+    metric behind a lab row gives ids); the number of lines rebuilt."""
     found, done = lab_items.arrays(result.data["lab_items"]), 0
+    unnamed = {k for k, (*_, ids) in found.items() if ids is None or (ids == "").any()}
+    assert not unnamed, f"{result.study}: lab rows without item ids: {sorted(map(str, unnamed))[:5]}"
     for name in ("lab_checks", "lab_claims"):
         for _, line in result.data[name].iterrows():
             rows = lab_items.deciding_rows(line)
@@ -69,7 +72,7 @@ def _rebuilt_every_line(result) -> int:
                 continue
             assert got is not None, f"{result.study}: {line.get('what', line.get('claim'))} is not rebuilt"
             for r, values in zip(rows, got):
-                _, spec, units = found[lab_items.key(r)]
+                _, spec, units, _ = found[lab_items.key(r)]
                 again = lab_items.rebuilt(values, spec, r, units)
                 for f in ("value", "ci_low", "ci_high", "n"):
                     assert again[f] == pytest.approx(r[f], rel=1e-12, abs=1e-12), (r, f)

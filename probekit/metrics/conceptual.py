@@ -36,6 +36,9 @@ _P_LOW, _P_HIGH = float(np.finfo(np.float32).smallest_subnormal) / 2, 1 - float(
 CHANCE = {"mu_c": 0.5, "acc": 0.5, "text": 0.25, "image": 0.25, "group": 1 / 6}
 #: the column naming the unit a summary's interval resamples (:func:`summary_rows`)
 UNIT = "group_id"
+#: what names a scored table's rows (its items, :attr:`probekit.stats.Items.ids`): the first of these it has
+#: (``item_id``; a Probe-C table, a row per 2x2 group, its ``group_id``); a table with neither: by position
+ID_COLUMNS = ("item_id", UNIT)
 
 
 # --------------------------------------------------------------------------------------------- scoring
@@ -65,17 +68,17 @@ def sigmoid(x) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------------- summaries
 def summarize(values, statistic: Callable[[np.ndarray], float] = np.mean, seed: int = 0,
-              n_resamples: int = 1000, scale: float = 1.0, clusters=None) -> dict:
-    """Point estimate, 95% bootstrap interval (over ``clusters``' units where given, one label per row) and count
-    of ``statistic`` over the rows of ``values`` (NaN rows dropped), multiplied by ``scale``:
-    ``{"value", "ci", "n"}``."""
+              n_resamples: int = 1000, scale: float = 1.0, clusters=None, ids=None) -> dict:
+    """Point estimate, 95% bootstrap interval (over ``clusters``' units where given, one label per row; its items
+    named by ``ids``, one per row, where given) and count of ``statistic`` over the rows of ``values`` (NaN rows
+    dropped), multiplied by ``scale``: ``{"value", "ci", "n"}``."""
     values = np.asarray(values, dtype=float)
     keep = ~np.isnan(values).reshape(len(values), -1).any(axis=1) if len(values) else np.zeros(0, bool)
     values = values[keep]
     if len(values) == 0:
         return {"value": np.nan, "ci": (np.nan, np.nan), "n": 0}
-    units = None if clusters is None else np.asarray(clusters)[keep]
-    ci = bootstrap_ci(values, statistic, n_resamples=n_resamples, seed=seed, clusters=units)
+    units, named = (None if x is None else np.asarray(x)[keep] for x in (clusters, ids))
+    ci = bootstrap_ci(values, statistic, n_resamples=n_resamples, seed=seed, clusters=units, ids=named)
     return {"value": scale * float(statistic(values)), "ci": ci if scale == 1 else ci.scaled(scale), "n": len(values)}
 
 
@@ -111,8 +114,9 @@ def summary_rows(scored: pd.DataFrame, by: Mapping[str, str], stats: Sequence[St
             vals = vals[:, 0] if len(s.columns) == 1 else vals
             where = {**fixed, **labels, **({"subset": s.subset} if s.subset is not None else {})}
             units = grp[UNIT].to_numpy() if UNIT in grp else None
+            named = next((grp[c].to_numpy() for c in ID_COLUMNS if c in grp), None)
             out.append(row(study=STUDY, metric=s.metric, chance=chance,
-                           **summarize(vals, s.statistic, seed, scale=s.scale, clusters=units), **where))
+                           **summarize(vals, s.statistic, seed, scale=s.scale, clusters=units, ids=named), **where))
     return frame(out)
 
 

@@ -51,11 +51,12 @@ def head_rows(credit: pd.DataFrame, model: str, seed: int = 0, subset: str = SUB
     draw together)."""
     mlm, itm = credit["mlm_correct"].to_numpy(float), credit["itm_correct"].to_numpy(float)
     units = credit["unit"].to_numpy() if "unit" in credit else None
+    ids = credit["item_id"].to_numpy() if "item_id" in credit else None   # without: its pairs named by position
 
     def one(condition: str, metric: str, values: np.ndarray, chance: float) -> dict:
         return row(study=STUDY, probe=PROBE, model=model, condition=condition, subset=subset, metric=metric,
                    value=values.mean() if len(values) else np.nan,
-                   ci=bootstrap_ci(values, seed=seed, clusters=units), n=len(values), chance=chance)
+                   ci=bootstrap_ci(values, seed=seed, clusters=units, ids=ids), n=len(values), chance=chance)
     return frame([one(MLM, "accuracy", mlm, CHANCE), one(ITM, "accuracy", itm, CHANCE),
                   one(DIFF, "accuracy_diff", mlm - itm, 0.0),
                   one(ONLY[MLM], "discordant", (mlm > itm).astype(float), np.nan),

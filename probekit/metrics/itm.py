@@ -108,11 +108,11 @@ def _negatives(scored: pd.DataFrame) -> pd.DataFrame:
 
 
 def _row(model, metric, subset, values, statistic=np.mean, n_resamples=1000, seed=0, probe=PROBE,
-         cond="", clusters=None) -> dict:
+         cond="", clusters=None, ids=None) -> dict:
     values = np.asarray(values, float)
     value = float(statistic(values)) if len(values) else float("nan")
     return row(study="verbs", probe=probe, model=model, condition=cond, subset=subset, metric=metric, value=value,
-               ci=bootstrap_ci(values, statistic, n_resamples=n_resamples, seed=seed, clusters=clusters),
+               ci=bootstrap_ci(values, statistic, n_resamples=n_resamples, seed=seed, clusters=clusters, ids=ids),
                n=int(len(values)), chance=CHANCE)
 
 
@@ -124,12 +124,23 @@ def _balanced_mean(values: np.ndarray) -> float:
     return (pos.mean() + neg.mean()) / 2
 
 
-def _correct(scored: pd.DataFrame, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _correct(scored: pd.DataFrame,
+             threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per positive pair 1 when predicted a match (score >= ``threshold``), per negative pair 1 when not; then the
-    unit of each positive and of each negative pair."""
+    unit of each positive and of each negative pair, then their ids (:func:`pair_ids`)."""
     pos, neg = _positives(scored), _negatives(scored)
     return ((pos["pos_score"].to_numpy() >= threshold).astype(float),
-            (neg["neg_score"].to_numpy() < threshold).astype(float), pos["unit"].to_numpy(), neg["unit"].to_numpy())
+            (neg["neg_score"].to_numpy() < threshold).astype(float), pos["unit"].to_numpy(), neg["unit"].to_numpy(),
+            pair_ids(pos, "pos"), pair_ids(neg, "neg"))
+
+
+def pair_ids(pairs: pd.DataFrame, side: str, *more: str) -> np.ndarray:
+    """An id per row of ``pairs``: "<side>|<sentence>|<side's image id>", then each of the ``more`` columns (side
+    "pos" or "neg" of a (sentence, image) pair, so a positive and a negative pair never share one; "triple" with
+    ``neg_image_id`` for a (sentence, positive, negative) triple)."""
+    image = "pos" if side == "triple" else side
+    parts = [pairs[c].astype(str) for c in ("sentence", f"{image}_image_id", *more)]
+    return (side + "|" + parts[0].str.cat(parts[1:], sep="|")).to_numpy()
 
 
 def _pooled(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
@@ -151,12 +162,13 @@ def itm_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = "mode
     return frame(rows)
 
 
-def _table4_rows(model, subset, pos, neg, pos_units, neg_units, n_resamples, seed, cond, suffix="") -> list[dict]:
+def _table4_rows(model, subset, pos, neg, pos_units, neg_units, pos_ids, neg_ids, n_resamples, seed, cond,
+                 suffix="") -> list[dict]:
     """Table 4's "avg", "pos" and "neg" rows (metric + ``suffix``) of per-pair values, resampled by unit."""
     return [_row(model, f"avg{suffix}", subset, _pooled(pos, neg), _balanced_mean, n_resamples, seed, cond=cond,
-                 clusters=np.concatenate([pos_units, neg_units])),
-            _row(model, f"pos{suffix}", subset, pos, np.mean, n_resamples, seed, cond=cond, clusters=pos_units),
-            _row(model, f"neg{suffix}", subset, neg, np.mean, n_resamples, seed, cond=cond, clusters=neg_units)]
+                 clusters=np.concatenate([pos_units, neg_units]), ids=np.concatenate([pos_ids, neg_ids])),
+            *(_row(model, f"{side}{suffix}", subset, v, np.mean, n_resamples, seed, cond=cond, clusters=u, ids=i)
+              for side, v, u, i in (("pos", pos, pos_units, pos_ids), ("neg", neg, neg_units, neg_ids)))]
 
 
 def itm_accuracy_diff(items: pd.DataFrame, a_scores, b_scores, model: str, against: str, threshold: float = 0.5,
@@ -167,12 +179,12 @@ def itm_accuracy_diff(items: pd.DataFrame, a_scores, b_scores, model: str, again
     both), chance 0."""
     (pa, na), (pb, nb) = ([np.asarray(x, float) for x in s] for s in (a_scores, b_scores))
     lost = np.isnan(pa) | np.isnan(na) | np.isnan(pb) | np.isnan(nb)
-    (pos_a, neg_a, pos_units, neg_units), (pos_b, neg_b, _, _) = (
+    (pos_a, neg_a, pos_units, neg_units, pos_ids, neg_ids), (pos_b, neg_b, *_) = (
         _correct(_scored(items, np.where(lost, np.nan, pos), np.where(lost, np.nan, neg)), threshold)
         for pos, neg in ((pa, na), (pb, nb)))
     cond = f"{model} − {against}, {condition(threshold)}"
-    rows = _table4_rows(model, "all", pos_a - pos_b, neg_a - neg_b, pos_units, neg_units, n_resamples, seed, cond,
-                        suffix="_diff")
+    rows = _table4_rows(model, "all", pos_a - pos_b, neg_a - neg_b, pos_units, neg_units, pos_ids, neg_ids,
+                        n_resamples, seed, cond, suffix="_diff")
     return frame([{**r, "chance": 0.0} for r in rows])
 
 
@@ -196,8 +208,9 @@ def _triples(scored: pd.DataFrame) -> pd.DataFrame:
 
 def _pairwise_row(model, subset, scored, n_resamples, seed, probe=PROBE) -> dict:
     """The ``pairwise`` row of ``scored``'s triples, resampled by unit."""
+    triples = _triples(scored)
     return _row(model, "pairwise", subset, _pair_correct(scored), np.mean, n_resamples, seed, probe=probe,
-                clusters=_triples(scored)["unit"].to_numpy())
+                clusters=triples["unit"].to_numpy(), ids=pair_ids(triples, "triple", "neg_image_id"))
 
 
 def pairwise_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = "model", n_resamples: int = 1000,
@@ -251,9 +264,9 @@ def verb_accuracy(items: pd.DataFrame, pos_scores, neg_scores, model: str = "mod
     rows = []
     for verb, part in scored[counts >= min_negatives].groupby("verb", sort=True):
         if metric == "neg":
-            _, correct, _, unit = _correct(part, threshold)
+            _, correct, _, unit, _, ids = _correct(part, threshold)
             rows.append(_row(model, metric, verb, correct, np.mean, n_resamples, seed, probe=VERB_PROBE,
-                             cond=condition(threshold), clusters=unit))
+                             cond=condition(threshold), clusters=unit, ids=ids))
         else:
             rows.append(_pairwise_row(model, verb, part, n_resamples, seed, probe=VERB_PROBE))
     return frame(pd.DataFrame(rows, columns=COLUMNS))

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from probekit.metrics.itm import negative_type, units as itm_units
+from probekit.metrics.itm import negative_type, pair_ids, units as itm_units
 from probekit.metrics.verb_pieces import (piece_ranks, pieces_correct, top_candidates, verb_lemmas)
 from probekit.results import frame, items_frame, row
 from probekit.stats import bootstrap_ci
@@ -104,7 +104,8 @@ def accuracy_rows(per_item: pd.DataFrame, chance: float = float("nan"), seed: in
             hits = kept[column].to_numpy(dtype=float)
             rows.append(row(study=STUDY, probe=PROBE, model=model, condition=condition, subset=subset,
                             metric=metric, value=hits.mean() if len(hits) else np.nan,
-                            ci=bootstrap_ci(hits, seed=seed, clusters=_units_of(kept["item_id"], units)),
+                            ci=bootstrap_ci(hits, seed=seed, clusters=_units_of(kept["item_id"], units),
+                                            ids=kept["item_id"].to_numpy()),
                             n=len(hits), chance=chance))
     return frame(rows)
 
@@ -137,7 +138,8 @@ def drop_rows(per_item: pd.DataFrame, pairs=DROPS, seed: int = 0, units: pd.Seri
                 diff = both.to_numpy()
                 rows.append(row(study=STUDY, probe=PROBE, model=model, condition=f"{a} − {b}",
                                 metric=f"{metric}_diff", value=diff.mean() if len(diff) else np.nan,
-                                ci=bootstrap_ci(diff, seed=seed, clusters=_units_of(both.index, units)),
+                                ci=bootstrap_ci(diff, seed=seed, clusters=_units_of(both.index, units),
+                                                ids=both.index.to_numpy()),
                                 n=len(diff), chance=0.0))
     return frame(rows)
 
@@ -168,9 +170,10 @@ def pooled_rows(pairs: pd.DataFrame, pos_scores, neg_scores, model: str, thresho
         neg = part.drop_duplicates(["sentence", "neg_image_id"]).dropna(subset="neg")
         hits = np.concatenate([pos["pos"] >= threshold, neg["neg"] < threshold]).astype(float)
         unit = np.concatenate([pos["unit"], neg["unit"]])
+        ids = np.concatenate([pair_ids(pos, "pos"), pair_ids(neg, "neg")])
         rows.append(row(study=STUDY, probe="itm", model=model, subset=subset, metric="avg_pooled",
-                        value=hits.mean() if len(hits) else np.nan, ci=bootstrap_ci(hits, seed=seed, clusters=unit),
-                        n=len(hits), chance=0.5))
+                        value=hits.mean() if len(hits) else np.nan,
+                        ci=bootstrap_ci(hits, seed=seed, clusters=unit, ids=ids), n=len(hits), chance=0.5))
     return frame(rows)
 
 

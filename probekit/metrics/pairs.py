@@ -99,15 +99,17 @@ def pair_concepts(pos: str, subject: str, obj: str, word_target: str, word_distr
 def _rows(pairs: pd.DataFrame, seed: int, **labels) -> list[dict]:
     """pair_accuracy over the pairs scored in full, triplet_accuracy over the scored triplets (both resampled
     by pair)."""
-    correct = pairs["correct"].dropna().to_numpy(dtype=float)
-    triplets = pairs[["correct_1", "correct_2"]].to_numpy(dtype=float)
-    triplets = triplets[~np.isnan(triplets).all(axis=1)]
+    ids = pairs["pair_id"].to_numpy()   # the items: each pair's id
+    scored = pairs["correct"].notna().to_numpy()
+    some = pairs[["correct_1", "correct_2"]].notna().any(axis=1).to_numpy()
+    correct = pairs["correct"].to_numpy(dtype=float)[scored]
+    triplets = pairs[["correct_1", "correct_2"]].to_numpy(dtype=float)[some]
     out = [row(metric="pair_accuracy", value=correct.mean() if len(correct) else np.nan,
-               ci=bootstrap_ci(correct, n_resamples=N_BOOT, seed=seed), n=len(correct), chance=PAIR_CHANCE,
-               **labels)]
+               ci=bootstrap_ci(correct, n_resamples=N_BOOT, seed=seed, ids=ids[scored]), n=len(correct),
+               chance=PAIR_CHANCE, **labels)]
+    ci = bootstrap_ci(triplets, np.nanmean, n_resamples=N_BOOT, seed=seed, ids=ids[some])
     out.append(row(metric="triplet_accuracy", value=np.nanmean(triplets) if len(triplets) else np.nan,
-                   ci=bootstrap_ci(triplets, np.nanmean, n_resamples=N_BOOT, seed=seed).counted("finite"),
-                   n=int(np.isfinite(triplets).sum()), chance=TRIPLET_CHANCE, **labels))
+                   ci=ci.counted("finite"), n=int(np.isfinite(triplets).sum()), chance=TRIPLET_CHANCE, **labels))
     return out
 
 
@@ -157,10 +159,12 @@ def accuracy_contrast(runs: Sequence[pd.DataFrame], weights: Sequence[float], *,
     if groups is not None:
         label = groups.groupby(runs[0]["pair_id"], sort=False).first()
         total = total[label.reindex(total.index) == subset]
-    diff = total.dropna().to_numpy(dtype=float)
+    kept = total.dropna()   # per pair, by pair id
+    diff = kept.to_numpy(dtype=float)
     return frame([row(study=STUDY, probe=probe, model=model, condition=condition, subset=subset,
                       metric="pair_accuracy_diff", value=diff.mean() if len(diff) else np.nan,
-                      ci=bootstrap_ci(diff, n_resamples=N_BOOT, seed=seed), n=len(diff), chance=0.0)])
+                      ci=bootstrap_ci(diff, n_resamples=N_BOOT, seed=seed, ids=kept.index.to_numpy()),
+                      n=len(diff), chance=0.0)])
 
 
 def concept_labels(items: pd.DataFrame) -> dict[str, str]:

@@ -2,7 +2,8 @@
 seeds (:mod:`probekit.studies.lab_pooling`).
 
 A result row computed from items carries them: its interval (:func:`probekit.stats.bootstrap_ci`) holds the values,
-the statistic, the resample count and seed, the units it resampled, and how the row counts and scales them
+the statistic, the resample count and seed, the units it resampled, the item each value is of (its id, where the
+metric names its items: an item id, a pair id; else by position) and how the row counts and scales them
 (:class:`probekit.stats.Items`), and :func:`probekit.results.row` keeps them in the row's
 :data:`~probekit.results.ITEMS` column, which travels with the row while the study selects, renames and
 concatenates its rows.  A study's lab :func:`split` s its rows into the rows and their items as a long table
@@ -32,15 +33,17 @@ from probekit.stats import Items
 #: a lab row's key: the result-schema columns that name it
 KEY = ["study", "probe", "model", "condition", "subset", "metric"]
 Key = tuple[Any, ...]   # a row's values of KEY, in order
-#: :func:`arrays`: row key -> (its values, its SUMMARY fields, each item's unit or None)
-Arrays = dict[Key, tuple[np.ndarray, dict[str, Any], "np.ndarray | None"]]
+#: :func:`arrays`: row key -> (its values, its SUMMARY fields, each item's unit or None, each item's id or None)
+Arrays = dict[Key, tuple[np.ndarray, dict[str, Any], "np.ndarray | None", "np.ndarray | None"]]
 #: how a row's values are summarised: ``statistic`` ("module:function"), ``count`` ("len" or "finite": the row's
 #: ``n``), ``scale`` (1, or 100 for a row in points) and the bootstrap's ``n_resamples`` and ``boot_seed``
 SUMMARY = ["statistic", "count", "scale", "n_resamples", "boot_seed"]
 #: :func:`split`'s items' columns: a row's key and summary, then one line per entry of its values (``item`` the row of
-#: the values, ``column`` its column: 0 for one value per item, 0/1 for a two-column array such as Table 4's avg;
-#: ``cluster`` the item's unit of the cluster bootstrap as text, "" where items were resampled one by one)
-ITEM_COLUMNS = [*KEY, *SUMMARY, "item", "column", "cluster", "value"]
+#: the values, ``item_id`` the item it is of as text, "" where the row named its items by position only
+#: (:attr:`probekit.stats.Items.ids`), ``column`` its column: 0 for one value per item, 0/1 for a two-column array
+#: such as Table 4's avg; ``cluster`` the item's unit of the cluster bootstrap as text, "" where items were
+#: resampled one by one)
+ITEM_COLUMNS = [*KEY, *SUMMARY, "item", "item_id", "column", "cluster", "value"]
 COUNTS = {"len": len, "finite": lambda v: int(np.isfinite(np.asarray(v, float)).sum())}
 
 
@@ -72,11 +75,13 @@ def _long(r: Row, found: Items) -> pd.DataFrame:
     """Row ``r``'s items, one line per entry of its values (:data:`ITEM_COLUMNS`)."""
     values = np.asarray(found.values, float).reshape(len(found.values), -1)
     item, column = np.indices(values.shape)
-    units = np.full(len(values), "") if found.clusters is None else np.asarray(found.clusters).astype(str)
+    units, ids = (np.full(len(values), "") if v is None else np.asarray(v).astype(str)
+                  for v in (found.clusters, found.ids))
     return pd.DataFrame({
         **{c: r[c] for c in KEY}, "statistic": statistic_name(found.statistic), "count": found.count,
         "scale": float(found.scale), "n_resamples": int(found.n_resamples), "boot_seed": int(found.seed),
-        "item": item.ravel(), "column": column.ravel(), "cluster": units[item.ravel()], "value": values.ravel()})
+        "item": item.ravel(), "item_id": ids[item.ravel()], "column": column.ravel(), "cluster": units[item.ravel()],
+        "value": values.ravel()})
 
 
 def split(rows: pd.DataFrame) -> LabRows:
@@ -110,15 +115,21 @@ def summary(spec: Mapping[str, Any]) -> dict[str, Any]:
 
 def arrays(items: pd.DataFrame) -> Arrays:
     """Row key -> (its values, one entry per item: a column, or rows of two columns; its :data:`SUMMARY` fields;
-    each item's unit, or None where items were resampled one by one, as in a file written without units)."""
+    each item's unit, or None where items were resampled one by one, as in a file written without units; each
+    item's id, or None where the row named its items by position only, as in a file written without ids)."""
     out: Arrays = {}
     for key, part in items.groupby(KEY, sort=False, dropna=False):
         wide = part.pivot(index="item", columns="column", values="value").sort_index().to_numpy(float)
-        units = (part.groupby("item")["cluster"].first().sort_index().to_numpy(str) if "cluster" in part
-                 else np.full(len(wide), ""))
-        out[tuple(key)] = (wide[:, 0] if wide.shape[1] == 1 else wide, part.iloc[0][SUMMARY].to_dict(),
-                           None if (units == "").all() else units)
+        units, ids = (_per_item(part, c, len(wide)) for c in ("cluster", "item_id"))
+        out[tuple(key)] = (wide[:, 0] if wide.shape[1] == 1 else wide, part.iloc[0][SUMMARY].to_dict(), units, ids)
     return out
+
+
+def _per_item(part: pd.DataFrame, column: str, n: int) -> np.ndarray | None:
+    """Each of a row's ``n`` items' text in ``column`` of its lines, in item order; None where it is "" throughout
+    or the table has no such column."""
+    found = part.groupby("item")[column].first().sort_index().to_numpy(str) if column in part else np.full(n, "")
+    return None if (found == "").all() else found
 
 
 def key(r: Row) -> Key:

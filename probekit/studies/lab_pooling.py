@@ -38,6 +38,7 @@ import pandas as pd
 
 from probekit.studies import STUDIES, lab, lab_holm
 from probekit.results import Row, StudyResult
+from probekit.stats import aligned
 from probekit.studies.lab_items import Arrays, arrays, deciding_rows, key, labels, summary
 from probekit.studies.lab_pooled import Pooled, pooled_row, seed_rows
 from probekit.toymodels import seed_items
@@ -90,29 +91,42 @@ def _seeds_of(r: Row | None, here: Arrays, there: Mapping[int, Arrays],
     k = key(r)
     if k not in here:
         return f"{r['model']}'s {r['metric']} row is derived, not rebuilt from items"
-    values, spec, units = here[k]
+    values, spec, units, ids = here[k]
     lacking = [s for s, found in there.items() if k not in found or found[k][1] != spec]
     if lacking:
         return (f"no {r['model']} {r['metric']} row under seed {', '.join(map(str, lacking))} "
                 f"(its members not retrained with {'that seed' if len(lacking) == 1 else 'those seeds'})")
-    other = [s for s, found in there.items() if not _same_items(values, units, *found[k][::2])]
+    matched = {s: _same_items(values, units, ids, found[k]) for s, found in there.items()}
+    order = {s: o for s, o in matched.items() if o is not None}
+    other = [s for s in there if s not in order]
     if other:   # a run on other items (a limit, another seed of the item draw): its seeds are not these items'
+        named = ids is not None and all(there[s][k][3] is not None for s in other)
         return (f"seed {', '.join(map(str, other))} of {seed_items.ITEMS_FILE} was scored on other items than this "
-                f"run's {len(values)}")
-    per_seed = {seed: values, **{s: found[k][0] for s, found in there.items()}}
-    clusters = {seed: units, **{s: found[k][2] for s, found in there.items()}}
+                f"run's {len(values)}" + (" (other item ids)" if named else ""))
+    per_seed = {seed: values, **{s: found[k][0][order[s]] for s, found in there.items()}}
+    clusters = {seed: units, **{s: _in(found[k][2], order[s]) for s, found in there.items()}}
     args = {**summary(spec), "clusters": clusters, **labels(r)}
     return seed_rows(per_seed, **args), pooled_row(per_seed, **args)
 
 
-def _same_items(values: np.ndarray, units: np.ndarray | None, their_values: np.ndarray,
-                their_units: np.ndarray | None) -> bool:
-    """Whether another seed's values of a row are over this run's items: as many, with the same units."""
-    if len(values) != len(their_values):
-        return False
-    if units is None or their_units is None:
-        return units is None and their_units is None
-    return bool(np.array_equal(units, their_units))
+def _same_items(values: np.ndarray, units: np.ndarray | None, ids: np.ndarray | None,
+                theirs: tuple[np.ndarray, Any, np.ndarray | None, np.ndarray | None]) -> np.ndarray | None:
+    """The order that puts another seed's values of a row (``theirs``: :func:`~probekit.studies.lab_items.arrays`'
+    entry) on this run's items, or None when they are over other items.  Where both name their items (ids) they
+    must hold the same ids, in any order (:func:`probekit.stats.aligned`); where either names them by position only
+    (a row whose caller gives no ids, a file written before items carried ids), as many values.  Aligned, the
+    units must be the same."""
+    their_values, _, their_units, their_ids = theirs
+    both = ids is not None and their_ids is not None
+    order = aligned(ids, their_ids) if both else (
+        np.arange(len(values)) if len(values) == len(their_values) else None)
+    if order is None or units is None or their_units is None:
+        return order if units is None and their_units is None else None
+    return order if np.array_equal(units, their_units[order]) else None
+
+
+def _in(units: np.ndarray | None, order: np.ndarray) -> np.ndarray | None:
+    return None if units is None else units[order]
 
 
 def _line(line: Row, judge: Callable[[list[Any]], str], here: Arrays, there: Mapping[int, Arrays],

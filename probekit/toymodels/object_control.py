@@ -43,5 +43,5 @@ def two_way(scorer, images: Sequence, right: Sequence[str], wrong: Sequence[str]
 def rows(scorer, model: str, objects: pd.DataFrame, study: str, seed: int = 0) -> pd.DataFrame:
     """The control's accuracy for ``model`` (one row of :data:`ROW`, 95% bootstrap interval over images)."""
     won = two_way(scorer, objects["image"], objects["right"], objects["wrong"]).astype(float)
-    return frame([row(study=study, model=model, value=won.mean(), ci=bootstrap_ci(won, seed=seed), n=len(won),
-                      chance=0.5, **ROW)])
+    ci = bootstrap_ci(won, seed=seed, ids=objects["item_id"].to_numpy())
+    return frame([row(study=study, model=model, value=won.mean(), ci=ci, n=len(won), chance=0.5, **ROW)])

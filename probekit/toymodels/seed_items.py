@@ -19,7 +19,7 @@ from probekit.scorers.registry import TOY_CHECKPOINTS
 
 ITEMS_FILE = "seed_items.parquet"
 #: the columns stored as categories (repeated strings), so the file stays small
-CATEGORIES = ["study", "probe", "model", "condition", "subset", "metric", "statistic", "count", "cluster"]
+CATEGORIES = ["study", "probe", "model", "condition", "subset", "metric", "statistic", "count", "cluster", "item_id"]
 
 
 def zoo() -> Path:
@@ -42,7 +42,7 @@ def read(folder: str | Path | None = None) -> pd.DataFrame | None:
 
 def read_file(path: str | Path) -> pd.DataFrame:
     """A file :func:`write` wrote (its categories back as strings)."""
-    found = pd.read_parquet(path)
+    found = pd.read_parquet(path)   # a file written before items carried ids has no item_id: read as position ids
     return found.assign(**{c: found[c].astype(str) for c in CATEGORIES if c in found})
 
 

@@ -140,7 +140,8 @@ def paired_rows(patched: dict[str, pd.DataFrame], original: dict[str, pd.DataFra
                     continue
                 diff = part[col].to_numpy(float) - part[f"{col}_orig"].to_numpy(float)
                 out.append(row(study=mc.STUDY, probe=probe, model=model, condition=f"{condition} − {against}",
-                               subset=subset, metric=f"{metric}_diff", chance=0.0, **mc.summarize(diff, seed=seed)))
+                               subset=subset, metric=f"{metric}_diff", chance=0.0,
+                               **mc.summarize(diff, seed=seed, ids=part[keys[0]].to_numpy())))
     return frame(out)
 
 
