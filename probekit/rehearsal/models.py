@@ -18,7 +18,6 @@ text encoder, FLAVA's and BridgeTower's 6 cross-modal layers) are built at the s
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .sample import agent_cells, choice, np_, pose_caption, svo_caption
+from .sample import agent_cells, choice, np_
 from .scene import Scene
 from .vocab import (AGENTS, ANTONYMS, COLOURS, GRID, HYPERNYMS, OBJECTS, PATTERNS, POSES, SCENES, SIZES,
                     TYPICAL_SCENE, VERBS, article)
