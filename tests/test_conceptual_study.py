@@ -10,7 +10,7 @@ from probekit import papers
 from probekit.claims import HIGHER, LOWER, UNRESOLVED, by_topic
 from probekit.metrics.background import average_precision
 from probekit.papers.conceptual import count, parse_condition, patch_condition
-from probekit.report import conceptual as figures
+from probekit.studies.conceptual import page as figures
 from probekit.results import frame, items_frame, one, row, select
 from probekit.studies import lab
 from probekit.studies.conceptual import study as conceptual, patching

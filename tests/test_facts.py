@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from probekit.report import prednoun as prednoun_report
+from probekit.studies.prednoun import page as prednoun_report
 from probekit.studies.conceptual.facts import ConceptualFacts
 from probekit.studies.masking.study import MaskingFacts
 from probekit.studies.prednoun.study import PrednounFacts
@@ -22,7 +22,7 @@ READ = re.compile(r"\bfacts\.(\w+)")
 
 def _read(study: str) -> set[str]:
     """The names read as ``facts.<name>`` in the chapter source and the study's report helpers."""
-    sources = [ROOT / "book" / "src" / f"{study}.md", ROOT / "probekit" / "report" / f"{study}.py"]
+    sources = [ROOT / "book" / "src" / f"{study}.md", ROOT / "probekit" / "studies" / study / "page.py"]
     return {name for path in sources for name in READ.findall(path.read_text())}
 
 
@@ -34,7 +34,7 @@ def test_every_fact_a_page_reads_is_a_field(study):
     assert read <= fields, f"{study}: read but not a field of {FACTS[study].__name__}: {sorted(read - fields)}"
 
 
-def test_the_prednoun_tables_name_fields():   # report.prednoun reads these with getattr
+def test_the_prednoun_tables_name_fields():   # the prednoun page module reads these with getattr
     fields = {f.name for f in dataclasses.fields(PrednounFacts)}
     assert {layout[-1] for layout in prednoun_report._LAYOUT.values()} <= fields
 

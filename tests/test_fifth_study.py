@@ -19,7 +19,7 @@ PACKAGE = {
     "__init__.py": '''from probekit.studies.declaration import Study
 
 STUDY = Study("fifth", ("verbs",), "fifth.study", "fifth.params:Params", unit="the sentence",
-              findings="fifth.page:findings")
+              findings="fifth.findings:findings")
 ''',
     "params.py": '''from dataclasses import dataclass
 
@@ -54,7 +54,7 @@ def run(params):
         parts.append(itm.pairwise_accuracy(items, pos, neg, name, params.n_resamples, params.seed))
     return StudyResult("fifth", asdict(params), concat(parts).assign(study="fifth"))
 ''',
-    "page.py": '''from probekit.report.finding import kept, of_row
+    "findings.py": '''from probekit.report.finding import kept, of_row
 
 
 def findings(rows, lines=None):

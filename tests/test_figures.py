@@ -22,7 +22,11 @@ from PIL import Image  # noqa: E402
 
 from probekit import report  # noqa: E402  (sets the theme)
 from probekit.metrics import itm  # noqa: E402
-from probekit.report import conceptual, figures, findings, masking, prednoun, summary, verbs  # noqa: E402
+from probekit.report import figures, findings, summary  # noqa: E402
+from probekit.studies.conceptual import page as conceptual  # noqa: E402
+from probekit.studies.masking import page as masking  # noqa: E402
+from probekit.studies.prednoun import page as prednoun  # noqa: E402
+from probekit.studies.verbs import page as verbs  # noqa: E402
 from probekit.results import StudyResult, concat, load, select  # noqa: E402
 from probekit.studies import STUDIES  # noqa: E402
 from probekit.studies.verbs import lab as verbs_lab

@@ -18,10 +18,10 @@ from probekit.report.finding import Finding, lead, render
 from probekit.registry import load as entry
 from probekit.results import frame, load, one, row
 from probekit.studies import STUDIES, lab
-from probekit.studies.conceptual import page as conceptual
-from probekit.studies.masking import page as masking
-from probekit.studies.prednoun import page as prednoun
-from probekit.studies.verbs import page as verbs
+from probekit.studies.conceptual import findings as conceptual
+from probekit.studies.masking import findings as masking
+from probekit.studies.prednoun import findings as prednoun
+from probekit.studies.verbs import findings as verbs
 from probekit.toyworld.prednoun import LIMBS_ALIKE
 from probekit.toyworld.svo import PLACE, POSE
 
@@ -166,7 +166,7 @@ def test_the_headline_figure_draws_every_headline_row(study):
 
 def test_the_patching_claims_are_one_table_a_row_per_setting_and_the_papers_numbers_stay_sentences():
     from probekit.claims import claim
-    from probekit.report.conceptual import PATCHING_COLUMNS, patching_reported, patching_table
+    from probekit.studies.conceptual.page import PATCHING_COLUMNS, patching_reported, patching_table
 
     def diff(setting, metric, value, ci):
         return row(study="conceptual", probe="patching", model="toy-clip", condition=f"{setting} − original",
@@ -209,7 +209,7 @@ def test_the_noverb_finding_names_the_chance_level_its_lab_line_carries():
     """The masking lab's knock-out is judged against what the caption alone allows (24.8% at k = 5): its finding
     says that level, from the verdict line, beside "at chance"."""
     from probekit.studies import lab_holm
-    from probekit.studies.masking import lab as masking_lab, page as masking_page
+    from probekit.studies.masking import findings as masking_page, lab as masking_lab
 
     check = masking_lab.CHECKS[0]
     r = row(study="masking", model=check.model, value=0.24, ci=(0.207, 0.275), n=600, chance=0.248, **check.where)

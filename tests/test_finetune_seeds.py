@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from probekit.report import conceptual as figures
+from probekit.studies.conceptual import page as figures
 from probekit.report import lab as lab_report
 from probekit.results import ITEMS, frame, one, row, select
 from probekit.stats import bootstrap_ci, pooled_ci

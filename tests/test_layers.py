@@ -26,14 +26,15 @@ LAYERS = [
     {"probekit.book", "probekit.chapters", "probekit.cli", "probekit.__main__", "probekit.rehearsal"},
 ]
 MAX_LINES = 300
-#: a study package's display code (``probekit.studies.<study>.page``: the findings its page opens with) sits in the
-#: report layer: it may import probekit.report, and nothing below the report layer imports it
-PAGE = "page"
+#: a study package's display code sits in the report layer: ``probekit.studies.<study>.findings`` (the findings its
+#: page opens with) and ``.page`` (its page's own tables, figures and texts) may import probekit.report, and nothing
+#: below the report layer imports them
+DISPLAY = ("findings", "page")
 
 
 def _layer(module: str) -> int:
     parts = module.split(".")
-    if parts[:2] == ["probekit", "studies"] and len(parts) == 4 and parts[-1] == PAGE:
+    if parts[:2] == ["probekit", "studies"] and len(parts) == 4 and parts[-1] in DISPLAY:
         return next(i for i, names in enumerate(LAYERS) if "probekit.report" in names)
     best = None
     for i, names in enumerate(LAYERS):
@@ -150,7 +151,8 @@ def test_modules_are_small():
 
 @pytest.mark.parametrize("module,layer", [("probekit.scorers.base", 1), ("probekit.metrics.itm", 3),
                                           ("probekit.toymodels.train", 5), ("probekit.studies.verbs.study", 6),
-                                          ("probekit.studies.verbs.page", 7), ("probekit.studies.page", 6),
+                                          ("probekit.studies.verbs.page", 7), ("probekit.studies.verbs.findings", 7),
+                                          ("probekit.studies.page", 6),
                                           ("probekit.cli", 8)])
 def test_layer_lookup(module, layer):
     assert _layer(module) == layer

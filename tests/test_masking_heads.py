@@ -201,7 +201,7 @@ def test_the_toy_training_stream_never_shows_a_blank_image():
 
 
 def test_the_discordant_counts_are_read_off_their_rows():
-    from probekit.report.masking import discordant_counts
+    from probekit.studies.masking.page import discordant_counts
 
     rows = _choice_rows((.88, .83, .92), (.73, .67, .79), (.15, .09, .2))
     assert discordant_counts(rows) == "m: the masked-LM head alone right on 40 of 200 pairs, the ITM head alone on 10"

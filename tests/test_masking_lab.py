@@ -159,7 +159,7 @@ def test_a_small_lab_run(result):
 
 def test_lab_tables_and_captions(result):
     from probekit.report import lab as lab_report
-    from probekit.report.masking import checks_caption, claims_caption
+    from probekit.studies.masking.page import checks_caption, claims_caption
 
     assert len(lab_report.checks_table(result.data["lab_checks"])) == len(CHECKS)
     shown = lab_report.claims_table(lab.claims(_claim_rows((.65, .60, .70), (.02, .01, .03), (.10, .04, .16)), CLAIMS))

@@ -183,7 +183,7 @@ def test_items_missing_in_one_condition_are_set_apart():
 def test_the_whole_word_table_is_shown_only_where_it_differs_from_the_papers_rule():
     """On the toy world every verb is one piece and both rules give the same rows: the page says so in one line
     instead of repeating the table; one differing number (a two-piece verb hit by one piece) brings the table back."""
-    from probekit.report.masking import rules_agree
+    from probekit.studies.masking.page import rules_agree
     from probekit.results import frame, row
 
     def r(metric, value, model="m", condition="full image"):

@@ -86,7 +86,7 @@ def test_facts_data_and_claims(result):
 
 
 def test_example_panels(result):
-    from probekit.report.masking import examples
+    from probekit.studies.masking.page import examples
 
     fig = examples(result)
     assert len(fig.axes) == 3 * 3

@@ -12,7 +12,7 @@ import pytest
 from conftest import check_headlines_from_items
 from probekit import claims as cl
 from probekit.report import render_claims
-from probekit.report.prednoun import strata_text
+from probekit.studies.prednoun.page import strata_text
 from probekit.results import frame, items_frame, one, row, select
 from probekit.scorers.mlm import pseudo_perplexity
 from probekit.studies.prednoun import study as prednoun
@@ -191,7 +191,8 @@ def test_claims_cover_every_model_and_ignore_the_papers_rows():
 
 
 def test_report_tables_put_our_rows_beside_the_papers(result):
-    from probekit.report import cell, prednoun as figures
+    from probekit.report import cell
+    from probekit.studies.prednoun import page as figures
 
     t1 = figures.table(result, 1)
     assert list(t1.columns) == ["full", "cropped"]
@@ -251,7 +252,7 @@ def test_the_parents_line_names_the_pairs_on_which_it_is_above_chance():
     differ."""
     import pandas as pd
 
-    from probekit.report.prednoun import parent_by_limbs
+    from probekit.studies.prednoun.page import parent_by_limbs
     from probekit.studies.lab import CONTROL, PARENT, TARGET
 
     def split(subset, value, half):

@@ -198,7 +198,7 @@ def test_a_small_run_carries_the_lab(small):
 
 def test_table5_figure_sets_the_clean_and_noisy_members_beside_the_papers_coco_and_cc_models():
     from probekit import papers
-    from probekit.report import verbs as verbs_report
+    from probekit.studies.verbs import page as verbs_report
 
     lab_rows = _lab(noisy=dict(neg_all=(0.1, 0.07, 0.13)), mismatch=dict(neg_all=(0.5, 0.45, 0.55)),
                     clean=dict(neg_all=(0.58, 0.53, 0.63)), noverb=dict())
@@ -216,7 +216,7 @@ def test_table5_figure_sets_the_clean_and_noisy_members_beside_the_papers_coco_a
 
 
 def test_verb_pairs_text_sets_ours_beside_the_guided_masking_papers_count():
-    from probekit.report import verbs as verbs_report
+    from probekit.studies.verbs import page as verbs_report
 
     facts = SimpleNamespace(verb_pairs={"pos": 1234, "neg": 2000, "all": 3234},
                             guided_masking_verb_pairs={"pos": 11571, "neg": 22322, "all": 33893})

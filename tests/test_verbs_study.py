@@ -13,7 +13,7 @@ from probekit import claims as cl
 from probekit.datasets import load_dataset
 from probekit.metrics.itm import negative_type
 from probekit.report import render_claims
-from probekit.report.verbs import cue_text
+from probekit.studies.verbs.page import cue_text
 from probekit.results import COLUMNS, frame, one, row, select
 from probekit.studies.verbs import study as verbs
 from probekit.studies.verbs.claims import NOT_PAPERS_ORDER, PAPERS_ORDER, claims

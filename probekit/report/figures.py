@@ -7,7 +7,7 @@ the figure; values are shown in percent unless the metric is plain (see :mod:`pr
 from __future__ import annotations
 
 import textwrap
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -17,12 +17,15 @@ import seaborn as sns
 from probekit.numbers import is_plain
 from probekit.theme import CHANCE_STYLE, COLUMN_IN, SMALL
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 
 #: the space around each panel (inches): a caption stands clear of the image above it
 PANEL_PAD_IN = 0.06
 
 
-def subplots(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float], **kwargs):
+def subplots(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float], **kwargs: Any) -> tuple[Figure, Any]:
     """``plt.subplots`` for the book: at most the text column wide (:data:`probekit.theme.COLUMN_IN`), so the page
     never scales the figure and its fonts down, and in constrained layout, which keeps titles, legends and colour
     bars inside the figure and apart."""
@@ -180,7 +183,7 @@ def thin_ticks(ax, ticks: Sequence[float], labels: Sequence[str]) -> None:
 
 def paper_vs_ours(ours: pd.DataFrame, paper: pd.DataFrame, x: str, hue: str | None = None, *,
                   order: Sequence | None = None, hue_order: Sequence | None = None, ours_title: str = "ours",
-                  paper_title: str = "the paper", ylabel: str | None = None, figsize=None):
+                  paper_title: str = "the paper", ylabel: str | None = None, figsize=None) -> Figure:
     """Two panels on one y scale, each as wide as its bar groups and its title on lines that fit it, their bar
     groups in one order (``order``, or ours then the paper's others): our rows with intervals, and the paper's rows
     (hatched, no intervals); one legend beside the right panel, and one beside ours

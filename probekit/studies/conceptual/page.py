@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -16,6 +16,9 @@ from probekit.results import select
 from probekit.theme import COLUMN_IN
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from probekit.claims import Claim
     from probekit.studies.conceptual.facts import ConceptualFacts
 
 #: the sweep table's columns: Probe-R predicate swaps, Probe-C composition swaps and the held-out task, their
@@ -24,7 +27,7 @@ SWEEP_SUBSETS = ["probe-r predicate_swap", "probe-c composition", "general"]
 SWEEP_METRICS = ["mu_c", "acc", "group", "top1", "mu_c_diff", "group_diff", "top1_diff"]
 
 
-def views_panel(example: pd.DataFrame):
+def views_panel(example: pd.DataFrame) -> Figure:
     """One Probe-B image as the model sees it: the original x0 (top left), then a column per filler and a row per
     view, x̃0 (patched) and x̃1 (filled), under x0 where the item is single-object (x0 is background-removed too).
     ``example``: rows of ``filler`` and the paths of the three views (``StudyResult.data["probe_b_example"]``)."""
@@ -43,7 +46,7 @@ def views_panel(example: pd.DataFrame):
     return fig
 
 
-def training_loss(history: pd.DataFrame, window: int = 5):
+def training_loss(history: pd.DataFrame, window: int = 5) -> Figure:
     """The fine-tuning loss (ITM + contrastive, rolling mean over ``window`` steps) per encoder setting."""
     smooth = history.assign(loss=history.groupby("encoders")["loss"].transform(
         lambda s: s.rolling(window, min_periods=1).mean()))
@@ -62,7 +65,7 @@ SWEEP_PANELS = (("probe-r predicate_swap", "mu_c", "Probe-R predicate swap μ(c)
 DODGE = 0.025
 
 
-def alpha_sweep(sweep: pd.DataFrame, panels=SWEEP_PANELS):
+def alpha_sweep(sweep: pd.DataFrame, panels: Sequence[tuple[str, str, str]] = SWEEP_PANELS) -> Figure:
     """Each metric along the patching weight α, one panel per metric (its own y scale, which holds every point's
     95% interval and α = 0, the original model), one line per encoder setting with its intervals (one legend above
     the panels), α on the x axis.  ``sweep``: patching rows with ``encoders`` and ``alpha`` columns; ``panels``:
@@ -121,7 +124,7 @@ def finetune_notice(facts: ConceptualFacts) -> str:
     return ""
 
 
-def sweep_text(facts: ConceptualFacts, params: dict) -> str:
+def sweep_text(facts: ConceptualFacts, params: Mapping[str, Any]) -> str:
     """The patching section's data paragraph."""
     assert facts.triplets is not None  # set wherever the sweep ran
     epochs = params["finetune_steps"] * facts.finetune_batch / max(facts.triplets, 1)
@@ -153,7 +156,7 @@ def sweep_table(ours: pd.DataFrame) -> pd.DataFrame:
 PATCHING_COLUMNS = {"mu_c_diff": "predicate-swap μ(c): change", "top1_diff": "held-out task top-1: change"}
 
 
-def patching_table(claims) -> pd.DataFrame:
+def patching_table(claims: Sequence[Claim]) -> pd.DataFrame:
     """The patching claims as one table instead of a bullet each: a row per fine-tuned setting and α, a column per
     measure, each cell the paired change from the original model [95% CI] (n) and its verdict (higher, lower or
     not resolved, from the claim)."""
@@ -169,6 +172,6 @@ def patching_table(claims) -> pd.DataFrame:
         "fine-tuned, patched at")
 
 
-def patching_reported(claims) -> list:
+def patching_reported(claims: Sequence[Claim]) -> list[Claim]:
     """The patching claims :func:`patching_table` does not hold (the paper's own numbers), still sentences."""
     return [c for c in claims if c.rows.get("a") is None or c.rows["a"]["metric"] not in PATCHING_COLUMNS]

@@ -5,7 +5,7 @@ table of both heads on the same verb pairs, and the captions of the lab's two ta
 from __future__ import annotations
 
 import textwrap
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -22,6 +22,8 @@ from probekit.theme import COLUMN_IN, SMALL
 from probekit.toyworld import vocab
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from probekit.studies.masking.study import MaskingFacts
 
 CONDITIONS = ("full image", "subject ablated", "image ablated", "text only")
@@ -32,7 +34,7 @@ CONDITIONS = ("full image", "subject ablated", "image ablated", "text only")
 LINE_CHARS, TITLE_CHARS = 56, 26
 
 
-def _prediction_lines(item, preds: pd.DataFrame) -> list[str]:
+def _prediction_lines(item: Any, preds: pd.DataFrame) -> list[str]:
     masked = item.sentence[:item.verb_start] + "[MASK]" + item.sentence[item.verb_end:]
     lines = [f"{masked}   (gold: {item.verb})"]
     for condition in CONDITIONS:
@@ -47,7 +49,7 @@ def _prediction_lines(item, preds: pd.DataFrame) -> list[str]:
     return lines
 
 
-def examples(result: StudyResult):
+def examples(result: StudyResult) -> Figure | None:
     """One row per example item of ``result.data["examples"]``: the full image with the subject's box, the
     subject-ablated image, and each condition's top-k words (✓ when at least half the verb's pieces hit)."""
     shown, per_item = result.data.get("examples"), result.data["per_item"]
@@ -155,7 +157,7 @@ def show_head_choice(rows: pd.DataFrame) -> None:
 def discordant_counts(rows: pd.DataFrame) -> str:
     """McNemar's discordant counts per model from its ``discordant`` rows: "toy-vilt: the masked-LM head alone right
     on 39 of 210 pairs, the ITM head alone on 8"."""
-    def only(model: str, head: str):
+    def only(model: str, head: str) -> pd.Series:
         return rows[(rows["model"] == model) & (rows["condition"] == ONLY[head])].iloc[0]
     return "; ".join(f"{m}: the masked-LM head alone right on {discordant_count(only(m, MLM))} of "
                      f"{int(only(m, MLM)['n'])} pairs, the ITM head alone on {discordant_count(only(m, ITM))}"

@@ -7,6 +7,7 @@ distractor) heatmaps (Fig. 6), and on the toy world the limbs' yardstick and spl
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -27,6 +28,10 @@ from probekit.studies.prednoun.study import RELEASED, PrednounFacts
 from probekit.toymodels import zoo
 from probekit.toyworld.prednoun import LIMBS_ALIKE, LIMBS_DIFFER
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
 _LAYOUT = {  # table number: (probe, conditions, subsets, columns, our models (fact))
     1: ("pairs", ["full", "cropped"], ["all"], "condition", "main_models"),
     7: ("pairs-alt", ["full", "cropped"], ["all"], "condition", "main_models"),
@@ -38,7 +43,7 @@ _ORDER = {"subset": list(paper.FACTORS) + ["noun", "predicate"], "condition": ["
           "metric": ["r", "p"]}
 
 
-def _both(result: StudyResult, number: int, **where) -> pd.DataFrame:
+def _both(result: StudyResult, number: int, **where: Any) -> pd.DataFrame:
     ours = select(result.ours(), **where)
     theirs = select(result.reported(), source=f"{paper.PAPER}, Table {number}", **where)
     return concat([ours, theirs])
@@ -76,7 +81,7 @@ def released_table(result: StudyResult, number: int) -> pd.DataFrame:
     return wide(rows, ["source", "model"], columns, order=_ORDER)
 
 
-def accuracy_figure(result: StudyResult):
+def accuracy_figure(result: StudyResult) -> Figure | None:
     """Table 1 as bars: our pair accuracy (95% intervals) on full and cropped images beside the paper's."""
     where = dict(probe="pairs", subset="all", metric="pair_accuracy", condition=["full", "cropped"])
     ours = select(result.ours(), model=result.facts.main_models, **where)
@@ -84,7 +89,7 @@ def accuracy_figure(result: StudyResult):
     return paper_vs_ours(ours, theirs, x="model", hue="condition", hue_order=["full", "cropped"], figsize=(10, 3.4))
 
 
-def _draw(ax, r: pd.Series, scored: bool) -> None:
+def _draw(ax: Axes, r: pd.Series, scored: bool) -> None:
     ax.set_axis_off()
     if r["image"] is None or (isinstance(r["image"], float) and math.isnan(r["image"])):
         return
@@ -100,7 +105,7 @@ def _draw(ax, r: pd.Series, scored: bool) -> None:
         ax.set_title(f"✓ {r['sentence_target']}\n✗ {r['sentence_distractor']}", fontsize=9)
 
 
-def example_pair(result: StudyResult):
+def example_pair(result: StudyResult) -> Figure | None:
     """The first pair: example and counter-example, the target's box green, the distractor's red."""
     items = result.data["items"]
     fig, axes = subplots(1, 2, figsize=(7, 3.8))
@@ -109,7 +114,7 @@ def example_pair(result: StudyResult):
     return fig
 
 
-def wrong_pairs(result: StudyResult, model: str, condition: str = "full", limit: int = 2):
+def wrong_pairs(result: StudyResult, model: str, condition: str = "full", limit: int = 2) -> Figure | None:
     """Up to ``limit`` pairs ``model`` gets wrong (default template), each sentence with its score; None if none."""
     scores = select(result.data["scores"], model=model, condition=condition, template="default")
     triplet_right = scores["s_target"] > scores["s_distractor"]
@@ -124,7 +129,7 @@ def wrong_pairs(result: StudyResult, model: str, condition: str = "full", limit:
     return fig
 
 
-def concepts(result: StudyResult, released: bool = False):
+def concepts(result: StudyResult, released: bool = False) -> Figure | None:
     """Fig. 3/5: pair accuracy per noun and per predicate, ± the std over the bootstrap resamples (the paper's
     spread), of our models or (``released``) of the authors' released outputs; None when no concept is frequent
     enough."""
@@ -154,7 +159,7 @@ def concepts(result: StudyResult, released: bool = False):
     return fig
 
 
-def tuples(result: StudyResult, released: bool = False):
+def tuples(result: StudyResult, released: bool = False) -> Figure | None:
     """Fig. 6: triplet accuracy of each (target, distractor) tuple, one heatmap per model and swap, of our models
     or (``released``) of the authors' released outputs; None when no tuple is frequent enough."""
     per = result.data["released_tuples" if released else "tuples"]

@@ -1,6 +1,6 @@
 """Verb understanding on SVO-Probes (Hendricks & Nematzadeh 2021): ``params`` its parameters, ``study`` its
-run, ``claims`` the paper's claims judged, ``lab`` the toy lab's checks and claims, ``page`` the
-findings its page opens with (report layer).  ``STUDY`` declares it
+run, ``claims`` the paper's claims judged, ``lab`` the toy lab's checks and claims, ``findings`` the findings its page opens
+with and ``page`` its page's own tables and figures (both in the report layer).  ``STUDY`` declares it
 (:class:`probekit.studies.declaration.Study`)."""
 
 from probekit.studies.declaration import Study
@@ -9,4 +9,4 @@ STUDY = Study("verbs", ("verbs",), "probekit.studies.verbs.study", "probekit.stu
               lab="probekit.studies.verbs.lab", paper="probekit.papers.svo_probes",
               unit="the draw of one positive image (a verb negative with its mirror, the same two images, and the "
                    "sentence's other negatives; on SVO-Probes the sentence)",
-              findings="probekit.studies.verbs.page:findings")
+              findings="probekit.studies.verbs.findings:findings")

@@ -1,5 +1,5 @@
 """The verbs chapter's findings block (:mod:`probekit.report.findings`): its display code, in the report layer
-(``probekit.studies.<study>.page``, tests/test_layers.py); ``STUDY`` declares ``findings`` from here."""
+(``probekit.studies.<study>.findings``, tests/test_layers.py); ``STUDY`` declares ``findings`` from here."""
 
 from __future__ import annotations
 

@@ -16,6 +16,8 @@ from probekit.studies.verbs import lab as verbs_lab
 from probekit.toyworld import svo
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from probekit.studies.verbs.study import VerbsFacts
 
 #: the paper's pair behind Table 5's claims: MMT pretrained on COCO, and on Conceptual Captions (its Table 4 MMT)
@@ -55,7 +57,7 @@ def table5_rows(lab: pd.DataFrame, paper: pd.DataFrame) -> tuple[pd.DataFrame, p
     return tuple(r.sort_values("model", key=lambda s: s.map(rank), kind="stable") for r in (ours, theirs))
 
 
-def table5_figure(lab: pd.DataFrame, paper: pd.DataFrame):
+def table5_figure(lab: pd.DataFrame, paper: pd.DataFrame) -> Figure | None:
     """The lab's Table 5 rows beside the paper's (:func:`table5_rows`), or None when the lab ran none of them."""
     ours, theirs = table5_rows(lab, paper)
     if not len(ours):
