@@ -204,6 +204,30 @@ def test_a_chapters_lab_tables_set_each_verdict_beside_the_other_seeds():
     assert list(lab_report.claims_table(claims).columns) == ["the paper's claim", "on the toy world", "verdict"]
 
 
+def test_a_line_pooled_over_training_seeds_is_set_beside_the_comparison_by_its_own_seeds_rows():
+    """The summary sets every claim beside the seed comparison: a line the page pooled over seeds 0 and 1 holds the
+    pooled rows (not the comparison's seed 0 ones), so it is matched by its seed-0 part of ``seed_rows``; its
+    numbers there differing from the comparison's still read "not compared"."""
+    import json
+
+    from probekit.studies.lab_pooling import POOLED
+    from probekit.studies.lab_seeds import OTHER_RUN, beside
+
+    claims = lab.claims(ROWS, [lab.PaperClaim("a below b", "P", ("a", ACC), ("b", ACC), expect=lab.LOWER)])
+    line = lab.verdict_lines("s", None, claims)
+    seeds = line[["study", "kind", "what", "models"]].assign(
+        **{"seed 0": line["verdict"], "seed 1": "not resolved", "agree": False, "waits_for": "",
+           "seed 0 rows": line["rows"], "seed 1 rows": line["rows"]})
+    own = json.loads(line.at[0, "rows"])
+    other = [{**r, "value": r["value"] + 0.01} for r in own]
+    pooled = line.assign(rows=json.dumps([{**r, "n": 2 * r["n"]} for r in own]), seeds_kind=POOLED,
+                         seed_rows=json.dumps([{"seed": 0, **r} for r in own] + [{"seed": 1, **r} for r in other]))
+    assert list(beside(pooled, seeds)["under seed 1"]) == ["not resolved"]
+    assert list(beside(pooled.assign(seeds_kind=None), seeds)["under seed 1"]) == [OTHER_RUN]   # read as its own run's
+    moved = pooled.assign(seed_rows=json.dumps([{"seed": 0, **r} for r in other] + [{"seed": 1, **r} for r in own]))
+    assert list(beside(moved, seeds)["under seed 1"]) == [OTHER_RUN]
+
+
 def test_a_claims_rows_name_their_metric_when_its_difference_is_of_another():
     """Probe-B's scene claim reads two views' mAP and decides on Δc between them: the table shows the difference it
     judges first, with its n, and the two views' mAP after it as not judged, each metric named, so the two values are

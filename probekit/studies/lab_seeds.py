@@ -23,7 +23,7 @@ import pandas as pd
 
 from probekit.studies import STUDIES
 from probekit.studies.lab import same_rows
-from probekit.studies.lab_pooling import unpooled
+from probekit.studies.lab_pooling import POOLED, unpooled
 from probekit.toymodels import seed_items
 from probekit.toymodels.seed_table import LINE, ROWS, zoo_columns
 
@@ -146,11 +146,23 @@ def labels(zoos: list[str]) -> list[str]:
     return out if len(set(out)) == len(out) else list(zoos)
 
 
+def own_seed_rows(line: pd.Series) -> str | None:
+    """The rows a page's line pooled over training seeds (:mod:`probekit.studies.lab_pooling`) was decided from under
+    its own run's seed alone (its ``seed_rows`` of the first seed, as :func:`~probekit.studies.lab.deciding` writes
+    rows); None for a line not pooled over training seeds (its ``rows`` are its own run's)."""
+    pooled = line.get("seed_rows")
+    if not isinstance(pooled, str) or line.get("seeds_kind") != POOLED:
+        return None
+    each = json.loads(pooled)
+    return json.dumps([{k: v for k, v in r.items() if k != "seed"} for r in each if r["seed"] == each[0]["seed"]])
+
+
 def beside(lines: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """For a page's verdict lines (:func:`~probekit.studies.lab.verdict_lines`, scored with the comparison's first
     zoo): one column per other zoo of ``table``, that zoo's verdict for the line ("not retrained" where it waits
     for members). Only a line whose verdict and numbers (``rows``, within :data:`~probekit.studies.lab.SAME_RTOL`)
-    on the page are the first zoo's in the comparison is set beside it; a line the comparison holds with
+    on the page are the first zoo's in the comparison is set beside it (a line the page pooled over training seeds:
+    its own seed's rows, :func:`own_seed_rows`); a line the comparison holds with
     other numbers or another verdict (run with other parameters, another zoo) reads :data:`OTHER_RUN`, a line it
     does not hold :data:`NOT_IN`."""
     first, *others = zoo_columns(table)
@@ -158,8 +170,9 @@ def beside(lines: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(index=lines.index, columns=[UNDER + z for z in others], dtype=object)
     for i, line in lines.iterrows():
         k = tuple(line[LINE])
-        same = (k in known.index and known.at[k, first] == line["verdict"]
-                and same_rows(known.at[k, first + ROWS], line["rows"]))
+        own = own_seed_rows(line)
+        same = (k in known.index and (own is not None or known.at[k, first] == line["verdict"])
+                and same_rows(known.at[k, first + ROWS], own if own is not None else line["rows"]))
         out.loc[i] = [known.at[k, z] if same else OTHER_RUN if k in known.index else NOT_IN for z in others]
     return out
 
