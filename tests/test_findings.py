@@ -218,4 +218,4 @@ def test_the_noverb_finding_names_the_chance_level_its_lab_line_carries():
     [found] = masking_page.findings(frame([]), lines)
     assert found.verdict == lab.AT_CHANCE and found.row["chance"] == 0.248
     assert render([found]).split("\n")[0].endswith(
-        f"*at chance* (chance 24.8%: {masking_page.CAPTION_CHANCE}); the paper reports no number for this.")
+        f"*at chance* (chance 24.8%: {masking_lab.CHANCE_WORDS}); the paper reports no number for this.")

@@ -220,7 +220,7 @@ def test_a_line_pooled_over_training_seeds_is_set_beside_the_comparison_by_its_o
            "seed 0 rows": line["rows"], "seed 1 rows": line["rows"]})
     own = json.loads(line.at[0, "rows"])
     other = [{**r, "value": r["value"] + 0.01} for r in own]
-    pooled = line.assign(rows=json.dumps([{**r, "n": 2 * r["n"]} for r in own]), seeds_kind=POOLED,
+    pooled = line.assign(rows=json.dumps([{**r, "n": 2 * r["n"]} for r in own]), seeds_kind=POOLED, seeds="[0, 1]",
                          seed_rows=json.dumps([{"seed": 0, **r} for r in own] + [{"seed": 1, **r} for r in other]))
     assert list(beside(pooled, seeds)["under seed 1"]) == ["not resolved"]
     assert list(beside(pooled.assign(seeds_kind=None), seeds)["under seed 1"]) == [OTHER_RUN]   # read as its own run's

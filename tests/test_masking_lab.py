@@ -95,7 +95,7 @@ def test_claims_select_their_rows_and_give_each_verdict():
     assert list(found["reason"][1:]) == [CLAIMS[1].reason, ""]
     # the lab's chance level (the caption's prior) is named apart from the study's (k of the verbs at random)
     shown = lab_report.claims_table(found, "masking")["on the toy world"].iloc[0]
-    assert shown.startswith("toy-vilt: 80.0% [75.0, 85.0] (n = 300); chance (the caption alone) 20.8% vs toy-bert")
+    assert shown.startswith("toy-vilt: 80.0% [75.0, 85.0] (n = 300); chance (the best from the caption alone) 20.8% vs toy-bert")
     assert "; chance 20.8%" in lab_report.claims_table(found)["on the toy world"].iloc[0]
     found = lab.claims(_claim_rows((-.1, -.15, -.05), (.02, -.01, .05), (-.10, -.16, -.04)), CLAIMS)
     assert list(found["verdict"]) == [lab.DOES_NOT_HOLD, lab.BY_CONSTRUCTION, lab.DOES_NOT_HOLD]

@@ -143,7 +143,7 @@ def device_problem(device: str, parameter: str = "device") -> str | None:
             return (f"{device!r} requested but CUDA is not available here; fix: -p {parameter} cpu (or auto), or "
                     "run on a machine with an NVIDIA GPU")
         if index >= count:
-            return f"{device!r} requested but this machine has {count} CUDA device(s); fix: cuda:0..cuda:{count - 1}"
+            return f"{device!r} requested but this machine has {count} CUDA device(s); fix: -p {parameter} cuda:0..cuda:{count - 1}"
     if device == "mps" and not mps_available():
         return f"'mps' requested but Apple's MPS backend is not available here; fix: -p {parameter} cpu (or auto)"
     return None

@@ -1,5 +1,5 @@
 """What each chapter found, the block its page opens with: the function its study declares (``findings``,
-:class:`probekit.studies.declaration.Study`, in the study's ``page`` module) of its result rows (ours and the
+:class:`probekit.studies.declaration.Study`, in the study's ``findings`` module) of its result rows (ours and the
 papers') and its toy-lab verdict lines, returning 3–6 :class:`~probekit.report.finding.Finding` s, the headline
 first (none for a study that declares no findings); :func:`show` puts them on the page with the headline figure,
 :func:`show_lead` opens the discussion with the headline.
@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import pandas as pd
 
+from probekit.registry import load
 from probekit.report.figures import bar_ci
 from probekit.report.finding import Finding, lead, render
-from probekit.registry import load
 from probekit.report.show import show_figure, show_text
 from probekit.results import select
 from probekit.studies import STUDIES
 
-#: the toy models every chapter's findings name (beside the papers' models)
+#: the toy models the verbs, predicate–noun and conceptual findings name (beside the papers' models)
 TOY = ("toy-vilt", "toy-clip")
 
 

@@ -51,19 +51,22 @@ def knockouts_text(found: pd.DataFrame) -> str:
     return " ".join(out)
 
 
-#: a lab whose rows' chance level is not the one its study's tables give the same numbers: what the lab's cells call
-#: it (masking: what the caption alone allows, the toy world's prior, where the study's tables name k of the verbs at
-#: random)
-CHANCE_WORDS = {"masking": "chance (the caption alone)"}
+def _chance_words(study: str | None) -> str:
+    """What a lab's cells call its rows' chance level: "chance", or where the lab's chance is not the one its study's
+    tables give the same numbers, with the words its lab module declares (``CHANCE_WORDS``; masking: what the caption
+    alone allows, where the study's tables name k of the verbs at random)."""
+    found = STUDIES.get(study or "")
+    words = getattr(found.lab_lines, "CHANCE_WORDS", None) if found is not None and found.lab else None
+    return f"chance ({words})" if words else "chance"
 
 
 def _chance(r, study: str | None = None) -> str:
-    """A row's chance level for its cell ("; chance 50.0%", by :data:`CHANCE_WORDS` for ``study``); "" without one."""
+    """A row's chance level for its cell ("; chance 50.0%", in :func:`_chance_words` for ``study``); "" without one."""
     chance = r.get("chance") if isinstance(r, Mapping) else None
     if chance is None or chance != chance:
         return ""
     level = cell({**r, "value": chance, "ci_low": None, "ci_high": None}, unit=True)
-    return f"; {CHANCE_WORDS.get(study or '', 'chance')} {level}"
+    return f"; {_chance_words(study)} {level}"
 
 
 def _cell(r, study: str | None = None) -> str:

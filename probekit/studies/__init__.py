@@ -3,7 +3,8 @@
 checks, the summary page, the lab's seed pooling and comparison.
 
 A study's package holds its parameters (``params.py``, one frozen dataclass, :mod:`probekit.parameters`), its run
-(``study.py``), its claims (``claims.py``), its lab (``lab.py``) and what else only it uses; the lab's machinery
+(``study.py``), its claims (``claims.py``), its lab (``lab.py``), what else only it uses, and in the report layer
+the findings its page opens with (``findings.py``) and its page's own tables and figures (``page.py``); the lab's machinery
 (``lab*.py``) and what several studies ask the models (``pair_scores.py``) sit beside the packages.  A package
 imports no other study's.  A chapter notebook is its parameters cell, one ``run`` call, report calls and prose.
 """

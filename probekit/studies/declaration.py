@@ -1,7 +1,7 @@
 """What a study declares, once, in its package's ``__init__.py`` (``STUDY = Study(...)``): its name, the probes its
 ``dataset`` parameter names sources of, and as lazy ``"module[:object]"`` entries (:mod:`probekit.registry`) its
-parameters, its run, its lab, its paper and its page's findings (a ``page`` module of its package, which sits in the
-report layer, :mod:`probekit.report.findings`).  Reading a declaration imports nothing heavy: the checks read a
+parameters, its run, its lab, its paper and its page's findings (its package's ``findings`` module, which sits in
+the report layer, :mod:`probekit.report.findings`).  Reading a declaration imports nothing heavy: the checks read a
 study's parameters without importing its run.
 
 The run module holds ``run(params) -> probekit.results.StudyResult`` (no display code) and the rows the summary

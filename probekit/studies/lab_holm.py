@@ -88,20 +88,17 @@ def tally(lines: pd.DataFrame) -> dict[str, int]:
                 survive=int(judged["survives_holm"].astype("boolean").sum()))
 
 
-#: what :func:`lines` adds to a chapter's verdict lines: the chance level of a check's row (NaN for a claim, judged
-#: against 0 or between its rows, and for a row without one), whether a row it decides on is derived (seed 0's
-#: only: :attr:`probekit.studies.lab_items.LabRows.derived`), the Holm-adjusted p and whether the verdict survives
-LINE_FIELDS = ["chance", "derived", "holm", "survives_holm"]
-
-
 def _chance(r: object) -> float:
     return number(r, "chance") if isinstance(r, Mapping) and r.get("chance") is not None else math.nan
 
 
 def lines(study: str, checks: pd.DataFrame, claims: pd.DataFrame, derived: Collection[Key] = ()) -> pd.DataFrame:
     """The chapter's verdict lines (:func:`probekit.studies.lab.verdict_lines`: its checks, then its claims) with
-    :data:`LINE_FIELDS`, from ``checks`` and ``claims`` as :func:`family` judged them and the keys of the lab's
-    ``derived`` rows, so a page that reads only the lines (the findings, the summary) has what it says."""
+    ``chance`` (a check's row's chance level; NaN for a claim, judged against 0 or between its rows, and for a row
+    without one), ``derived`` (whether a row it decides on is derived, seed 0's only:
+    :attr:`probekit.studies.lab_items.LabRows.derived`), ``holm`` (the Holm-adjusted p) and ``survives_holm``, from
+    ``checks`` and ``claims`` as :func:`family` judged them and the keys of the lab's ``derived`` rows, so a page
+    that reads only the lines (the findings, the summary) has what it says."""
     found = lab.verdict_lines(study, checks, claims)
     both = [*(line for _, line in checks.iterrows()), *(line for _, line in claims.iterrows())]
     return found.assign(

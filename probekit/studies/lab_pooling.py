@@ -13,8 +13,9 @@ line pooled over this run's seed (the zoo's, 0 for the shipped one) and the file
 * each seed's rows (:func:`~probekit.studies.lab_pooled.seed_rows`: this seed's are today's rows exactly) and the
   verdict each gets ride beside it: ``seed_rows`` (JSON, as :attr:`probekit.studies.lab_pooled.Pooled.line`:
   one entry per seed and deciding row), ``seed_verdicts``, ``seeds_agree`` and ``seeds_note`` ("seeds disagree:
-  ..." where they do), and what the note says as fields: ``seeds_kind`` (:data:`KINDS`), ``seeds`` (JSON: the
-  seeds the line rests on) and ``seeds_disagree`` (JSON: each seed's verdict where they disagree, else empty);
+  ..." where they do), and what the note says as fields: ``seeds_kind`` (:data:`POOLED`, :data:`ONE` or
+  :data:`TUNED`), ``seeds`` (JSON: the seeds the line rests on, this run's first) and ``seeds_disagree`` (JSON: each
+  seed's verdict where they disagree, else empty);
 * a line that cannot be pooled keeps today's row and verdict, ``seeds_note`` says why: a row not run, a derived row
   (not rebuilt from items, :mod:`probekit.studies.lab_items`), or a seed of the file without the row; a line
   pooled over the conceptual chapter's fine-tuning seeds says so instead (:data:`FINETUNED`: the zoo model they
@@ -52,7 +53,6 @@ FINETUNED = "pooled over {count} fine-tuning seeds of the zoo model trained with
 #: a line's ``seeds_kind``: pooled over the zoo's training seeds, resting on this run's seed alone (:data:`ONE_SEED`),
 #: or pooled over one zoo model's fine-tuning seeds instead (:data:`FINETUNED`)
 POOLED, ONE, TUNED = "training seeds", "one seed", "fine-tuning seeds"
-KINDS = (POOLED, ONE, TUNED)
 #: the columns :func:`pool` adds to ``lab_checks`` and ``lab_claims``
 SEED_COLUMNS = lab.SEED_FIELDS
 P = TypeVar("P")   # a study's parameters
@@ -213,4 +213,4 @@ def pool(result: StudyResult, found: pd.DataFrame, seed: int) -> None:
     result.data["lab_claims"] = pd.DataFrame(out, columns=[*claims.columns, *SEED_COLUMNS])
 
 
-__all__ = ["SEED_COLUMNS", "pool", "pooled_over_seeds", "unpooled"]
+__all__ = ["FINETUNED", "ONE", "ONE_SEED", "POOLED", "SEED_COLUMNS", "TUNED", "pool", "pooled_over_seeds", "unpooled"]

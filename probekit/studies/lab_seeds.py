@@ -153,8 +153,8 @@ def own_seed_rows(line: pd.Series) -> str | None:
     pooled = line.get("seed_rows")
     if not isinstance(pooled, str) or line.get("seeds_kind") != POOLED:
         return None
-    each = json.loads(pooled)
-    return json.dumps([{k: v for k, v in r.items() if k != "seed"} for r in each if r["seed"] == each[0]["seed"]])
+    own = json.loads(line["seeds"])[0]   # the seeds it rests on, its own run's first (lab_pooling._seeds_of)
+    return json.dumps([{k: v for k, v in r.items() if k != "seed"} for r in json.loads(pooled) if r["seed"] == own])
 
 
 def beside(lines: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:

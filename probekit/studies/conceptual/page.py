@@ -1,4 +1,5 @@
-"""Figures of the conceptual study: the Probe-B views of one image, the fine-tuning losses and the α sweep."""
+"""The conceptual page's own figures, tables and texts (its data paragraph, the fine-tuning notice, the sweep's text
+and table, the patching table); its figures: the Probe-B views of one image, the fine-tuning losses and the α sweep."""
 
 from __future__ import annotations
 

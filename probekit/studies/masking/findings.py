@@ -11,10 +11,8 @@ from probekit.report.finding import Finding, kept, of_check, of_claim, of_row, p
 from probekit.studies.masking import lab as masking_lab
 
 #: the chance level of the masking study's top-k rows (:func:`probekit.metrics.masking.topk_chance`), not its lab's
-#: (what the caption alone allows, :data:`probekit.report.lab.CHANCE_WORDS`)
+#: (what the caption alone allows, :data:`probekit.studies.masking.lab.CHANCE_WORDS`)
 TOPK_CHANCE = "5 of the probe's verbs named at random"
-#: the chance level of the masking lab's rows: the best the caption alone allows (:mod:`probekit.studies.masking.lab`)
-CAPTION_CHANCE = "the best from the caption alone"
 
 
 def findings(rows: pd.DataFrame, lines: pd.DataFrame | None = None) -> list[Finding]:
@@ -39,6 +37,6 @@ def findings(rows: pd.DataFrame, lines: pd.DataFrame | None = None) -> list[Find
         of_claim(lines, masking_lab.CLAIMS[2], "On the same verb negatives, **toy-vilt**'s masked-LM head against its "
                  "ITM head (MLM − ITM)"),
         of_check(lines, masking_lab.CHECKS[0], "**toy-vilt-noverb**, trained without seeing verbs, finds the masked "
-                 "verb among its top 5", chance=CAPTION_CHANCE),
+                 "verb among its top 5", chance=masking_lab.CHANCE_WORDS),
     ]
     return kept(out)

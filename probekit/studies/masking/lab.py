@@ -52,11 +52,15 @@ def choice(condition: str, metric: str = "accuracy") -> dict[str, str]:
     return dict(probe=CHOICE, subset=CHOICE_SUBSET, metric=metric, condition=condition)
 
 
-#: why the blanked-subject claim is not judged on the toy world
+#: what this lab's chance level is, in its cells and findings (:func:`probekit.report.lab._chance_words`): what the
+#: caption alone allows (the module's docstring), not the study's k of the verbs named at random
+CHANCE_WORDS = "the best from the caption alone"
+
 #: the paper's rows a claim's effect is read from: ViLBERT's (the paper's first model, the claims' example) and BERT's
 _TOPK = dict(probe="top-k", model="ViLBERT", subset="SVO-Probes", metric="accuracy")
 _ITM = dict(probe="itm", model="ViLBERT", condition="full image", subset="verb", metric="avg_pooled")
 
+#: why the blanked-subject claim is not judged on the toy world
 BLANKED_BY_CONSTRUCTION = ("a toy transitive verb is drawn only in the subject's limbs and in where its object "
                            "stands beside it, so blanking the subject removes the verb's evidence by how the world is "
                            "drawn (its accuracy falls to about what the caption alone allows)")
