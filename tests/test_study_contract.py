@@ -70,6 +70,19 @@ def test_the_table_of_studies_loads_each_studys_parts():
     assert list(STUDIES)[:4] == ["verbs", "prednoun", "masking", "conceptual"]
 
 
+def test_a_study_with_a_lab_has_it_judged_by_its_run():
+    """A lab's lines are judged once, pooled over seeds, by ``@pooled_over_seeds`` on the study's run (its Holm
+    family, ``StudyResult.lab_lines``): a study declaring a lab whose run lacks it would leave its page's lab tables
+    and findings without verdicts."""
+    from probekit.studies.lab_pooling import pooled_over_seeds
+
+    judged = pooled_over_seeds(lambda params: None).__code__
+    for study in STUDIES.values():
+        assert study.lab is None or load(study.module).run.__code__ is judged, \
+            f"{study.name} declares a lab: decorate its run with @pooled_over_seeds"
+    assert load("probekit.studies.verbs.study").run.__wrapped__.__code__ is not judged   # the test can fail
+
+
 def test_a_registry_loads_its_entries_lazily_and_names_the_nearest_unknown():
     reg = Registry("thing", {"dumps": "json:dumps", "path": "pathlib"})
     assert reg.load("dumps")([1]) == "[1]" and reg.load("path").Path

@@ -7,7 +7,8 @@ study's parameters without importing its run.
 The run module holds ``run(params) -> probekit.results.StudyResult`` (no display code) and the rows the summary
 page shows (``HEADLINES``, of which ``CONTROLS`` are controls; ``WHOLE``, where a headline is a part of a probe only
 the toy world splits, the row shown instead on other data; ``FROM_ITEMS``, how each of them is rebuilt from the
-study's item rows); the lab module holds the lab's ``CHECKS`` and ``CLAIMS`` (:mod:`probekit.studies.lab`).
+study's item rows); the lab module holds the lab's ``CHECKS`` and ``CLAIMS`` (:mod:`probekit.studies.lab`),
+judged by the run, which a study with a lab decorates with :func:`probekit.studies.lab_pooling.pooled_over_seeds`.
 """
 
 from __future__ import annotations
