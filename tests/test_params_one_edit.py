@@ -68,7 +68,8 @@ def test_a_field_added_to_a_study_is_checked_against_its_bounds(wider, capsys, v
 def test_a_device_field_added_to_a_study_is_checked_as_a_device(wider, capsys, monkeypatch):
     """Its meaning, not its name, makes it a device: a malformed one refused, and one this machine lacks."""
     for value, why in [("gpu", "unknown device 'gpu'; valid: auto, cpu, cuda, cuda:N, mps"),
-                       ("cuda:1", "'cuda:1' requested but this machine has 1 CUDA device(s); fix: cuda:0..cuda:0")]:
+                       ("cuda:1", "'cuda:1' requested but this machine has 1 CUDA device(s); "
+                                  "fix: -p probe_device cuda:0..cuda:0")]:
         assert main(["--root", str(REPO), "check", "--quiet", "verbs", "-p", "probe_device", value]) == 2
         assert capsys.readouterr().err.splitlines() == [f"probekit: error: verbs: parameter 'probe_device': {why}"]
     monkeypatch.setattr(check, "cuda_devices", lambda: 0)
