@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -108,15 +108,24 @@ class Pooled:
         seed 1 not resolved"."""
         return "" if self.seeds_agree else "seeds disagree: " + disagreeing(self.seed_verdicts)
 
+    def seeds(self, each: Mapping[int, Sequence[Mapping[str, Any]]] | None = None) -> dict[str, Any]:
+        """What a verdict line says of its seeds: ``seed_rows`` (JSON: each seed's
+        :data:`~probekit.studies.lab.ROW_FIELDS` and ``seed``, for every row in ``each``, seed -> the rows its verdict
+        read, or for its own row), ``seed_verdicts`` ("seed 0: …, seed 1: …"), ``seeds_agree``, ``seeds_note``
+        (:meth:`disagreement`) and ``seeds_disagree`` (JSON: each seed's verdict where they disagree, else none)."""
+        rows = each if each is not None else {s: [r] for s, r in self.rows.items()}
+        entries = [{"seed": s, **{k: r[k] for k in ROW_FIELDS}} for s, rs in rows.items() for r in rs]
+        return dict(seed_rows=json.dumps(entries, default=float),
+                    seed_verdicts=", ".join(f"seed {s}: {v}" for s, v in self.seed_verdicts.items()),
+                    seeds_agree=self.seeds_agree, seeds_note=self.disagreement(),
+                    seeds_disagree=json.dumps([] if self.seeds_agree else [
+                        {"seed": s, "verdict": v} for s, v in self.seed_verdicts.items()]))
+
     @property
     def line(self) -> dict[str, Any]:
         """The fields a verdict line takes: the pooled ``verdict`` and ``rows`` (:func:`~probekit.studies.lab.deciding`
-        of the pooled row), and ``seed_rows`` (JSON: each seed's :data:`~probekit.studies.lab.ROW_FIELDS` and
-        ``seed``), ``seed_verdicts`` (:meth:`disagreement`'s words for every seed) and ``seeds_agree``."""
-        each = [{"seed": s, **{k: r[k] for k in ROW_FIELDS}} for s, r in self.rows.items()]
-        return dict(verdict=self.verdict, rows=deciding(self.row), seed_rows=json.dumps(each, default=float),
-                    seed_verdicts=", ".join(f"seed {s}: {v}" for s, v in self.seed_verdicts.items()),
-                    seeds_agree=self.seeds_agree)
+        of the pooled row), and what it says of its seeds (:meth:`seeds`)."""
+        return dict(verdict=self.verdict, rows=deciding(self.row), **self.seeds())
 
 
 def pooled(per_seed: Mapping[int, np.ndarray], judge: Callable[[dict[str, Any]], str], **row_args: Any) -> Pooled:

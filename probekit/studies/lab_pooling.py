@@ -141,12 +141,7 @@ def _line(line: Row, judge: Callable[[list[Any]], str], here: Arrays, there: Map
     together = [p for _, p in found]
     p = Pooled(rows={s: rs[0] for s, rs in each.items()}, seed_verdicts={s: judge(rs) for s, rs in each.items()},
                row=together[0], verdict=judge(together))
-    entries = [{"seed": s, **{f: r[f] for f in lab.ROW_FIELDS}} for s, rs in each.items() for r in rs]
-    return dict(pooled=together, verdict=p.verdict, seed_rows=json.dumps(entries, default=float),
-                seed_verdicts=", ".join(f"seed {s}: {v}" for s, v in p.seed_verdicts.items()),
-                seeds_agree=p.seeds_agree, seeds_note=p.disagreement(), seeds_kind=POOLED, seeds=json.dumps(list(each)),
-                seeds_disagree=json.dumps([] if p.seeds_agree else [
-                    {"seed": s, "verdict": v} for s, v in p.seed_verdicts.items()]))
+    return dict(pooled=together, verdict=p.verdict, **p.seeds(each), seeds_kind=POOLED, seeds=json.dumps(list(each)))
 
 
 def _one_seed(line: Row, why: str, seed: int) -> dict[str, Any]:
