@@ -167,7 +167,7 @@ def test_run_on_the_toy_world(result):
     assert list(result.data["history"]["step"]) == [0, 1, 0, 1]
     # 6 triplets of each kind, 2 steps of the chapter's batch of 128, which finetune_clip caps at the 12 triplets:
     # the page gives the budget in epochs, as the authors do (40)
-    assert (result.facts.triplets, result.facts.finetune_batch) == (12, 12)
+    assert (result.facts.sweep.triplets, result.facts.sweep.finetune_batch) == (12, 12)
     assert "2 steps of 12 (2.0 epochs; the authors: 40 epochs" in figures.sweep_text(result.facts, result.params)
     assert set(result.data["sweep"]["alpha"]) == {0.0, 0.2, 1.0}
     fractions = result.reported()[~result.reported()["metric"].isin(["gamma", "delta_c_pts"])]
@@ -292,20 +292,6 @@ def test_facts_are_typed(result):
     assert type(result.facts) is ConceptualFacts
     with pytest.raises(AttributeError):
         result.facts.probe_r_item   # noqa: B018  (a misspelt field fails at once)
-
-
-def test_the_sweeps_facts_are_the_conceptual_facts_that_are_none_where_it_did_not_run():
-    """The sweep's facts fill exactly ConceptualFacts' optional fields, of the same types but never None."""
-    import dataclasses
-    from probekit.studies.conceptual.facts import ConceptualFacts, SweepFacts, with_sweep
-    optional = {f.name: f.type for f in dataclasses.fields(ConceptualFacts) if f.default is None}
-    assert {f.name: f"{f.type} | None" for f in dataclasses.fields(SweepFacts)} == optional
-    facts = ConceptualFacts(**{f.name: "x" for f in dataclasses.fields(ConceptualFacts) if f.name not in optional})
-    sweep = SweepFacts(triplets=12, finetune_batch=12, general_items=8, sweep_probe_r=6, sweep_probe_c=4,
-                       general_task="toy", toy_train_data=True, real_eval_data=False, finetune_seeds=[0, 1])
-    assert with_sweep(facts, None) is facts and facts.triplets is None
-    swept = with_sweep(facts, sweep)
-    assert (swept.triplets, swept.finetune_seeds, swept.lab) == (12, [0, 1], "x")
 
 
 def test_the_headlines_are_rebuilt_from_the_exported_items(result, tmp_path):

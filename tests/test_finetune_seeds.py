@@ -132,7 +132,7 @@ def two_seeds(tmp_path_factory):
 
 def test_two_fine_tuning_seeds_give_each_seeds_rows_and_a_pooled_row(two_seeds):
     pooled, single, d = two_seeds
-    assert pooled.facts.finetune_seeds == [0, 1] and single.facts.finetune_seeds == [0]
+    assert pooled.facts.sweep.finetune_seeds == [0, 1] and single.facts.sweep.finetune_seeds == [0]
     # a confidence (no fine-tune of two steps flips a top-1 answer: those rows are the same under both seeds)
     where = dict(probe="patching", condition="both, α = 1 − original", subset="probe-r predicate_swap",
                  metric="mu_c_diff")

@@ -1,18 +1,18 @@
 """What the conceptual chapter states (``StudyResult.facts`` of :mod:`probekit.studies.conceptual.study`), one typed
 field each: a misspelt field is an AttributeError in a unit test (tests/test_facts.py), not on the executed page.
 
-The study builds :class:`ConceptualFacts` in one call from its data, and :func:`with_sweep` adds what the patching
-sweep ran on (:class:`SweepFacts`, :mod:`probekit.studies.conceptual.sweep`) where it ran."""
+The study builds :class:`ConceptualFacts` in one call from its data, with what the patching sweep ran on
+(:class:`SweepFacts`, :mod:`probekit.studies.conceptual.sweep`) where it ran."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
 class ConceptualFacts:
-    """The data's counts, the heads, the fillers, what the fine-tuning ran (the sweep's fields: None when it did not
-    run) and what the lab ran."""
+    """The data's counts, the heads, the fillers, what the fine-tuning ran (``sweep``: None when it did not run) and
+    what the lab ran."""
 
     dataset: str                     # "toy world" or "the authors' release"
     probe_r_items: int               # Probe-R comparisons
@@ -34,20 +34,12 @@ class ConceptualFacts:
     finetuned: bool
     paper_categories: list[str]      # the paper's Table 6 categories that ours share
     lab: str                         # what the lab ran, or why it did not
-    triplets: int | None = None      # the sweep's (:class:`SweepFacts`), None where it did not run
-    finetune_batch: int | None = None
-    general_items: int | None = None
-    sweep_probe_r: int | None = None
-    sweep_probe_c: int | None = None
-    general_task: str | None = None
-    toy_train_data: bool | None = None
-    real_eval_data: bool | None = None
-    finetune_seeds: list[int] | None = None
+    sweep: SweepFacts | None = None  # what the patching sweep ran on, None where it did not run
 
 
 @dataclass(frozen=True)
 class SweepFacts:
-    """What the patching sweep ran on: the fields of :class:`ConceptualFacts` that are None where it did not run."""
+    """What the patching sweep ran on (:attr:`ConceptualFacts.sweep`)."""
 
     triplets: int                    # training triplets
     finetune_batch: int              # triplets per step, as finetune_clip draws them (at most ``triplets``)
@@ -59,7 +51,3 @@ class SweepFacts:
     real_eval_data: bool             # evaluated on the authors' release
     finetune_seeds: list[int]        # the fine-tuning seeds the sweep's rows are pooled over
 
-
-def with_sweep(facts: ConceptualFacts, sweep: SweepFacts | None) -> ConceptualFacts:
-    """``facts`` with the sweep's fields set (as they are where the sweep did not run: ``sweep`` None)."""
-    return facts if sweep is None else replace(facts, **asdict(sweep))

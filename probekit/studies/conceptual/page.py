@@ -127,18 +127,19 @@ def finetune_notice(facts: ConceptualFacts) -> str:
 
 def sweep_text(facts: ConceptualFacts, params: Mapping[str, Any]) -> str:
     """The patching section's data paragraph."""
-    assert facts.triplets is not None  # set wherever the sweep ran
-    epochs = params["finetune_steps"] * facts.finetune_batch / max(facts.triplets, 1)
-    return (f"Fine-tuned `{params['finetune_model']}` on {facts.triplets} triplets for {params['finetune_steps']} "
-            f"steps of {facts.finetune_batch} ({epochs:.1f} epochs; the authors: 40 epochs of RelComp) "
+    sweep = facts.sweep
+    assert sweep is not None  # set wherever the sweep ran
+    epochs = params["finetune_steps"] * sweep.finetune_batch / max(sweep.triplets, 1)
+    return (f"Fine-tuned `{params['finetune_model']}` on {sweep.triplets} triplets for {params['finetune_steps']} "
+            f"steps of {sweep.finetune_batch} ({epochs:.1f} epochs; the authors: 40 epochs of RelComp) "
             f"({params['finetune_optimizer']}, lr {params['finetune_lr']}) per encoder setting{seeds_text(facts)}; "
-            f"held-out task: {facts.general_task} ({facts.general_items} images); the sweep is evaluated on "
-            f"{facts.sweep_probe_r} Probe-R comparisons and {facts.sweep_probe_c} Probe-C groups.")
+            f"held-out task: {sweep.general_task} ({sweep.general_items} images); the sweep is evaluated on "
+            f"{sweep.sweep_probe_r} Probe-R comparisons and {sweep.sweep_probe_c} Probe-C groups.")
 
 
 def seeds_text(facts: ConceptualFacts) -> str:
     """How many fine-tuning seeds the sweep's rows are pooled over ("" for one)."""
-    fseeds = facts.finetune_seeds or []
+    fseeds = facts.sweep.finetune_seeds if facts.sweep else []
     if len(fseeds) < 2:
         return ""
     return (f", once per fine-tuning seed ({', '.join(map(str, fseeds))}; the same items): a patched model's row is "

@@ -37,7 +37,7 @@ from probekit.results import FromItems, StudyResult, Where, concat, concat_items
 from probekit.studies import lab
 from probekit.studies.conceptual import claims as conceptual_claims, finetune_seeds
 from probekit.studies.conceptual import lab as conceptual_lab, scores as cs
-from probekit.studies.conceptual.facts import ConceptualFacts, with_sweep
+from probekit.studies.conceptual.facts import ConceptualFacts
 from probekit.studies.conceptual.params import Params
 from probekit.studies.conceptual.sweep import sweep, sweep_plan, with_alpha
 from probekit.studies.lab_items import LabRows, split
@@ -168,10 +168,10 @@ def run(params: Params) -> StudyResult:
         empty_masks=list(items_b.attrs.get("empty_masks", [])), probe_r_kinds=list(dict.fromkeys(items_r["kind"])),
         categories=categories, finetune_requested=bool(finetune_model),
         finetune_skipped=plan["skip"] if finetune_model else "", general_fallback=plan["fallback"],
-        finetuned=finetuned, paper_categories=shared_categories(rows, categories), lab=lab_fact)
+        finetuned=finetuned, paper_categories=shared_categories(rows, categories), lab=lab_fact,
+        sweep=swept.facts if swept else None)
     per_item = [mi.probe_r_items(scored["probe-r"], items_r), c_items, mi.probe_b_items(scored_b)]
-    return StudyResult(STUDY, asdict(params), rows, data, with_sweep(facts, swept.facts if swept else None),
-                       claims, concat_items(per_item))
+    return StudyResult(STUDY, asdict(params), rows, data, facts, claims, concat_items(per_item))
 
 
 def _lab(lab_models: Sequence[str], dataset: str, *, scorers: Mapping[str, Scorer], items: dict[str, pd.DataFrame],
