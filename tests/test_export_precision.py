@@ -12,6 +12,8 @@ from probekit.studies.prednoun import study as prednoun
 def test_a_value_on_a_rounding_edge_is_written_as_computed(tmp_path, monkeypatch):
     r = row(study="s", probe="p", model="m", metric="acc", value=0.5, ci=(0.3333333333333333, 0.6674999999999992),
             n=30, chance=0.25)
+    monkeypatch.delenv(OUT, raising=False)
+    monkeypatch.chdir(tmp_path)              # where a stray write without a named folder would land
     export(frame([r]))                       # run by hand: no folder named, nothing written
     assert not list(tmp_path.iterdir())
     monkeypatch.setenv(OUT, str(tmp_path))

@@ -79,7 +79,7 @@ def summarize(values, statistic: Callable[[np.ndarray], float] = np.mean, seed: 
         return {"value": np.nan, "ci": (np.nan, np.nan), "n": 0}
     units, named = (None if x is None else np.asarray(x)[keep] for x in (clusters, ids))
     ci = bootstrap_ci(values, statistic, n_resamples=n_resamples, seed=seed, clusters=units, ids=named)
-    return {"value": scale * float(statistic(values)), "ci": ci if scale == 1 else ci.scaled(scale), "n": len(values)}
+    return {"value": scale * float(statistic(values)), "ci": ci.scaled(scale), "n": len(values)}
 
 
 @dataclass(frozen=True)

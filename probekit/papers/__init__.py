@@ -8,15 +8,23 @@ facts that are not numbers (e.g. a table's verb lists) are module constants besi
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 
 from probekit.results import frame
 
 
+@functools.lru_cache(maxsize=None)
+def _rows(paper) -> pd.DataFrame:
+    """A paper's numbers as result rows, read once (the labs' claims quote them at import)."""
+    return frame(paper.rows())
+
+
 def effect(paper, a: dict, b: dict) -> float:
     """The paper's own effect ``a`` − ``b`` (each the fields of one of its rows, e.g. ``dict(model="MMT",
     subset="all", metric="neg")``), as a fraction: what a lab claim's toy effect is set beside."""
-    rows = frame(paper.rows())
+    rows = _rows(paper)
 
     def value(where: dict) -> float:
         found = rows[(rows[list(where)] == pd.Series(where)).all(axis=1)]
@@ -29,7 +37,7 @@ def effect(paper, a: dict, b: dict) -> float:
 def reported(paper, table: str | None = None) -> pd.DataFrame:
     """The numbers ``paper`` (a paper's module) reports, as result rows; ``table`` (e.g. ``"Table 4"``) keeps one
     table."""
-    rows = frame(paper.rows())
+    rows = _rows(paper).copy()
     if table is not None:
         keep = rows["source"].str.endswith(f", {table}")
         if not keep.any():

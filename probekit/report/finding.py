@@ -20,7 +20,7 @@ import pandas as pd
 from probekit.claims import difference
 from probekit.numbers import cell, missing, number
 from probekit.results import one_or_none, select
-from probekit.studies import lab
+from probekit.studies import STUDIES, lab
 from probekit.studies.lab_pooled import disagreeing
 from probekit.studies.lab_pooling import ONE, POOLED, TUNED
 
@@ -102,11 +102,12 @@ def _line(lines: pd.DataFrame | None, kind: str, models: str, what) -> pd.Series
     return found.iloc[0] if len(found) == 1 else None
 
 
-def of_check(lines: pd.DataFrame | None, check: lab.Check, text: str, chance: str = "") -> Finding | None:
+def of_check(lines: pd.DataFrame | None, check: lab.Check, text: str) -> Finding | None:
     """The finding on a toy-lab check's verdict line (``StudyResult.lab_lines``), with the chance level its row
-    was judged against (``chance``: what that level is); None where the lab has none."""
+    was judged against (in the words its study's lab declares, :attr:`probekit.studies.declaration.Study.chance_words`);
+    None where the lab has none."""
     line = _line(lines, "check", check.model, lambda w: w.startswith(f"{check.model}: {check.what} ("))
-    return None if line is None else _of_line(line, text, chance)
+    return None if line is None else _of_line(line, text, STUDIES[line["study"]].chance_words)
 
 
 def of_claim(lines: pd.DataFrame | None, claim: lab.PaperClaim, text: str) -> Finding | None:

@@ -56,7 +56,7 @@ def _chance_words(study: str | None) -> str:
     tables give the same numbers, with the words its lab module declares (``CHANCE_WORDS``; masking: what the caption
     alone allows, where the study's tables name k of the verbs at random)."""
     found = STUDIES.get(study or "")
-    words = getattr(found.lab_lines, "CHANCE_WORDS", None) if found is not None and found.lab else None
+    words = found.chance_words if found is not None else ""
     return f"chance ({words})" if words else "chance"
 
 

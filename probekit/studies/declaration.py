@@ -54,6 +54,13 @@ class Study:
         return found
 
     @property
+    def chance_words(self) -> str:
+        """What its lab's rows' chance level is, where it is not the one its tables give the same numbers (its lab
+        module's ``CHANCE_WORDS``; masking: what the caption alone allows); "" for none."""
+        words: str = getattr(self.lab_lines, "CHANCE_WORDS", "") if self.lab else ""
+        return words
+
+    @property
     def headlines(self) -> list[Where]:
         """The rows of each model the summary page shows (:func:`probekit.results.select` conditions)."""
         return list(load(self.module).HEADLINES)

@@ -220,8 +220,6 @@ def claims(rows: pd.DataFrame, defined: list[PaperClaim]) -> pd.DataFrame:
 
 #: :func:`verdict_lines`' columns
 VERDICT_COLUMNS = ["study", "kind", "what", "models", "verdict", "as_expected", "rows"]
-#: the columns of a verdict line holding rows as JSON (:func:`deciding`), compared with :func:`same_rows`
-ROWS_COLUMNS = ("rows",)
 #: what a line judged over seeds adds (:data:`probekit.studies.lab_pooling.SEED_COLUMNS`): each seed's rows (JSON),
 #: each seed's verdict, whether they agree, "seeds disagree: ..." (or why the line is not pooled), and what the note
 #: says as fields: its kind, its seeds and the seeds that disagree with their verdicts (:func:`~.lab_pooling.pool`)
@@ -294,7 +292,7 @@ def verdict_lines(study: str, found_checks: pd.DataFrame | None, found_claims: p
 
 
 __all__ = ["Check", "PaperClaim", "checks", "claims", "check_verdict", "versus_floor", "claim_verdict", "has_learned",
-           "unlearned", "verdict_lines", "deciding", "SEED_FIELDS", "same_rows", "ROWS_COLUMNS", "SAME_RTOL", "SAME_ATOL", "CHANCE_MARGIN", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
+           "unlearned", "verdict_lines", "deciding", "SEED_FIELDS", "same_rows", "SAME_RTOL", "SAME_ATOL", "CHANCE_MARGIN", "VERDICT_COLUMNS", "ROW_FIELDS", "FLOORS",
            "TARGET", "CONTROL", "TRAINED", "BLIND", "PARENT", "FLOOR", "AT_CHANCE", "PASSES", "FAILS", "AT_FLOOR",
            "NOT_ABOVE", "HOLDS", "DOES_NOT_HOLD", "NOT_RESOLVED", "BY_CONSTRUCTION", "BY_DESIGN", "NOT_RUN", "HIGHER", "LOWER",
            "BELOW", "NO_DIFFERENCE", "NOT_COMPARABLE", "NOT_TESTABLE", "KNOCK_IN", "ABOVE_ZERO", "BELOW_ZERO"]
