@@ -27,8 +27,10 @@ import numpy as np
 import pandas as pd
 
 from probekit.registry import load
-from probekit.results import ITEMS, Row, StudyResult, without_items
+from probekit.results import ITEMS, Row, StudyResult, empty, without_items
 from probekit.stats import Items
+from probekit.studies import lab
+from probekit.studies.lab import Check, PaperClaim
 
 #: a lab row's key: the result-schema columns that name it
 KEY = ["study", "probe", "model", "condition", "subset", "metric"]
@@ -69,6 +71,16 @@ class LabRows:
     def kept(self) -> dict[str, Any]:
         """What a study keeps of them in its data beside its lab rows: ``lab_items`` and ``lab_derived``."""
         return {"lab_items": self.items, "lab_derived": self.derived}
+
+
+def lab_data(found: LabRows | None, checks: list[Check], claims: list[PaperClaim]) -> dict[str, Any]:
+    """A study's lab data: ``lab`` (the lab's rows; empty where it did not run, ``found`` None), what it keeps of their
+    items (:attr:`LabRows.kept`; nothing where it did not run, so that seed pooling leaves it alone) and
+    ``lab_checks`` and ``lab_claims``: ``checks`` and ``claims`` judged on those rows (:func:`probekit.studies.lab.checks`,
+    :func:`~probekit.studies.lab.claims`)."""
+    rows = empty() if found is None else found.rows
+    return {"lab": rows, **({} if found is None else found.kept),
+            "lab_checks": lab.checks(rows, checks), "lab_claims": lab.claims(rows, claims)}
 
 
 def _long(r: Row, found: Items) -> pd.DataFrame:

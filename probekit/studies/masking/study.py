@@ -44,12 +44,11 @@ from probekit.datasets import default_data_dir, load_dataset, sources
 from probekit.metrics.masking import accuracy_rows, common_items, drop_rows, topk_chance, topk_items
 from probekit.results import FromItems, StudyResult, Where, concat, concat_items
 from probekit.scorers import Scorer, can_answer, head_for, load_scorer
-from probekit.studies import lab
 from probekit.studies.masking import lab as masking_lab
 from probekit.studies.masking.claims import claims
 from probekit.studies.masking.params import Params
 from probekit.studies.masking.scores import ConditionPaths, both_heads, guided_masking, head_choice, itm_under_ablation
-from probekit.studies.lab_items import split
+from probekit.studies.lab_items import lab_data, split
 from probekit.studies.lab_pooling import pooled_over_seeds
 from probekit.toyworld import svo, vocab
 
@@ -134,13 +133,11 @@ def _lab(dataset: str, lab_models: Sequence[str], items: pd.DataFrame, load: Cal
     found = (split(masking_lab.lab_rows(items, lab_models, load, root, pairs, seed=seed,
                                         condition_paths=condition_paths, itm_rows=itm_rows))
              if dataset == "toy" and lab_models else None)
-    rows, kept = (concat([]), {}) if found is None else (found.rows, found.kept)
-    why = (None if len(rows) else "The lab runs on the toy world only." if dataset != "toy"
+    why = (None if found is not None and len(found.rows) else "The lab runs on the toy world only." if dataset != "toy"
            else "No lab models were given (lab_models)." if not lab_models else "The lab models scored nothing.")
     if why:
-        return dict(lab=rows, **kept, lab_checks=lab.checks(rows, []), lab_claims=lab.claims(rows, [])), why
-    return dict(lab=rows, **kept, lab_checks=lab.checks(rows, masking_lab.CHECKS),
-                lab_claims=lab.claims(rows, masking_lab.CLAIMS)), None
+        return lab_data(found, [], []), why
+    return lab_data(found, masking_lab.CHECKS, masking_lab.CLAIMS), None
 
 
 def _examples(items: pd.DataFrame, images: ConditionPaths, scorer: Scorer, n: int, seed: int) -> pd.DataFrame:

@@ -47,13 +47,12 @@ from probekit.results import FromItems, StudyResult, concat, concat_items
 from probekit.scorers import Scorer, can_answer, head_for, load_scorer
 from probekit.scorers.mlm import pseudo_perplexity
 from probekit.scorers.registry import REGISTRY
-from probekit.studies import lab
 from probekit.studies.prednoun import lab as prednoun_lab
 from probekit.studies.prednoun.lab import LIMBS_PROBE, Scored, Views
 from probekit.studies.pair_scores import score_triplets
 from probekit.studies.prednoun.claims import CROP_GAIN, claims
 from probekit.studies.prednoun.params import Params
-from probekit.studies.lab_items import split
+from probekit.studies.lab_items import lab_data, split
 from probekit.studies.lab_pooling import pooled_over_seeds
 from probekit.toymodels import object_control
 from probekit.toyworld.prednoun import LIMBS_ALIKE, LIMBS_DIFFER, limbs_alike, limbs_only_accuracy
@@ -217,14 +216,12 @@ def run(params: Params) -> StudyResult:
         found = split(prednoun_lab.lab_rows(items, params.lab_models, views=views, objects=objects, scored=scored,
                                             study=prednoun_lab.Study(score_run, analyse, limbs_rows), seed=seed,
                                             device=device, batch_size=batch_size, cache_dir=cache_dir))
-        data.update(lab=found.rows, **found.kept)
-        data["lab_checks"] = lab.checks(data["lab"], prednoun_lab.CHECKS)
-        data["lab_claims"] = lab.claims(data["lab"], prednoun_lab.CLAIMS)
+        data.update(lab_data(found, prednoun_lab.CHECKS, prednoun_lab.CLAIMS))
         lab_fact = (f"{', '.join(dict.fromkeys(data['lab']['model']))} scored on the same {len(items)} "
                     f"triplets, full and cropped to the target (default template), and on {len(objects)} "
                     "single-object images")
     else:
-        data.update(lab=concat([]), lab_checks=lab.checks(concat([]), []), lab_claims=lab.claims(concat([]), []))
+        data.update(lab_data(None, [], []))
         lab_fact = ("the lab runs on the toy world only" if dataset != "toy"
                     else "no lab models (`lab_models` is empty)")
 

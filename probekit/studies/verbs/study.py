@@ -36,14 +36,13 @@ from probekit.papers import svo_probes as the_paper
 from probekit.datasets import load_dataset
 from probekit.metrics import itm
 from probekit.papers.guided_masking import GUIDED_MASKING_VERB_PAIRS
-from probekit.results import OURS, FromItems, StudyResult, concat, concat_items, empty, select
+from probekit.results import OURS, FromItems, StudyResult, concat, concat_items, select
 from probekit.scorers import REGISTRY, Scorer, can_answer, head_for, load_scorer
-from probekit.studies import lab
 from probekit.studies.verbs import lab as verbs_lab
 from probekit.studies.pair_scores import PairScores, score_pairs
 from probekit.studies.verbs.claims import claims
 from probekit.studies.verbs.params import Params
-from probekit.studies.lab_items import split
+from probekit.studies.lab_items import lab_data, split
 from probekit.studies.lab_pooling import pooled_over_seeds
 from probekit.toyworld import svo
 
@@ -159,13 +158,10 @@ def run_lab(items: pd.DataFrame, dataset: str, lab_models: Sequence[str],
     """The toy laboratory's data (``lab``, ``lab_checks``, ``lab_claims``) and the fact saying what ran or why not.
     ``scored``: the main run's (rows, scores) per model, reused when they are at the lab's threshold."""
     if dataset != "toy" or not lab_models:
-        none = empty()
-        return ({"lab": none, "lab_checks": lab.checks(none, []), "lab_claims": lab.claims(none, [])},
+        return (lab_data(None, [], []),
                 "the lab runs on the toy world only" if dataset != "toy" else "no lab models were given")
     found = split(verbs_lab.lab_rows(items, lab_models, score=score_model, scored=scored, **scoring))
-    rows = found.rows
-    return ({"lab": rows, **found.kept, "lab_checks": lab.checks(rows, verbs_lab.CHECKS),
-             "lab_claims": lab.claims(rows, verbs_lab.CLAIMS)},
+    return (lab_data(found, verbs_lab.CHECKS, verbs_lab.CLAIMS),
             f"{', '.join(dict.fromkeys(lab_models))} on the same {len(items)} toy rows, ITM heads at threshold "
             f"{verbs_lab.THRESHOLD:g}")
 
