@@ -33,7 +33,7 @@ from probekit.metrics import conceptual as mc
 from probekit.metrics import conceptual_items as mi
 from probekit.papers.conceptual import undo_readings
 from probekit.scorers.base import Scorer
-from probekit.results import FromItems, StudyResult, Where, concat, concat_items, select
+from probekit.results import FromItems, StudyResult, Where, concat, concat_items, empty, select
 from probekit.studies.conceptual import claims as conceptual_claims, finetune_seeds
 from probekit.studies.conceptual import lab as conceptual_lab, scores as cs
 from probekit.studies.conceptual.facts import ConceptualFacts
@@ -145,8 +145,10 @@ def run(params: Params) -> StudyResult:
         b_rows=b_rows, background=lambda todo: _background(todo, items_b, fillers, root, seed, True)[0],
         sweep=select(rows, source="ours", probe="patching"), seed=seed,
         load=lambda m: load_scorer(m, device=device, batch_size=batch_size, cache_dir=cache_dir))
-    on = found is not None and len(found.rows) > 0
-    data.update(lab_data(found, conceptual_lab.CHECKS if on else [], conceptual_lab.CLAIMS if on else []))
+    ran = bool(lab_models) and dataset == "toy"
+    on = ran and len(found.rows) > 0
+    data.update(lab_data(found if ran else None, conceptual_lab.CHECKS if on else [],
+                         conceptual_lab.CLAIMS if on else []))
     data["claims"]["probe-r"] += conceptual_lab.floor_claims(data["lab"], models) if on else []
     claims = [c for section in data["claims"].values() for c in section]
     if on and swept is not None and len(swept.facts.finetune_seeds) > 1:
@@ -172,14 +174,13 @@ def run(params: Params) -> StudyResult:
 
 def _lab(lab_models: Sequence[str], dataset: str, *, scorers: Mapping[str, Scorer], items: dict[str, pd.DataFrame],
          scored: dict[str, pd.DataFrame], b_rows: pd.DataFrame, background: Callable[[dict[str, Scorer]], pd.DataFrame],
-         sweep: pd.DataFrame, seed: int, load: Callable[[str], Scorer]) -> tuple[str, LabRows | None]:
-    """(what the lab ran, or why it did not; the lab's rows and their items, :func:`split`, None where it did not
-    run): the lab models scored on the chapter's toy items, every
+         sweep: pd.DataFrame, seed: int, load: Callable[[str], Scorer]) -> tuple[str, LabRows]:
+    """(what the lab ran, or why it did not; the lab's rows and their items, :func:`split`): the lab models scored on the chapter's toy items, every
     model the main run scored reused (its per-item tables and Probe-B rows), the others loaded once."""
     if not lab_models:
-        return "no lab models (`lab_models` is empty)", None
+        return "no lab models (`lab_models` is empty)", split(empty())
     if dataset != "toy":
-        return "the lab runs on the toy world only", None
+        return "the lab runs on the toy world only", split(empty())
     loaded = dict(scorers)
 
     def load_once(m: str) -> Scorer:
